@@ -1,0 +1,43 @@
+# Everything a fresh machine needs: `make test`, `make bench`, `make venv`.
+PYTHON ?= python3
+VENV   ?= .venv
+PY     := $(VENV)/bin/python
+PIP    := $(PY) -m pip --disable-pip-version-check -q
+
+# Chainer 7.8.1's sdist imports pkg_resources: its build needs setuptools<81.
+export PIP_CONSTRAINT := $(CURDIR)/constraints.txt
+
+SOURCES := $(wildcard chainer_fastpath/*.pyx chainer_fastpath/*.pxd \
+                      chainer_fastpath/*/*.pyx chainer_fastpath/*/*.pxd)
+
+.PHONY: venv build test bench compat clean
+
+venv: build
+
+# Dependencies: reinstalled only when the project's metadata changes.
+$(VENV)/.deps: pyproject.toml constraints.txt
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PIP) install 'setuptools>=70.1,<81' wheel 'Cython>=3.0'
+	$(PIP) install --no-build-isolation -e '.[test]'
+	touch $@
+
+# Extensions: rebuilt in place only when a .pyx/.pxd or setup.py changes.
+$(VENV)/.built: $(VENV)/.deps $(SOURCES) setup.py
+	$(PY) setup.py -q build_ext --inplace
+	touch $@
+
+build: $(VENV)/.built
+
+test: build
+	$(PY) -m pytest -q tests
+
+bench: build
+	$(PY) -m chainer_fastpath bench --quick
+
+# Chainer's upstream suite, stock vs patched: make compat CHAINER_TESTS=/path/to/chainer/tests
+compat: build
+	$(PY) compat_tests/run.py --chainer-tests $(CHAINER_TESTS) $(ARGS)
+
+clean:
+	rm -rf build $(VENV) chainer_fastpath/*.so chainer_fastpath/*.c \
+	       chainer_fastpath/*/*.so chainer_fastpath/*/*.c *.egg-info

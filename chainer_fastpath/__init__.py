@@ -1,0 +1,125 @@
+"""Compiled fast paths for Chainer 7.8's Python bookkeeping.
+
+>>> import chainer_fastpath
+>>> chainer_fastpath.enable()        # doctest: +SKIP
+
+From then on ``FunctionNode.apply``, ``Variable.backward`` and the optimizers'
+update loops run in compiled code where the case is supported, and in stock
+Chainer's code where it is not. :func:`disable` puts the originals back.
+"""
+import contextlib
+import logging
+import os
+import sys
+
+__version__ = '0.1.0'
+__all__ = ['enable', 'disable', 'is_enabled', 'enabled', 'stats', 'report',
+           'reset_stats', 'PARTS']
+
+logger = logging.getLogger('chainer_fastpath')
+
+PARTS = ('forward', 'backward', 'optimizers')
+
+
+def _env_flag(name):
+    value = os.environ.get(name, '').strip().lower()
+    if value in ('', 'default'):
+        return None
+    return value not in ('0', 'false', 'no', 'off')
+
+
+def _configure_verbose():
+    from chainer_fastpath import _stats
+
+    verbose = bool(_env_flag('CHAINER_FASTPATH_VERBOSE'))
+    _stats.set_verbose(verbose)
+    if verbose:
+        if logger.level == logging.NOTSET or logger.level > logging.INFO:
+            logger.setLevel(logging.INFO)
+        if not logger.handlers:
+            handler = logging.StreamHandler(sys.stderr)
+            handler.setFormatter(
+                logging.Formatter('%(name)s: %(message)s'))
+            logger.addHandler(handler)
+
+
+def enable(forward=True, backward=True, optimizers=True):
+    """Installs the fast paths selected by the arguments.
+
+    Returns True when the selected parts are installed. Calling it again is
+    harmless; it installs exactly the parts asked for by the latest call.
+    Returns False, touching nothing, when ``CHAINER_FASTPATH=0`` is set or the
+    installed Chainer version is not supported; the reason is logged.
+    """
+    from chainer_fastpath import _patch
+
+    if _env_flag('CHAINER_FASTPATH') is False:
+        logger.info('CHAINER_FASTPATH=0 is set: the fast path stays off')
+        return False
+    if not _patch.version_supported():
+        import chainer
+        low, high = _patch.SUPPORTED_CHAINER
+        logger.warning(
+            'Chainer %s is not supported (supported: >=%s,<%s): '
+            'the fast path stays off', chainer.__version__,
+            '.'.join(map(str, low)), '.'.join(map(str, high)))
+        return False
+    _configure_verbose()
+    selected = {'forward': forward, 'backward': backward,
+                'optimizers': optimizers}
+    _patch.install([p for p in PARTS if selected[p]])
+    return True
+
+
+def disable():
+    """Restores every original Chainer object (the very same objects)."""
+    from chainer_fastpath import _patch
+
+    _patch.uninstall()
+
+
+def is_enabled():
+    """True while any fast path is installed."""
+    from chainer_fastpath import _patch
+
+    return bool(_patch.installed())
+
+
+@contextlib.contextmanager
+def enabled(forward=True, backward=True, optimizers=True):
+    """Context manager: the fast path is on inside, as it was before after.
+
+    Yields what :func:`enable` returned.
+    """
+    from chainer_fastpath import _patch
+
+    with _patch._lock:
+        previous = tuple(r.part for r in _patch.installed())
+    try:
+        yield enable(forward=forward, backward=backward,
+                     optimizers=optimizers)
+    finally:
+        _patch.install(previous)
+
+
+def stats():
+    """Calls per patched entry point: ``{name: {'fast': n, 'fallback':
+    {reason: n}}}``, counted since import or :func:`reset_stats`."""
+    from chainer_fastpath import _stats
+
+    return _stats.snapshot()
+
+
+def reset_stats():
+    """Sets every counter back to zero."""
+    from chainer_fastpath import _stats
+
+    _stats.reset()
+
+
+def report(file=None):
+    """Prints :func:`stats` as a table."""
+    from chainer_fastpath._report import format_report
+
+    print(format_report(stats(), is_enabled()),
+          file=sys.stdout if file is None else file)

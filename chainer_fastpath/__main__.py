@@ -1,0 +1,65 @@
+"""Command line: ``python -m chainer_fastpath {run,bench,report} ...``."""
+import argparse
+import sys
+
+
+def _cmd_run(args):
+    from chainer_fastpath import _script
+
+    return _script.run(args.script, args.args, report=args.report)
+
+
+def _cmd_bench(args):
+    from chainer_fastpath.bench import runner
+
+    return runner.main(args)
+
+
+def _cmd_report(args):
+    import chainer_fastpath
+
+    on = chainer_fastpath.enable()
+    print('chainer_fastpath {}: the fast path {} with this Chainer'.format(
+        chainer_fastpath.__version__, 'can be enabled' if on else
+        'cannot be enabled'))
+    from chainer_fastpath import _patch
+    for row in _patch.table():
+        print('  {:<10} {}.{}'.format(
+            row.part, row.owner.__qualname__, row.attribute))
+    return 0 if on else 1
+
+
+def build_parser():
+    parser = argparse.ArgumentParser(
+        prog='python -m chainer_fastpath',
+        description='Run Chainer programs with the compiled fast path.')
+    sub = parser.add_subparsers(dest='command', required=True)
+
+    run = sub.add_parser(
+        'run', help='run a script unchanged with the fast path enabled')
+    run.add_argument('--report', action='store_true',
+                     help='print the fast-path counters to stderr at exit')
+    run.add_argument('script')
+    run.add_argument('args', nargs=argparse.REMAINDER)
+    run.set_defaults(func=_cmd_run)
+
+    bench = sub.add_parser(
+        'bench', help='time workloads stock vs patched, side by side')
+    from chainer_fastpath.bench import runner
+    runner.add_arguments(bench)
+    bench.set_defaults(func=_cmd_bench)
+
+    report = sub.add_parser(
+        'report', help='say whether the fast path can be enabled, and what '
+        'it patches')
+    report.set_defaults(func=_cmd_report)
+    return parser
+
+
+def main(argv=None):
+    args = build_parser().parse_args(argv)
+    return args.func(args)
+
+
+if __name__ == '__main__':
+    sys.exit(main())

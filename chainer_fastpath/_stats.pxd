@@ -1,0 +1,6 @@
+cdef class EntryStats:
+    cdef readonly str name
+    cdef public Py_ssize_t fast
+    cdef dict _fallbacks
+
+    cpdef fallback(self, str reason)

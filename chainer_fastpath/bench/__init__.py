@@ -1,0 +1,1 @@
+"""Side-by-side benchmarks: the same workload stock and patched."""

@@ -1,0 +1,110 @@
+"""Workloads: plain Chainer programs, timed per step.
+
+Each workload is a function ``make(seed) -> (step, result)``: ``step()`` runs
+one unit of work, ``result()`` returns a float that must be identical stock
+vs patched for the same seed (a loss, or a checksum of the outputs).
+"""
+import numpy
+
+import chainer
+import chainer.functions as F
+import chainer.links as L
+
+WORKLOADS = {}
+
+
+def workload(name, quick_steps):
+    """Registers a workload; ``quick_steps`` is its step count per repeat."""
+    def register(make):
+        WORKLOADS[name] = (make, quick_steps)
+        return make
+    return register
+
+
+def _checksum(arrays):
+    return float(sum(float(numpy.asarray(a, dtype=numpy.float64).sum())
+                     for a in arrays))
+
+
+@workload('add', 2000)
+def make_add(seed):
+    rng = numpy.random.RandomState(seed)
+    a = chainer.Variable(rng.randn(1).astype(numpy.float32))
+    b = chainer.Variable(rng.randn(1).astype(numpy.float32))
+    out = []
+
+    def step():
+        out[:] = [F.add(a, b)]
+
+    return step, lambda: _checksum([out[0].array])
+
+
+@workload('add_nobackprop', 2000)
+def make_add_nobackprop(seed):
+    rng = numpy.random.RandomState(seed)
+    a = chainer.Variable(rng.randn(1).astype(numpy.float32))
+    b = chainer.Variable(rng.randn(1).astype(numpy.float32))
+    out = []
+
+    def step():
+        with chainer.no_backprop_mode():
+            out[:] = [F.add(a, b)]
+
+    return step, lambda: _checksum([out[0].array])
+
+
+@workload('linear', 2000)
+def make_linear(seed):
+    rng = numpy.random.RandomState(seed)
+    x = chainer.Variable(rng.randn(1, 32).astype(numpy.float32))
+    w = chainer.Variable(rng.randn(32, 32).astype(numpy.float32))
+    b = chainer.Variable(rng.randn(32).astype(numpy.float32))
+    out = []
+
+    def step():
+        out[:] = [F.linear(x, w, b)]
+
+    return step, lambda: _checksum([out[0].array])
+
+
+class MLP(chainer.Chain):
+    def __init__(self, sizes):
+        super().__init__()
+        with self.init_scope():
+            self.layers = chainer.ChainList(
+                *[L.Linear(a, b) for a, b in zip(sizes[:-1], sizes[1:])])
+
+    def forward(self, x):
+        h = x
+        for i, layer in enumerate(self.layers):
+            h = layer(h)
+            if i + 1 < len(self.layers):
+                h = F.relu(h)
+        return h
+
+
+@workload('mlp_train', 300)
+def make_mlp_train(seed):
+    """Tiny MLP 32-32-32-10, batch 1, softmax cross entropy, Adam."""
+    numpy.random.seed(seed)
+    rng = numpy.random.RandomState(seed)
+    model = MLP([32, 32, 32, 10])
+    opt = chainer.optimizers.Adam()
+    opt.setup(model)
+    xs = rng.randn(64, 1, 32).astype(numpy.float32)
+    ts = rng.randint(0, 10, size=(64, 1)).astype(numpy.int32)
+    state = {'i': 0, 'loss': 0.0}
+
+    def step():
+        i = state['i'] % len(xs)
+        state['i'] += 1
+        model.cleargrads()
+        loss = F.softmax_cross_entropy(model(xs[i]), ts[i])
+        loss.backward()
+        opt.update()
+        state['loss'] = float(loss.array)
+
+    def result():
+        return _checksum([p.array for p in model.params()])
+
+    return step, result

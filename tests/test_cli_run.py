@@ -1,0 +1,90 @@
+"""``python -m chainer_fastpath run SCRIPT ARGS`` behaves like ``python
+SCRIPT ARGS``, with the fast path on."""
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+
+def _run(args, cwd):
+    return subprocess.run([sys.executable, '-m', 'chainer_fastpath'] + args,
+                           cwd=str(cwd), stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, text=True)
+
+
+def _python(args, cwd):
+    return subprocess.run([sys.executable] + args, cwd=str(cwd),
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          text=True)
+
+
+@pytest.fixture
+def script(tmp_path):
+    (tmp_path / 'helper_mod.py').write_text('VALUE = 42\n')
+    path = tmp_path / 'prog.py'
+    path.write_text(textwrap.dedent('''
+        import sys
+        import chainer
+        import chainer_fastpath
+        import helper_mod
+
+        def main():
+            print('name', __name__)
+            print('argv', sys.argv[1:])
+            print('file', __file__.endswith('prog.py'))
+            print('helper', helper_mod.VALUE)
+            print('enabled', chainer_fastpath.is_enabled())
+            if '--fail' in sys.argv:
+                raise ValueError('deliberate failure')
+            sys.exit(int(sys.argv[1]) if len(sys.argv) > 1 else 0)
+
+        if __name__ == '__main__':
+            main()
+    '''))
+    return path
+
+
+def test_run_sets_name_argv_and_script_folder(script, tmp_path):
+    res = _run(['run', str(script), '0', '--x', 'y'], tmp_path.parent)
+    assert res.returncode == 0, res.stderr
+    assert 'name __main__' in res.stdout
+    assert "argv ['0', '--x', 'y']" in res.stdout
+    assert 'file True' in res.stdout
+    assert 'helper 42' in res.stdout
+    assert 'enabled True' in res.stdout
+
+
+def test_run_keeps_exit_code(script, tmp_path):
+    assert _run(['run', str(script), '3'], tmp_path).returncode == 3
+    assert _python([str(script), '3'], tmp_path).returncode == 3
+
+
+def test_run_exception_traceback_matches_python(script, tmp_path):
+    ours = _run(['run', str(script), '0', '--fail'], tmp_path)
+    plain = _python([str(script), '0', '--fail'], tmp_path)
+    assert ours.returncode == plain.returncode == 1
+    assert ours.stderr == plain.stderr
+    assert 'ValueError: deliberate failure' in ours.stderr
+
+
+def test_run_missing_script_is_one_clear_line(tmp_path):
+    res = _run(['run', str(tmp_path / 'nope.py')], tmp_path)
+    assert res.returncode != 0
+    lines = res.stderr.strip().splitlines()
+    assert len(lines) == 1
+    assert 'nope.py' in lines[0]
+
+
+def test_run_report_goes_to_stderr(script, tmp_path):
+    res = _run(['run', '--report', str(script), '0'], tmp_path)
+    assert res.returncode == 0
+    assert 'FunctionNode.apply' in res.stderr
+    assert 'FunctionNode.apply' not in res.stdout
+
+
+def test_run_respects_env_switch(script, tmp_path, monkeypatch):
+    monkeypatch.setenv('CHAINER_FASTPATH', '0')
+    res = _run(['run', str(script), '0'], tmp_path)
+    assert res.returncode == 0
+    assert 'enabled False' in res.stdout
