@@ -1,29 +1,11 @@
-"""Workloads: plain Chainer programs, timed per step.
-
-Each workload is a function ``make(seed) -> (step, result)``: ``step()`` runs
-one unit of work, ``result()`` returns a float that must be identical stock
-vs patched for the same seed (a loss, or a checksum of the outputs).
-"""
+"""Per-op micro workloads and the tiny MLP train step."""
 import numpy
 
 import chainer
 import chainer.functions as F
 import chainer.links as L
 
-WORKLOADS = {}
-
-
-def workload(name, quick_steps):
-    """Registers a workload; ``quick_steps`` is its step count per repeat."""
-    def register(make):
-        WORKLOADS[name] = (make, quick_steps)
-        return make
-    return register
-
-
-def _checksum(arrays):
-    return float(sum(float(numpy.asarray(a, dtype=numpy.float64).sum())
-                     for a in arrays))
+from chainer_fastpath.bench.workloads import checksum, workload
 
 
 @workload('add', 2000)
@@ -36,7 +18,7 @@ def make_add(seed):
     def step():
         out[:] = [F.add(a, b)]
 
-    return step, lambda: _checksum([out[0].array])
+    return step, lambda: checksum([out[0].array])
 
 
 @workload('add_nobackprop', 2000)
@@ -50,7 +32,7 @@ def make_add_nobackprop(seed):
         with chainer.no_backprop_mode():
             out[:] = [F.add(a, b)]
 
-    return step, lambda: _checksum([out[0].array])
+    return step, lambda: checksum([out[0].array])
 
 
 @workload('linear', 2000)
@@ -64,7 +46,7 @@ def make_linear(seed):
     def step():
         out[:] = [F.linear(x, w, b)]
 
-    return step, lambda: _checksum([out[0].array])
+    return step, lambda: checksum([out[0].array])
 
 
 class MLP(chainer.Chain):
@@ -105,6 +87,6 @@ def make_mlp_train(seed):
         state['loss'] = float(loss.array)
 
     def result():
-        return _checksum([p.array for p in model.params()])
+        return checksum([p.array for p in model.params()])
 
     return step, result
