@@ -17,7 +17,7 @@ venv: build
 # Dependencies: reinstalled only when the project's metadata changes.
 $(VENV)/.deps: pyproject.toml constraints.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PIP) install 'setuptools>=70.1,<81' wheel 'Cython>=3.0'
+	$(PIP) install 'setuptools<70' wheel 'Cython>=3.0'
 	$(PIP) install --no-build-isolation -e '.[test]'
 	touch $@
 

@@ -10,6 +10,9 @@ CFLAGS = ['-O3', '-ffp-contract=off']
 
 MODULES = [
     'chainer_fastpath._stats',
+    'chainer_fastpath._config',
+    'chainer_fastpath._objects',
+    'chainer_fastpath._type_check',
     'chainer_fastpath._fast_call',
     'chainer_fastpath._fast_backward',
 ]

@@ -1,9 +1,43 @@
-"""Fast path for ``FunctionNode.apply``."""
+# cython: boundscheck=True, wraparound=True
+"""Fast path for ``FunctionNode.apply``.
+
+Stock ``apply`` (chainer/function_node.py) is the model: every step it takes
+is taken here, in the same order, or skipped only where it provably has no
+effect on NumPy arrays (device contexts, memory layouts when every layout is
+``None``, empty hook lists). Whatever this path does not handle is decided
+before any state changes, and then the original runs, counted with a reason.
+"""
+from cpython.weakref cimport PyWeakref_NewRef
+
+import collections
+
+import numpy
+
+import chainer
+from chainer import configuration
+from chainer import function_node
+from chainer import variable
+
 from chainer_fastpath._stats cimport EntryStats
 from chainer_fastpath import _stats
+from chainer_fastpath._objects cimport new_variable
+from chainer_fastpath._config cimport ConfigView
+from chainer_fastpath._type_check cimport check_types
 
 cdef EntryStats _stats_apply = _stats.entry('FunctionNode.apply')
 cdef object _original_apply = None
+
+cdef type _ndarray = numpy.ndarray
+cdef type _Variable = variable.Variable
+cdef type _Parameter = variable.Parameter
+cdef type _FunctionNode = function_node.FunctionNode
+cdef object _check_layout_forward = _FunctionNode.check_layout_forward
+cdef object _thread_local = chainer._thread_local
+cdef object _get_function_hooks = chainer.get_function_hooks
+cdef object _OrderedDict = collections.OrderedDict
+
+# (None,) * n for small n: input and output layouts without allocation.
+cdef tuple _NONE_LAYOUTS = tuple([(None,) * n for n in range(16)])
 
 
 def bind(original):
@@ -12,7 +46,231 @@ def bind(original):
     _original_apply = original
 
 
+cdef inline tuple _none_layouts(Py_ssize_t n):
+    if n < 16:
+        return <tuple>_NONE_LAYOUTS[n]
+    return (None,) * n
+
+
+cdef str _unsupported_input(object x):
+    """Why an input (a Variable or an array) is not for the fast path, or
+    None when it is."""
+    cdef type t = type(x)
+    cdef object data
+    if t is _Variable or t is _Parameter:
+        if x._has_chainerx_array:
+            return 'ChainerX array'
+        data = (<list>x._data)[0]
+        if type(data) is _ndarray:
+            if x._layout is not None:
+                return 'non-standard memory layout'
+            return None
+        if data is None:
+            return 'uninitialized input variable'
+        return _array_reason(data)
+    if t is _ndarray:
+        return None
+    if isinstance(x, _Variable):
+        return 'Variable subclass ' + t.__name__
+    return _array_reason(x)
+
+
+cdef str _array_reason(object a):
+    cdef str module = type(a).__module__ or ''
+    if module.startswith('cupy'):
+        return 'CuPy array (GPU path not verified)'
+    if module.startswith('chainerx'):
+        return 'ChainerX array'
+    if module.startswith('ideep'):
+        return 'iDeep array'
+    return 'array type ' + type(a).__name__
+
+
+cdef list _hooks_of(object self):
+    """The function hooks to call, as stock orders them, or None."""
+    cdef object hooks
+    try:
+        hooks = _thread_local.function_hooks
+    except AttributeError:
+        hooks = _get_function_hooks()
+    local = self._local_function_hooks
+    if local is not None and len(local) > 0:
+        hooks = _OrderedDict(hooks)
+        hooks.update(local)
+    elif not hooks:
+        return None
+    return list(hooks.values())
+
+
+cdef object _input_variable(object x):
+    """``chainer.as_variable`` for a raw array input."""
+    return new_variable(x, False)
+
+
 def apply(self, inputs):
-    """Drop-in for ``FunctionNode.apply``."""
-    _stats_apply.fallback('not implemented yet')
-    return _original_apply(self, inputs)
+    """Drop-in for ``FunctionNode.apply``; same results, same errors."""
+    cdef ConfigView config = ConfigView.current()
+    cdef str reason = None
+    cdef Py_ssize_t i, n
+    cdef bint requires_grad = False
+    cdef object x, y, data, node, hooks, outputs, retained
+    cdef list in_data, nodes, input_vars, ret
+    cdef int rank = 0, r
+
+    if config.get('schedule_func') is not None:
+        reason = 'static graph (schedule_func)'
+    elif config.get('debug'):
+        reason = 'debug mode'
+    elif type(inputs) is not tuple and type(inputs) is not list:
+        reason = 'inputs neither tuple nor list'
+    else:
+        for x in inputs:
+            reason = _unsupported_input(x)
+            if reason is not None:
+                break
+    if reason is not None:
+        _stats_apply.fallback(reason)
+        return _original_apply(self, inputs)
+    _stats_apply.fast += 1
+
+    n = len(inputs)
+    in_data = [None] * n
+    # Variables of the inputs; None in place of a raw array, whose Variable
+    # is made only if something needs it (graph, retention, layout check).
+    input_vars = [None] * n
+    for i in range(n):
+        x = inputs[i]
+        if type(x) is _ndarray:
+            in_data[i] = x
+        else:
+            input_vars[i] = x
+            in_data[i] = (<list>x._data)[0]
+            if x._requires_grad:
+                requires_grad = True
+    in_tuple = tuple(in_data)
+
+    self._input_layouts = _none_layouts(n)
+
+    if config.get('type_check'):
+        check_types(self, in_tuple)
+
+    if (type(self).check_layout_forward is not _check_layout_forward
+            or 'check_layout_forward' in self.__dict__):
+        _materialize(input_vars, in_data)
+        self.check_layout_forward(input_vars)
+
+    hooks = _hooks_of(self)
+    if hooks is not None:
+        for hook in hooks:
+            hook.forward_preprocess(self, in_tuple)
+
+    self._input_indexes_to_retain = None
+    self._output_indexes_to_retain = None
+    outputs = self.forward(in_tuple)
+
+    _check_outputs(self, outputs)
+    cdef Py_ssize_t n_out = len(<tuple>outputs)
+
+    if self.is_elementwise:
+        assert self._output_layouts is None
+        self._output_layouts = _none_layouts(n_out)
+    elif self._output_layouts is None:
+        self._output_layouts = _none_layouts(n_out)
+    cdef tuple out_layouts = self.output_layouts
+
+    if hooks is not None:
+        for hook in hooks:
+            hook.forward_postprocess(self, in_tuple)
+
+    self._output_count = n_out
+
+    ret = [None] * n_out
+    for i in range(n_out):
+        y = (<tuple>outputs)[i]
+        if type(y) is _ndarray and out_layouts[i] is None:
+            ret[i] = new_variable(y, requires_grad)
+        else:
+            ret[i] = _Variable(y, requires_grad=requires_grad,
+                               layout=out_layouts[i])
+    cdef tuple ret_tuple = tuple(ret)
+
+    if config.get('enable_backprop'):
+        _materialize(input_vars, in_data)
+        nodes = [None] * n
+        for i in range(n):
+            node = (<object>input_vars[i])._node
+            nodes[i] = node
+            r = node._rank
+            if r > rank:
+                rank = r
+        self.rank = rank
+        for y in ret_tuple:
+            y._node.creator_node = self
+        self.inputs = tuple(nodes)
+        self.outputs = tuple([PyWeakref_NewRef(y._node, None)
+                              for y in ret_tuple])
+
+        retained = self._input_indexes_to_retain
+        if retained is not None:
+            for index in retained:
+                input_vars[index].retain_data()
+
+        retained = self._output_indexes_to_retain
+        if retained is not None:
+            retained_data = []
+            for index in retained:
+                ret_tuple[index].retain_data()
+                retained_data.append(outputs[index])
+            self._retained_output_data = tuple(retained_data)
+
+        self.lazy_grad_sum = config.get('lazy_grad_sum')
+
+    return ret_tuple
+
+
+cdef inline void _materialize(list input_vars, list in_data):
+    """Wraps the raw-array inputs in Variables, as ``as_variable`` does."""
+    cdef Py_ssize_t i
+    for i in range(len(input_vars)):
+        if input_vars[i] is None:
+            input_vars[i] = _input_variable(in_data[i])
+
+
+cdef inline void _check_outputs(object self, object outputs) except *:
+    """Stock's validation of ``forward``'s result, with stock's errors."""
+    cdef object y, first
+    if type(outputs) is not tuple:
+        raise TypeError(
+            'forward output must be a tuple ({})\n'
+            'Actual: {}'.format(self.label, type(outputs)))
+    cdef tuple out = <tuple>outputs
+    cdef bint all_numpy = True
+    for y in out:
+        if type(y) is not _ndarray:
+            all_numpy = False
+    if self.is_elementwise and len(out) > 0:
+        first = out[0].shape
+        for y in out:
+            if y.shape != first:
+                raise RuntimeError(
+                    'An elementwise function returned outputs with '
+                    'different shapes.\n'
+                    'Function: {}\n'
+                    'Input shapes: {}\n'
+                    'Output shapes: {}'.format(
+                        self.label,
+                        ', '.join(repr(x.shape) for x in out),
+                        ', '.join(repr(z.shape) for z in out),
+                    ))
+    if not all_numpy and not chainer.is_arrays_compatible(out):
+        if not all(isinstance(z, chainer.get_array_types()) for z in out):
+            raise TypeError(
+                'forward output must be a tuple of ndarrays.\n'
+                'Function: {}\n'
+                'Actual output types: {}'
+                .format(self.label, tuple(type(z) for z in out)))
+        raise TypeError(
+            'incompatible array types are mixed in the forward output '
+            '({}).\n'
+            'Actual: {}'.format(
+                self.label, ', '.join(str(type(z)) for z in out)))

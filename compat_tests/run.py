@@ -137,12 +137,13 @@ def by_test(outcomes):
 
 
 def cache_key(files, args):
-    import chainer
-    import numpy
+    from importlib import metadata
 
+    versions = [metadata.version(d) for d in (
+        'chainer', 'numpy', 'scipy', 'setuptools', 'pytest')]
     h = hashlib.sha256()
-    for part in [sys.version, chainer.__version__, numpy.__version__,
-                 args.keyword or '', str(args.chunk_files)] + files:
+    for part in [sys.version] + versions + [
+            args.keyword or '', str(args.chunk_files)] + files:
         h.update(part.encode() + b'\0')
     for f in [INI, os.path.join(HERE, 'outcomes.py')] + files:
         h.update(str(os.path.getmtime(f)).encode())

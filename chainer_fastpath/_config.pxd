@@ -1,0 +1,10 @@
+cdef class ConfigView:
+    """``chainer.config`` as seen by the current thread, read without
+    ``LocalConfig.__getattr__``: thread-local value first, then global."""
+    cdef dict _local
+    cdef object _global
+    cdef object _config
+
+    @staticmethod
+    cdef ConfigView current()
+    cdef object get(self, str name)

@@ -1,0 +1,1 @@
+cdef object new_variable(object data, bint requires_grad)
