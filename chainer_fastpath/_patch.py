@@ -38,18 +38,26 @@ def version_supported():
 
 def _row(part, owner, attribute, module):
     original = owner.__dict__[attribute]
-    module.bind(original)
-    return Patch(part, owner, attribute, getattr(module, attribute), original)
+    bind_target = getattr(module, 'bind_target', None)
+    if bind_target is not None:
+        # a module with several targets returns each one's replacement
+        replacement = bind_target(owner, attribute, original)
+    else:
+        module.bind(original)
+        replacement = getattr(module, attribute)
+    return Patch(part, owner, attribute, replacement, original)
 
 
 def _build_table():
     from chainer_fastpath import _fast_call
     from chainer_fastpath import _fast_backward
+    from chainer_fastpath import optimizers
 
     return (
         _row('forward', chainer.FunctionNode, 'apply', _fast_call),
         _row('backward', chainer.Variable, 'backward', _fast_backward),
-    )
+    ) + tuple(_row('optimizers', owner, attribute, optimizers)
+              for owner, attribute in optimizers.targets())
 
 
 def table():

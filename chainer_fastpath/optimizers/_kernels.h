@@ -1,0 +1,418 @@
+/*
+ * Fused CPU update kernels, one pass per parameter, no temporaries.
+ *
+ * Each kernel performs, element by element, exactly the NumPy operations of
+ * stock Chainer 7.8.1's update_core_cpu, in the same order and with the
+ * same dtype rounding (NumPy 1.26):
+ *   - float32 / float64: every operation in that dtype (scalars were cast
+ *     to it beforehand, as NumPy's value-based casting does);
+ *   - float16: NumPy computes each float16 ufunc as
+ *     half(float(a) op float(b)); we keep float16 values in float variables
+ *     and round with rh() after every float16 operation. Where stock mixes
+ *     float16 with float32 arrays (Adam), the operation is float32 and only
+ *     the store into a float16 array rounds.
+ * Compile with -ffp-contract=off (no FMA): each product is rounded.
+ */
+#ifndef CHAINER_FASTPATH_KERNELS_H
+#define CHAINER_FASTPATH_KERNELS_H
+
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+#include <Python.h>
+
+/* ---- float16 <-> float32, NumPy's own algorithms (halffloat.c) ---- */
+
+static inline float cfp_h2f(uint16_t h)
+{
+    uint32_t h_exp = (h & 0x7c00u);
+    uint32_t f_sgn = ((uint32_t)h & 0x8000u) << 16;
+    uint32_t bits;
+    float f;
+    switch (h_exp) {
+        case 0x0000u: { /* 0 or subnormal */
+            uint32_t h_sig = (h & 0x03ffu);
+            if (h_sig == 0) {
+                bits = f_sgn;
+                break;
+            }
+            h_sig <<= 1;
+            while ((h_sig & 0x0400u) == 0) {
+                h_sig <<= 1;
+                h_exp++;
+            }
+            {
+                uint32_t f_exp = ((uint32_t)(127 - 15 - h_exp)) << 23;
+                uint32_t f_sig = ((uint32_t)(h_sig & 0x03ffu)) << 13;
+                bits = f_sgn + f_exp + f_sig;
+            }
+            break;
+        }
+        case 0x7c00u: /* inf or NaN */
+            bits = f_sgn + 0x7f800000u + (((uint32_t)(h & 0x03ffu)) << 13);
+            break;
+        default: /* normalized: just add the exponent bias */
+            bits = f_sgn + (((uint32_t)(h & 0x7fffu) + 0x1c000u) << 13);
+    }
+    memcpy(&f, &bits, 4);
+    return f;
+}
+
+static inline uint16_t cfp_f2h(float fl)
+{
+    uint32_t f, f_exp, f_sig;
+    uint16_t h_sgn, h_exp, h_sig;
+    memcpy(&f, &fl, 4);
+
+    h_sgn = (uint16_t)((f & 0x80000000u) >> 16);
+    f_exp = (f & 0x7f800000u);
+
+    if (f_exp >= 0x47800000u) {
+        if (f_exp == 0x7f800000u) {
+            f_sig = (f & 0x007fffffu);
+            if (f_sig != 0) {
+                uint16_t ret = (uint16_t)(0x7c00u + (f_sig >> 13));
+                if (ret == 0x7c00u) {
+                    ret++;
+                }
+                return (uint16_t)(h_sgn + ret);
+            }
+            return (uint16_t)(h_sgn + 0x7c00u);
+        }
+        return (uint16_t)(h_sgn + 0x7c00u);
+    }
+    if (f_exp <= 0x38000000u) {
+        if (f_exp < 0x33000000u) {
+            return h_sgn;
+        }
+        f_exp >>= 23;
+        f_sig = (0x00800000u + (f & 0x007fffffu));
+        f_sig >>= (113 - f_exp);
+        /* round half to even */
+        if (((f_sig & 0x00003fffu) != 0x00001000u) || (f & 0x000007ffu)) {
+            f_sig += 0x00001000u;
+        }
+        h_sig = (uint16_t)(f_sig >> 13);
+        return (uint16_t)(h_sgn + h_sig);
+    }
+    h_exp = (uint16_t)((f_exp - 0x38000000u) >> 13);
+    f_sig = (f & 0x007fffffu);
+    if ((f_sig & 0x00003fffu) != 0x00001000u) {
+        f_sig += 0x00001000u;
+    }
+    h_sig = (uint16_t)(f_sig >> 13);
+    h_sig = (uint16_t)(h_sig + h_exp);
+    return (uint16_t)(h_sgn + h_sig);
+}
+
+/* A float32 result rounded to float16 and widened back (exact). */
+static inline float cfp_rh(float x) { return cfp_h2f(cfp_f2h(x)); }
+
+/* NumPy's maximum/minimum (NaN-propagating), clip (clip.cpp) */
+#define CFP_MAXIMUM(a, b) (((a) >= (b) || (a) != (a)) ? (a) : (b))
+#define CFP_MINIMUM(a, b) (((a) <= (b) || (a) != (a)) ? (a) : (b))
+/* _NPY_MAX(a, b) = isnan(a) ? a : (a > b ? a : b), likewise MIN */
+#define CFP_NMAX(a, b) (((a) != (a)) ? (a) : ((a) > (b) ? (a) : (b)))
+#define CFP_NMIN(a, b) (((a) != (a)) ? (a) : ((a) < (b) ? (a) : (b)))
+/* float16 flavour: npy_half_ge / npy_half_le (equal compares as float) */
+#define CFP_HMAX(a, b) (((a) != (a) || (a) >= (b)) ? (a) : (b))
+#define CFP_HMIN(a, b) (((a) != (a) || (a) <= (b)) ? (a) : (b))
+
+/* ---- generic definitions: every operation in the parameter dtype ----
+ * S: storage type, C: compute type, LD/ST: load/store, R: rounding after an
+ * operation (identity for float32/float64), SQ: square root in C. */
+
+#define CFP_ID(x) (x)
+#define CFP_LD_N(p, i) ((p)[i])
+#define CFP_ST_N(p, i, x) ((p)[i] = (x))
+#define CFP_LD_H(p, i) (cfp_h2f((p)[i]))
+#define CFP_ST_H(p, i, x) ((p)[i] = cfp_f2h(x))
+
+#define CFP_DEFINE_ALL(SUF, S, C, LD, ST, R, SQ, MAXF, MINF, UMIN)           \
+                                                                              \
+static void cfp_sgd_##SUF(Py_ssize_t n, S *restrict p, const S *restrict g,  \
+                          C lr)                                               \
+{                                                                             \
+    for (Py_ssize_t i = 0; i < n; i++) {                                      \
+        C t = R(lr * LD(g, i));                                               \
+        ST(p, i, R(LD(p, i) - t));                                            \
+    }                                                                         \
+}                                                                             \
+                                                                              \
+static void cfp_momentum_##SUF(Py_ssize_t n, S *restrict p,                  \
+                               const S *restrict g, S *restrict v,            \
+                               C lr, C mom)                                   \
+{                                                                             \
+    for (Py_ssize_t i = 0; i < n; i++) {                                      \
+        C vi = R(LD(v, i) * mom);                                             \
+        vi = R(vi - R(lr * LD(g, i)));                                        \
+        ST(v, i, vi);                                                         \
+        ST(p, i, R(LD(p, i) + vi));                                           \
+    }                                                                         \
+}                                                                             \
+                                                                              \
+static void cfp_nesterov_##SUF(Py_ssize_t n, S *restrict p,                  \
+                               const S *restrict g, S *restrict v,            \
+                               C lr, C mom, C mm, C c)                        \
+{                                                                             \
+    for (Py_ssize_t i = 0; i < n; i++) {                                      \
+        C gi = LD(g, i);                                                      \
+        C vi = R(LD(v, i) * mom);                                             \
+        vi = R(vi - R(lr * gi));                                              \
+        ST(v, i, vi);                                                         \
+        C pi = R(LD(p, i) + R(mm * vi));                                      \
+        ST(p, i, R(pi - R(c * gi)));                                          \
+    }                                                                         \
+}                                                                             \
+                                                                              \
+static void cfp_corrected_##SUF(Py_ssize_t n, S *restrict p,                 \
+                                const S *restrict g, S *restrict v,           \
+                                C lr, C mom)                                  \
+{                                                                             \
+    for (Py_ssize_t i = 0; i < n; i++) {                                      \
+        C vi = R(LD(v, i) * mom);                                             \
+        vi = R(vi - LD(g, i));                                                \
+        ST(v, i, vi);                                                         \
+        ST(p, i, R(LD(p, i) + R(lr * vi)));                                   \
+    }                                                                         \
+}                                                                             \
+                                                                              \
+static void cfp_rmsprop_##SUF(Py_ssize_t n, S *restrict p,                   \
+                              const S *restrict g, S *restrict ms,            \
+                              C alpha, C one_m_alpha, C eps, C lr,            \
+                              int inside)                                     \
+{                                                                             \
+    for (Py_ssize_t i = 0; i < n; i++) {                                      \
+        C gi = LD(g, i);                                                      \
+        C m = R(LD(ms, i) * alpha);                                           \
+        m = R(m + R(R(one_m_alpha * gi) * gi));                               \
+        ST(ms, i, m);                                                         \
+        C denom = inside ? R(SQ(R(m + eps))) : R(R(SQ(m)) + eps);             \
+        ST(p, i, R(LD(p, i) - R(R(lr * gi) / denom)));                        \
+    }                                                                         \
+}                                                                             \
+                                                                              \
+static void cfp_graves_##SUF(Py_ssize_t n, S *restrict p,                    \
+                             const S *restrict g, S *restrict nn,             \
+                             S *restrict gg, S *restrict delta,               \
+                             C alpha, C one_m_alpha, C mom, C lr, C eps)      \
+{                                                                             \
+    for (Py_ssize_t i = 0; i < n; i++) {                                      \
+        C gi = LD(g, i);                                                      \
+        C ni = R(LD(nn, i) * alpha);                                          \
+        ni = R(ni + R(R(one_m_alpha * gi) * gi));                             \
+        ST(nn, i, ni);                                                        \
+        C gs = R(LD(gg, i) * alpha);                                          \
+        gs = R(gs + R(one_m_alpha * gi));                                     \
+        ST(gg, i, gs);                                                        \
+        C d = R(LD(delta, i) * mom);                                          \
+        C den = R(SQ(R(R(ni - R(gs * gs)) + eps)));                           \
+        d = R(d - R(R(lr * gi) / den));                                       \
+        ST(delta, i, d);                                                      \
+        ST(p, i, R(LD(p, i) + d));                                            \
+    }                                                                         \
+}                                                                             \
+                                                                              \
+static void cfp_adagrad_##SUF(Py_ssize_t n, S *restrict p,                   \
+                              const S *restrict g, S *restrict h,             \
+                              C lr, C eps)                                    \
+{                                                                             \
+    for (Py_ssize_t i = 0; i < n; i++) {                                      \
+        C gi = LD(g, i);                                                      \
+        C hi = R(LD(h, i) + R(gi * gi));                                      \
+        ST(h, i, hi);                                                         \
+        ST(p, i, R(LD(p, i) - R(R(lr * gi) / R(R(SQ(hi)) + eps))));           \
+    }                                                                         \
+}                                                                             \
+                                                                              \
+static void cfp_adadelta_##SUF(Py_ssize_t n, S *restrict p,                  \
+                               const S *restrict g, S *restrict msg,          \
+                               S *restrict msdx, C rho, C one_m_rho, C eps)   \
+{                                                                             \
+    for (Py_ssize_t i = 0; i < n; i++) {                                      \
+        C gi = LD(g, i);                                                      \
+        C a = R(LD(msg, i) * rho);                                            \
+        a = R(a + R(R(one_m_rho * gi) * gi));                                 \
+        ST(msg, i, a);                                                        \
+        C b = LD(msdx, i);                                                    \
+        C dx = R(R(SQ(R(R(b + eps) / R(a + eps)))) * gi);                     \
+        b = R(b * rho);                                                       \
+        b = R(b + R(R(one_m_rho * dx) * dx));                                 \
+        ST(msdx, i, b);                                                       \
+        ST(p, i, R(LD(p, i) - dx));                                           \
+    }                                                                         \
+}                                                                             \
+                                                                              \
+static void cfp_smorms3_##SUF(Py_ssize_t n, S *restrict p,                   \
+                              const S *restrict g,                            \
+                              const S *restrict mem, const S *restrict gs,    \
+                              const S *restrict g2s, S *restrict mem_o,       \
+                              S *restrict gs_o, S *restrict g2s_o,            \
+                              C lr, C eps)                                    \
+{                                                                             \
+    for (Py_ssize_t i = 0; i < n; i++) {                                      \
+        C gi = LD(g, i);                                                      \
+        C me = LD(mem, i);                                                    \
+        C r = R((C)1 / R(me + (C)1));                                         \
+        C omr = R((C)1 - r);                                                  \
+        C gn = R(R(omr * LD(gs, i)) + R(r * gi));                             \
+        C g2n = R(R(omr * LD(g2s, i)) + R(R(r * gi) * gi));                   \
+        C x = R(R(gn * gn) / R(g2n + eps));                                   \
+        C mn = UMIN(x, lr);                                                   \
+        ST(p, i, R(LD(p, i) - R(R(gi * mn) / R(R(SQ(g2n)) + eps))));          \
+        ST(mem_o, i, R((C)1 + R(me * R((C)1 - x))));                         \
+        ST(gs_o, i, gn);                                                      \
+        ST(g2s_o, i, g2n);                                                    \
+    }                                                                         \
+}                                                                             \
+                                                                              \
+static void cfp_msvag_##SUF(Py_ssize_t n, S *restrict p,                     \
+                            const S *restrict g, S *restrict m,               \
+                            S *restrict v, C omb, C ombp, C omrho, C rho,     \
+                            C eta, C lr, C wdr)                               \
+{                                                                             \
+    for (Py_ssize_t i = 0; i < n; i++) {                                      \
+        C gi = LD(g, i);                                                      \
+        C mi = LD(m, i);                                                      \
+        mi = R(mi + R(omb * R(gi - mi)));                                     \
+        ST(m, i, mi);                                                         \
+        C vi = LD(v, i);                                                      \
+        vi = R(vi + R(omb * R(R(gi * gi) - vi)));                             \
+        ST(v, i, vi);                                                         \
+        C mt = R(mi / ombp);                                                  \
+        C vt = R(vi / ombp);                                                  \
+        C mt2 = R(mt * mt);                                                   \
+        C s = R(R(vt - mt2) / omrho);                                         \
+        C f = R(mt2 / R(mt2 + R(rho * s)));                                   \
+        f = MAXF(f, (C)0);                                                    \
+        f = MINF(f, (C)1);                                                    \
+        if (f != f) f = (C)0;                                                 \
+        C pi = LD(p, i);                                                      \
+        C u = R(R(R(lr * mt) * f) + R(wdr * pi));                             \
+        ST(p, i, R(pi - R(eta * u)));                                         \
+    }                                                                         \
+}
+
+#define CFP_SQRTF(x) sqrtf(x)
+#define CFP_SQRT(x) sqrt(x)
+
+/* MAXF/MINF: numpy.clip's comparisons (msvag); UMIN: numpy.minimum
+ * (smorms3). For float16 both are the npy_half flavours. */
+CFP_DEFINE_ALL(f32, float, float, CFP_LD_N, CFP_ST_N, CFP_ID, CFP_SQRTF,
+               CFP_NMAX, CFP_NMIN, CFP_MINIMUM)
+CFP_DEFINE_ALL(f64, double, double, CFP_LD_N, CFP_ST_N, CFP_ID, CFP_SQRT,
+               CFP_NMAX, CFP_NMIN, CFP_MINIMUM)
+CFP_DEFINE_ALL(f16, uint16_t, float, CFP_LD_H, CFP_ST_H, cfp_rh, CFP_SQRTF,
+               CFP_HMAX, CFP_HMIN, CFP_HMIN)
+
+/* ---- Adam ----
+ * m += b1 * (g - m); v += b2 * (g * g - v); [vhat = maximum(vhat, v)]
+ * step = alpha_t / (sqrt(vhat) + eps); [step = clip(step, lower, upper)]
+ * a == 1: p += b * (step * m)  else: p[...] = a * p + b * (step * m)   */
+
+#define CFP_DEFINE_ADAM(SUF, T, SQ)                                           \
+static inline __attribute__((always_inline)) void                             \
+cfp_adam_body_##SUF(Py_ssize_t n, T *restrict p, const T *restrict g,         \
+                    T *restrict m, T *restrict v, T *restrict vhat,           \
+                    T b1, T b2, T alpha_t, T eps, T lower, T upper, T a, T b, \
+                    const int has_vhat, const int bound, const int a_is_one)  \
+{                                                                             \
+    for (Py_ssize_t i = 0; i < n; i++) {                                      \
+        T gi = g[i];                                                          \
+        T mi = m[i];                                                          \
+        mi = mi + b1 * (gi - mi);                                             \
+        m[i] = mi;                                                            \
+        T vi = v[i];                                                          \
+        vi = vi + b2 * (gi * gi - vi);                                        \
+        v[i] = vi;                                                            \
+        T vh = vi;                                                            \
+        if (has_vhat) {                                                       \
+            T old = vhat[i];                                                  \
+            vh = CFP_MAXIMUM(old, vi);                                        \
+            vhat[i] = vh;                                                     \
+        }                                                                     \
+        T step = alpha_t / (SQ(vh) + eps);                                    \
+        if (bound) {                                                          \
+            step = CFP_NMAX(step, lower);                                     \
+            step = CFP_NMIN(step, upper);                                     \
+        }                                                                     \
+        T y = b * (step * mi);                                                \
+        if (a_is_one) {                                                       \
+            p[i] = p[i] + y;                                                  \
+        } else {                                                              \
+            p[i] = a * p[i] + y;                                              \
+        }                                                                     \
+    }                                                                         \
+}                                                                             \
+                                                                              \
+static void cfp_adam_##SUF(Py_ssize_t n, T *restrict p, const T *restrict g, \
+                           T *restrict m, T *restrict v, T *restrict vhat,   \
+                           T b1, T b2, T alpha_t, T eps, int bound,          \
+                           T lower, T upper, int a_is_one, T a, T b)         \
+{                                                                             \
+    int k = (vhat != NULL) * 4 + (bound != 0) * 2 + (a_is_one != 0);          \
+    switch (k) {                                                              \
+    case 0: cfp_adam_body_##SUF(n, p, g, m, v, vhat, b1, b2, alpha_t, eps,    \
+                                lower, upper, a, b, 0, 0, 0); break;          \
+    case 1: cfp_adam_body_##SUF(n, p, g, m, v, vhat, b1, b2, alpha_t, eps,    \
+                                lower, upper, a, b, 0, 0, 1); break;          \
+    case 2: cfp_adam_body_##SUF(n, p, g, m, v, vhat, b1, b2, alpha_t, eps,    \
+                                lower, upper, a, b, 0, 1, 0); break;          \
+    case 3: cfp_adam_body_##SUF(n, p, g, m, v, vhat, b1, b2, alpha_t, eps,    \
+                                lower, upper, a, b, 0, 1, 1); break;          \
+    case 4: cfp_adam_body_##SUF(n, p, g, m, v, vhat, b1, b2, alpha_t, eps,    \
+                                lower, upper, a, b, 1, 0, 0); break;          \
+    case 5: cfp_adam_body_##SUF(n, p, g, m, v, vhat, b1, b2, alpha_t, eps,    \
+                                lower, upper, a, b, 1, 0, 1); break;          \
+    case 6: cfp_adam_body_##SUF(n, p, g, m, v, vhat, b1, b2, alpha_t, eps,    \
+                                lower, upper, a, b, 1, 1, 0); break;          \
+    default: cfp_adam_body_##SUF(n, p, g, m, v, vhat, b1, b2, alpha_t, eps,   \
+                                 lower, upper, a, b, 1, 1, 1); break;         \
+    }                                                                         \
+}
+
+CFP_DEFINE_ADAM(f32, float, sqrtf)
+CFP_DEFINE_ADAM(f64, double, sqrt)
+
+/* float16 parameter: grad is cast to float32, the states are float16, the
+ * arithmetic is float32; a float16 array op float32 array is a float32
+ * operation, rounded to float16 when stored into a float16 array. The one
+ * float16 operation is `a * param` (a Python float with a float16 array),
+ * with `a16` the scalar as float16. */
+static void cfp_adam_f16(Py_ssize_t n, uint16_t *restrict p,
+                         const uint16_t *restrict g, uint16_t *restrict m,
+                         uint16_t *restrict v, uint16_t *restrict vhat,
+                         float b1, float b2, float alpha_t, float eps,
+                         int bound, float lower, float upper, int a_is_one,
+                         float a16, float b)
+{
+    for (Py_ssize_t i = 0; i < n; i++) {
+        float gi = cfp_h2f(g[i]);
+        float mi = cfp_h2f(m[i]);
+        mi = cfp_rh(mi + b1 * (gi - mi));
+        m[i] = cfp_f2h(mi);
+        float vi = cfp_h2f(v[i]);
+        vi = cfp_rh(vi + b2 * (gi * gi - vi));
+        v[i] = cfp_f2h(vi);
+        float vh = vi;
+        if (vhat) {
+            float old = cfp_h2f(vhat[i]);
+            vh = CFP_HMAX(old, vi);
+            vhat[i] = cfp_f2h(vh);
+        }
+        float step = alpha_t / (sqrtf(vh) + eps);
+        if (bound) {
+            step = CFP_NMAX(step, lower);
+            step = CFP_NMIN(step, upper);
+        }
+        float y = b * (step * mi);
+        float pi = cfp_h2f(p[i]);
+        if (a_is_one) {
+            p[i] = cfp_f2h(pi + y);
+        } else {
+            p[i] = cfp_f2h(cfp_rh(a16 * pi) + y);
+        }
+    }
+}
+
+#endif

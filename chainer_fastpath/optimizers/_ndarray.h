@@ -1,0 +1,46 @@
+/* A mirror of NumPy 1.x's public PyArrayObject_fields / PyArray_Descr
+ * layout, so the kernels read data pointers and flags without NumPy's
+ * headers at build time. _kernels.pyx checks it against NumPy at import
+ * and disables every kernel (fallback) if it does not match. */
+#ifndef CHAINER_FASTPATH_NDARRAY_H
+#define CHAINER_FASTPATH_NDARRAY_H
+#include <Python.h>
+
+typedef struct {
+    PyObject_HEAD
+    PyTypeObject *typeobj;
+    char kind;
+    char type;
+    char byteorder;
+    char flags;
+    int type_num;
+    int elsize;
+    int alignment;
+} cfp_descr;
+
+typedef struct {
+    PyObject_HEAD
+    char *data;
+    int nd;
+    Py_ssize_t *dimensions;
+    Py_ssize_t *strides;
+    PyObject *base;
+    cfp_descr *descr;
+    int flags;
+} cfp_array;
+
+#define CFP_NPY_C_CONTIGUOUS 0x0001
+#define CFP_NPY_ALIGNED 0x0100
+#define CFP_NPY_WRITEABLE 0x0400
+#define CFP_NPY_HALF 23
+#define CFP_NPY_FLOAT 11
+#define CFP_NPY_DOUBLE 12
+
+static inline char *cfp_data(PyObject *a) { return ((cfp_array *)a)->data; }
+static inline int cfp_nd(PyObject *a) { return ((cfp_array *)a)->nd; }
+static inline Py_ssize_t *cfp_dims(PyObject *a) { return ((cfp_array *)a)->dimensions; }
+static inline int cfp_flags(PyObject *a) { return ((cfp_array *)a)->flags; }
+static inline int cfp_typenum(PyObject *a) { return ((cfp_array *)a)->descr->type_num; }
+static inline char cfp_byteorder(PyObject *a) { return ((cfp_array *)a)->descr->byteorder; }
+static inline int cfp_elsize(PyObject *a) { return ((cfp_array *)a)->descr->elsize; }
+#endif

@@ -1,0 +1,337 @@
+"""Lean ``UpdateRule.update`` and ``GradientMethod.update``.
+
+They do what stock Chainer 7.8.1 does, step for step, minus the work whose
+result is known: the CPU device context (a no-op), hook dispatch over empty
+hook tables, ``_init_states`` when the state already holds NumPy arrays,
+``update_core``'s device switch, and the generator-based traversal of the
+link tree. Every such shortcut is taken only after checking that the
+method it skips is the stock one (on the class and not overridden on the
+instance); anything else runs stock code.
+"""
+import numpy
+
+import chainer
+from chainer import link as _link
+from chainer import optimizer as _opt
+from chainer import variable as _variable
+from chainer.backends import _cpu
+
+from chainer_fastpath._stats cimport EntryStats
+from chainer_fastpath import _stats
+
+cdef EntryStats _st_rule = _stats.entry('UpdateRule.update')
+cdef EntryStats _st_method = _stats.entry('GradientMethod.update')
+
+cdef object _orig_rule_update = None
+cdef object _orig_method_update = None
+
+cdef object _UpdateRule = _opt.UpdateRule
+cdef object _GradientMethod = _opt.GradientMethod
+cdef object _Hookable = _opt._Hookable
+cdef object _OptimizerHookable = _opt._OptimizerHookable
+cdef object _Parameter = chainer.Parameter
+cdef object _Variable = chainer.Variable
+cdef object _CpuDevice = _cpu.CpuDevice
+cdef object _ndarray = numpy.ndarray
+cdef object _thread_local = _variable._thread_local
+cdef object _Link = _link.Link
+cdef object _Chain = _link.Chain
+cdef object _ChainList = _link.ChainList
+
+# The stock methods whose effect the lean paths reproduce inline.
+cdef object _s_update_core = _UpdateRule.__dict__['update_core']
+cdef object _s_init_states = _UpdateRule.__dict__['_init_states']
+cdef object _s_state = _UpdateRule.__dict__['state']
+cdef object _s_private_update = _UpdateRule.__dict__['_UpdateRule__update']
+cdef object _s_hook_call_hooks = _Hookable.__dict__['call_hooks']
+cdef object _s_param_update = _Parameter.__dict__['update']
+cdef object _s_realloc = _GradientMethod.__dict__['reallocate_cleared_grads']
+cdef object _s_check_nan = _opt.Optimizer.__dict__['check_nan_in_grads']
+cdef object _s_call_hooks = _opt.Optimizer.__dict__['call_hooks']
+cdef object _s_is_safe = _opt.Optimizer.__dict__['is_safe_to_update']
+cdef object _s_update_loss_scale = _opt.Optimizer.__dict__['update_loss_scale']
+cdef object _s_link_params = _Link.__dict__['params']
+cdef object _s_chain_params = _Chain.__dict__['params']
+cdef object _s_chainlist_params = _ChainList.__dict__['params']
+cdef object _s_link_namedparams = _Link.__dict__['namedparams']
+cdef object _s_chain_namedparams = _Chain.__dict__['namedparams']
+cdef object _s_chainlist_namedparams = _ChainList.__dict__['namedparams']
+
+cdef str _ALLOW = 'allow_array_access_with_nonstandard_layout'
+
+# The replacement of UpdateRule.update, set by bind(); a rule whose class
+# resolves `update` to it takes the lean path directly.
+cdef object _lean_rule_update = None
+
+
+def bind(attribute, original):
+    global _orig_rule_update, _orig_method_update
+    if attribute == 'UpdateRule.update':
+        _orig_rule_update = original
+        return update_rule_update
+    if attribute == 'GradientMethod.update':
+        _orig_method_update = original
+        return gradient_method_update
+    raise KeyError(attribute)
+
+
+# --------------------------------------------------------------------------
+# UpdateRule.update
+
+cdef inline bint _hooks_empty(object hookable, str timing):
+    """True when ``hookable.call_hooks(timing, ...)`` would call nothing."""
+    if type(hookable) is not _Hookable:
+        return False
+    hooks = hookable.__dict__.get(
+        '_pre_update_hooks' if timing == 'pre' else '_post_update_hooks')
+    return hooks is not None and len(hooks) == 0
+
+
+cdef str _rule_check(object self, object param):
+    """None when the lean path reproduces stock ``update``; else why not."""
+    cdef object cls = type(self)
+    if type(param) is not _Parameter and type(param) is not _Variable:
+        return 'Variable subclass'
+    if param._has_chainerx_array:
+        return 'chainerx'
+    d = param._data
+    arr = d[0]
+    if arr is not None and type(arr) is not _ndarray:
+        return 'not a numpy.ndarray'
+    if type(param.device) is not _CpuDevice:
+        return 'device'
+    if self._use_fp32_update:
+        return 'use_fp32_update'
+    sd = self.__dict__
+    if ('update_core' in sd or '_init_states' in sd or '_hookable' not in sd
+            or '_UpdateRule__update' in sd):
+        return 'instance override'
+    if (getattr(cls, '_init_states') is not _s_init_states
+            or getattr(cls, 'state') is not _s_state
+            or getattr(cls, '_UpdateRule__update', None)
+            is not _s_private_update):
+        return 'UpdateRule subclass'
+    return None
+
+
+cdef object _rule_update(object self, object param):
+    """The lean body; the caller checked ``_rule_check``."""
+    cdef bint is_initialized
+    cdef object hookable = self._hookable
+    cdef object cls = type(self)
+    self.t += 1
+    tl = _thread_local
+    try:
+        old = getattr(tl, _ALLOW)
+    except AttributeError:
+        old = False
+    setattr(tl, _ALLOW, True)
+    try:
+        is_initialized = param._data[0] is not None
+        loss_scale = param._loss_scale
+        if is_initialized:
+            state = self._state
+            init = True
+            if type(state) is dict:
+                init = False
+                for value in (<dict>state).values():
+                    if not isinstance(value, _ndarray):
+                        init = True
+                        break
+            if init:
+                self._init_states(param)
+            if loss_scale is not None:
+                param.grad /= loss_scale
+        if not _hooks_empty(hookable, 'pre'):
+            hookable.call_hooks('pre', args=(self, param,))
+        if (getattr(cls, 'update_core') is _s_update_core
+                and 'update_core' not in self.__dict__
+                and type(param.device) is _CpuDevice):
+            # stock update_core: `with using_device(cpu)` is a no-op
+            self.update_core_cpu(param)
+        else:
+            self.update_core(param)
+        if not _hooks_empty(hookable, 'post'):
+            hookable.call_hooks('post', args=(self, param,))
+    finally:
+        setattr(tl, _ALLOW, old)
+
+
+def update_rule_update(self, param):
+    """Drop-in for ``UpdateRule.update``."""
+    if not self.enabled:
+        _st_rule.fast += 1
+        return
+    reason = _rule_check(self, param)
+    if reason is not None:
+        _st_rule.fallback(reason)
+        return _orig_rule_update(self, param)
+    _st_rule.fast += 1
+    _rule_update(self, param)
+
+
+# --------------------------------------------------------------------------
+# GradientMethod.update
+
+cdef int _collect(object link, list out) except -1:
+    """Appends ``link.params()`` (include_uninit=True) in stock order.
+    Returns 0 when a link in the tree is not a plain Link/Chain/ChainList."""
+    cdef object cls = type(link)
+    cdef object fp = getattr(cls, 'params', None)
+    cdef object fn = getattr(cls, 'namedparams', None)
+    d = link.__dict__
+    if 'params' in d or 'namedparams' in d:
+        return 0
+    if fp is _s_link_params:
+        if fn is not _s_link_namedparams:
+            return 0
+        kind = 0
+    elif fp is _s_chain_params:
+        if fn is not _s_chain_namedparams:
+            return 0
+        kind = 1
+    elif fp is _s_chainlist_params:
+        if fn is not _s_chainlist_namedparams:
+            return 0
+        kind = 2
+    else:
+        return 0
+    for name in sorted(link._params):
+        out.append(d[name])
+    if kind == 1:
+        for name in sorted(link._children):
+            if not _collect(d[name], out):
+                return 0
+    elif kind == 2:
+        for child in link._children:
+            if not _collect(child, out):
+                return 0
+    return 1
+
+
+cdef str _method_check(object self):
+    cdef object cls = type(self)
+    sd = self.__dict__
+    for name in ('reallocate_cleared_grads', 'check_nan_in_grads',
+                 'call_hooks', 'is_safe_to_update', 'update_loss_scale'):
+        if name in sd:
+            return 'instance override'
+    if (getattr(cls, 'reallocate_cleared_grads') is not _s_realloc
+            or getattr(cls, 'check_nan_in_grads') is not _s_check_nan
+            or getattr(cls, 'call_hooks') is not _s_call_hooks
+            or getattr(cls, 'is_safe_to_update') is not _s_is_safe
+            or getattr(cls, 'update_loss_scale') is not _s_update_loss_scale):
+        return 'GradientMethod subclass'
+    if self.target is None or self._hookable is None:
+        return 'not set up'
+    if type(self._hookable) is not _OptimizerHookable:
+        return 'hookable'
+    return None
+
+
+cdef bint _all_have_grads(list params) except -1:
+    """True when stock ``reallocate_cleared_grads`` would allocate nothing."""
+    for p in params:
+        if type(p) is not _Parameter or p._has_chainerx_array:
+            return False
+        if p._data[0] is None:
+            continue        # namedparams(False) skips it
+        if not p._grad_valid or p._grad_var is not None:
+            return False    # let stock read (or raise) through the property
+        if p._grad is None:
+            return False
+    return True
+
+
+cdef inline void _realloc(object self, list params) except *:
+    if not _all_have_grads(params):
+        self.reallocate_cleared_grads()
+
+
+cdef inline bint _opt_hooks_empty(object self, str timing):
+    h = self._hookable
+    if type(h) is not _OptimizerHookable:
+        return False
+    hooks = h.__dict__.get(
+        '_pre_update_hooks' if timing == 'pre' else '_post_update_hooks')
+    return hooks is not None and len(hooks) == 0
+
+
+def gradient_method_update(self, lossfun=None, *args, **kwds):
+    """Drop-in for ``GradientMethod.update``."""
+    cdef list params
+    reason = _method_check(self)
+    if reason is not None:
+        _st_method.fallback(reason)
+        return _orig_method_update(self, lossfun, *args, **kwds)
+
+    if lossfun is not None:
+        use_cleargrads = getattr(self, '_use_cleargrads', True)
+        loss = lossfun(*args, **kwds)
+        if use_cleargrads:
+            self.target.cleargrads()
+        else:
+            self.target.zerograds()
+        loss.backward(loss_scale=self._loss_scale)
+        del loss
+
+    params = []
+    if not _collect(self.target, params):
+        _st_method.fallback('Link overrides params')
+        return _finish_stock(self)
+    _st_method.fast += 1
+
+    _realloc(self, params)
+    # check_nan_in_grads
+    if self._loss_scaling_is_dynamic:
+        self.check_nan_in_grads()
+    else:
+        self._loss_scaling_isnan = False
+    if not _opt_hooks_empty(self, 'pre'):
+        self.call_hooks('pre')
+        params = []
+        if not _collect(self.target, params):
+            return _finish_stock(self, hooks_done=True)
+
+    self.t += 1
+    if not self._loss_scaling_isnan:
+        _update_params(params)
+
+    _realloc(self, params)
+    if not _opt_hooks_empty(self, 'post'):
+        self.call_hooks('post')
+    if self._loss_scaling_is_dynamic:
+        self.update_loss_scale()
+
+
+cdef object _update_params(list params):
+    for param in params:
+        if type(param) is not _Parameter or 'update' in param.__dict__:
+            param.update()
+            continue
+        rule = param.update_rule
+        if rule is None:
+            continue
+        if param._layout is not None and not rule.is_elementwise:
+            param.update()      # raises as stock does
+            continue
+        if (getattr(type(rule), 'update') is update_rule_update
+                and 'update' not in rule.__dict__):
+            update_rule_update(rule, param)
+        else:
+            rule.update(param)
+
+
+cdef object _finish_stock(object self, bint hooks_done=False):
+    """The rest of stock update after lossfun, through generators."""
+    if not hooks_done:
+        self.reallocate_cleared_grads()
+        self.check_nan_in_grads()
+        self.call_hooks('pre')
+    self.t += 1
+    if self.is_safe_to_update():
+        for param in self.target.params():
+            param.update()
+    self.reallocate_cleared_grads()
+    self.call_hooks('post')
+    self.update_loss_scale()

@@ -1,0 +1,447 @@
+"""Differential tests of the optimizers part: stock vs patched, bit for bit.
+
+Each case trains a small model for 50 steps with random gradients (or a
+loss function) and compares every parameter, gradient, optimizer state and
+counter, as bytes.
+"""
+import pickle
+
+import numpy
+import pytest
+
+import chainer
+import chainer.functions as F
+import chainer.links as L
+from chainer import optimizers, optimizer_hooks
+
+import chainer_fastpath
+from chainer_fastpath.testing import check_same, run_both, assert_same
+
+DTYPES = [numpy.float16, numpy.float32, numpy.float64]
+
+# name -> factory(); every optimizer and switch of chainer.optimizers.
+OPTIMIZERS = {
+    'SGD': lambda: optimizers.SGD(lr=0.1),
+    'MomentumSGD': lambda: optimizers.MomentumSGD(lr=0.05, momentum=0.8),
+    'CorrectedMomentumSGD': lambda: optimizers.CorrectedMomentumSGD(
+        lr=0.05),
+    'NesterovAG': lambda: optimizers.NesterovAG(lr=0.05, momentum=0.7),
+    'Adam': lambda: optimizers.Adam(),
+    'Adam-alpha': lambda: optimizers.Adam(alpha=0.01, beta1=0.8,
+                                          beta2=0.99, eps=1e-4),
+    'Adam-amsgrad': lambda: optimizers.Adam(amsgrad=True),
+    'Adam-adabound': lambda: optimizers.Adam(adabound=True),
+    'Adam-amsbound': lambda: optimizers.Adam(amsgrad=True, adabound=True),
+    'Adam-wd': lambda: optimizers.Adam(weight_decay_rate=0.01),
+    'Adam-eta': lambda: optimizers.Adam(eta=0.5, weight_decay_rate=0.1),
+    'AdamW': lambda: optimizers.AdamW(weight_decay_rate=0.05),
+    'AMSGrad': lambda: optimizers.AMSGrad(),
+    'AdaBound': lambda: optimizers.AdaBound(final_lr=0.05),
+    'AMSBound': lambda: optimizers.AMSBound(gamma=1e-2),
+    'RMSprop': lambda: optimizers.RMSprop(lr=0.01, eps=1e-4),
+    'RMSprop-default': lambda: optimizers.RMSprop(),
+    'RMSprop-inside': lambda: optimizers.RMSprop(eps=1e-3,
+                                                 eps_inside_sqrt=True),
+    'RMSpropGraves': lambda: optimizers.RMSpropGraves(),
+    'AdaGrad': lambda: optimizers.AdaGrad(lr=0.01, eps=1e-4),
+    'AdaDelta': lambda: optimizers.AdaDelta(),
+    'SMORMS3': lambda: optimizers.SMORMS3(eps=1e-3),
+    'SMORMS3-default': lambda: optimizers.SMORMS3(),
+    'MSVAG': lambda: optimizers.MSVAG(),
+    'MSVAG-wd': lambda: optimizers.MSVAG(eta=0.5, weight_decay_rate=0.01),
+}
+
+FAST = dict(forward=False, backward=False, optimizers=True)
+
+
+class Model(chainer.Chain):
+    def __init__(self, dtype):
+        super().__init__()
+        with self.init_scope():
+            self.l1 = L.Linear(3, 4, initialW=chainer.initializers.Normal(
+                dtype=dtype), initial_bias=chainer.initializers.Zero(dtype))
+            self.l2 = L.Linear(4, 2, initialW=chainer.initializers.Normal(
+                dtype=dtype), initial_bias=chainer.initializers.Zero(dtype))
+            self.p = chainer.Parameter(
+                numpy.random.uniform(-1, 1, (2, 3, 5)).astype(dtype))
+
+    def forward(self, x):
+        return self.l2(F.relu(self.l1(x)))
+
+
+def snapshot(model, opt):
+    """Everything an update can change, as plain data."""
+    out = {'t': opt.t, 'epoch': opt.epoch}
+    for name, p in sorted(model.namedparams()):
+        out[name] = p.array.copy()
+        out[name + '.grad'] = None if p.grad is None else p.grad.copy()
+        rule = p.update_rule
+        out[name + '.t'] = rule.t
+        if rule.state is not None:
+            for k, v in sorted(rule.state.items()):
+                out[name + '.' + k] = v.copy()
+        for attr in ('beta_power',):
+            if hasattr(rule, attr):
+                out[name + '.' + attr] = getattr(rule, attr)
+    return out
+
+
+def train(name, dtype, steps=50, setup=None, scale=1.0):
+    model = Model(dtype)
+    opt = OPTIMIZERS[name]()
+    opt.setup(model)
+    if setup is not None:
+        setup(model, opt)
+    rng = numpy.random.RandomState(1)
+    for _ in range(steps):
+        for p in model.params():
+            p.grad = (rng.standard_normal(p.shape) * scale).astype(dtype)
+        opt.update()
+    return snapshot(model, opt)
+
+
+@pytest.mark.parametrize('dtype', DTYPES, ids=lambda d: d.__name__)
+@pytest.mark.parametrize('name', sorted(OPTIMIZERS))
+def test_fifty_steps_bit_identical(name, dtype):
+    def run():
+        try:
+            return train(name, dtype)
+        except Exception as e:   # e.g. eps too small for float16
+            return type(e).__name__, str(e)
+    with numpy.errstate(all='ignore'):
+        stock, _ = check_same(run, **FAST)
+    if isinstance(stock, tuple):
+        assert (name, dtype) == ('RMSprop-default', numpy.float16)
+        return
+    st = chainer_fastpath.stats()
+    assert st['GradientMethod.update']['fast'] == 50
+    assert st['GradientMethod.update']['fallback'] == {}
+    assert st['UpdateRule.update']['fast'] == 50 * 5
+    rule = type(OPTIMIZERS[name]().create_update_rule()).__name__
+    kernel = st[rule + '.update_core_cpu']
+    assert kernel['fallback'] == {}
+    assert kernel['fast'] == 50 * 5
+
+
+@pytest.mark.parametrize('dtype', DTYPES, ids=lambda d: d.__name__)
+@pytest.mark.parametrize('name', ['Adam', 'MomentumSGD', 'RMSprop',
+                                  'MSVAG', 'SMORMS3'])
+def test_large_arrays_release_the_gil(name, dtype):
+    def run():
+        p = chainer.Parameter(numpy.random.uniform(
+            -1, 1, (70, 300)).astype(dtype))
+        link = chainer.Link()
+        with link.init_scope():
+            link.w = p
+        opt = OPTIMIZERS[name]().setup(link)
+        rng = numpy.random.RandomState(0)
+        for _ in range(3):
+            p.grad = rng.standard_normal(p.shape).astype(dtype)
+            opt.update()
+        return snapshot(link, opt)
+    with numpy.errstate(all='ignore'):
+        check_same(run, **FAST)
+
+
+def lossfun_run(name):
+    model = Model(numpy.float32)
+    opt = OPTIMIZERS[name]().setup(model)
+    rng = numpy.random.RandomState(2)
+    losses = []
+    for _ in range(20):
+        x = rng.standard_normal((5, 3)).astype(numpy.float32)
+        t = rng.randint(0, 2, 5).astype(numpy.int32)
+
+        def lossfun(x, t=None):
+            loss = F.softmax_cross_entropy(model(x), t)
+            losses.append(loss.array)
+            return loss
+        opt.update(lossfun, x, t=t)
+    return snapshot(model, opt), losses
+
+
+@pytest.mark.parametrize('name', ['Adam', 'MomentumSGD', 'SGD'])
+def test_lossfun_arguments(name):
+    check_same(lambda: lossfun_run(name), **FAST)
+
+
+HOOKS = {
+    'WeightDecay': lambda: optimizer_hooks.WeightDecay(1e-3),
+    'Lasso': lambda: optimizer_hooks.Lasso(1e-3),
+    'GradientClipping': lambda: optimizer_hooks.GradientClipping(1.0),
+    'GradientHardClipping': lambda: optimizer_hooks.GradientHardClipping(
+        -0.5, 0.5),
+    'GradientNoise': lambda: optimizer_hooks.GradientNoise(0.01),
+    'GradientLARS': lambda: optimizer_hooks.GradientLARS(),
+}
+
+
+@pytest.mark.parametrize('timing', ['pre', 'post'])
+@pytest.mark.parametrize('hook', sorted(HOOKS))
+@pytest.mark.parametrize('name', ['Adam', 'MomentumSGD'])
+def test_optimizer_hooks(name, hook, timing):
+    def setup(model, opt):
+        opt.add_hook(HOOKS[hook](), timing=timing)
+    check_same(lambda: train(name, numpy.float32, steps=10, setup=setup),
+               **FAST)
+
+
+def test_update_rule_hooks_and_per_param_hyperparameters():
+    calls = []
+
+    def setup(model, opt):
+        def pre(rule, param):
+            calls.append(('pre', param.name, rule.t))
+            param.grad *= 0.5
+
+        def post(rule, param):
+            calls.append(('post', param.name, rule.t))
+        model.l1.W.update_rule.add_hook(pre, name='pre', timing='pre')
+        model.l1.b.update_rule.add_hook(post, name='post', timing='post')
+        model.l2.W.update_rule.hyperparam.alpha = 0.05
+        model.l2.b.update_rule.hyperparam.beta1 = numpy.float32(0.5)
+        model.l2.b.update_rule.hyperparam.eps = numpy.float64(1e-3)
+        model.p.update_rule.enabled = False
+
+    def run():
+        del calls[:]
+        return train('Adam', numpy.float32, steps=10, setup=setup), \
+            list(calls)
+    stock, patched = check_same(run, **FAST)
+    assert len(stock[1]) == 20
+
+
+def test_use_fp32_update():
+    def setup(model, opt):
+        opt.use_fp32_update()
+    check_same(lambda: train('Adam', numpy.float16, steps=10, setup=setup),
+               **FAST)
+    check_same(lambda: train('MomentumSGD', numpy.float16, steps=10,
+                             setup=setup), **FAST)
+
+
+@pytest.mark.parametrize('dynamic', [False, True])
+def test_loss_scaling(dynamic):
+    def setup(model, opt):
+        if dynamic:
+            opt.loss_scaling(interval=3)
+        else:
+            opt.loss_scaling(scale=8.0)
+
+    def run():
+        model = Model(numpy.float32)
+        opt = OPTIMIZERS['Adam']().setup(model)
+        setup(model, opt)
+        rng = numpy.random.RandomState(3)
+        scales = []
+        for i in range(12):
+            for p in model.params():
+                g = rng.standard_normal(p.shape).astype(numpy.float32)
+                if dynamic and i % 5 == 4:
+                    g[0] = numpy.inf
+                p.grad = g
+                p._loss_scale = opt._loss_scale
+            with pytest.warns(None) if False else _nowarn(dynamic and
+                                                          i % 5 == 4):
+                opt.update()
+            scales.append(opt._loss_scale)
+        return snapshot(model, opt), scales
+    check_same(run, **FAST)
+
+
+class _nowarn:
+    """Expects the 'Non finite number' warning stock emits, when it does."""
+    def __init__(self, expect):
+        self.expect = expect
+
+    def __enter__(self):
+        import warnings
+        self._cm = warnings.catch_warnings(record=True)
+        self.log = self._cm.__enter__()
+        warnings.simplefilter('always')
+
+    def __exit__(self, *exc):
+        self._cm.__exit__(*exc)
+        if exc[0] is None:
+            assert bool(self.log) == self.expect
+
+
+def test_cleared_grads_and_uninitialized_params():
+    def run():
+        model = chainer.Chain()
+        with model.init_scope():
+            model.a = L.Linear(None, 3)
+            model.b = L.Linear(3, 2)
+        opt = optimizers.MomentumSGD().setup(model)
+        rng = numpy.random.RandomState(0)
+        out = []
+        for i in range(5):
+            model.cleargrads()
+            if i >= 2:
+                x = rng.standard_normal((2, 4)).astype(numpy.float32)
+                F.sum(model.b(model.a(x))).backward()
+            opt.update()      # b's grads cleared: reallocated as zeros
+            out.append(snapshot(model, opt) if model.a.W.array is not None
+                       else {'t': opt.t})
+        return out
+    check_same(run, **FAST)
+
+
+def test_disabled_rules_and_epoch():
+    def setup(model, opt):
+        model.l1.W.update_rule.enabled = False
+        opt.new_epoch()
+    check_same(lambda: train('Adam', numpy.float32, steps=5, setup=setup),
+               **FAST)
+
+
+@pytest.mark.parametrize('name', ['Adam', 'AMSGrad', 'MSVAG', 'SMORMS3',
+                                  'RMSpropGraves'])
+def test_serialization_round_trip(name, tmp_path):
+    """A state saved patched loads into stock and back, identically."""
+    from chainer import serializers
+
+    def run(path, load=None):
+        model = Model(numpy.float32)
+        opt = OPTIMIZERS[name]().setup(model)
+        if load is not None:
+            serializers.load_npz(load, opt)
+            serializers.load_npz(str(load) + '.model', model)
+        rng = numpy.random.RandomState(4)
+        for _ in range(5):
+            for p in model.params():
+                p.grad = rng.standard_normal(p.shape).astype(numpy.float32)
+            opt.update()
+        serializers.save_npz(path, opt)
+        serializers.save_npz(str(path) + '.model', model)
+        return snapshot(model, opt)
+
+    a = tmp_path / 'a.npz'
+    b = tmp_path / 'b.npz'
+    with chainer_fastpath.enabled(**FAST):
+        run(a)                       # patched saves
+    chainer_fastpath.disable()
+    stock = run(b, load=a)           # stock loads and continues
+    c = tmp_path / 'c.npz'
+    with chainer_fastpath.enabled(**FAST):
+        patched = run(c, load=a)     # patched loads and continues
+    assert_same(stock, patched)
+    d = tmp_path / 'd.npz'
+    chainer_fastpath.disable()
+    again = run(d, load=c)           # stock loads what patched saved
+    e = tmp_path / 'e.npz'
+    with chainer_fastpath.enabled(**FAST):
+        again_p = run(e, load=b)     # patched loads what stock saved
+    assert_same(again, again_p)
+
+
+def test_fallbacks_are_counted():
+    class MyRule(optimizers.adam.AdamRule):
+        pass
+
+    class MyAdam(optimizers.Adam):
+        def create_update_rule(self):
+            return MyRule(self.hyperparam)
+
+    def run():
+        model = Model(numpy.float32)
+        opt = MyAdam().setup(model)
+        # a non-contiguous state for one parameter
+        w = model.l1.W
+        rng = numpy.random.RandomState(0)
+        for _ in range(3):
+            for p in model.params():
+                p.grad = rng.standard_normal(p.shape).astype(numpy.float32)
+            opt.update()
+        return snapshot(model, opt)
+    check_same(run, **FAST)
+    st = chainer_fastpath.stats()['AdamRule.update_core_cpu']
+    assert st['fast'] == 0
+    assert st['fallback'] == {'subclass': 15}
+
+    chainer_fastpath.reset_stats()
+
+    def run2():
+        model = Model(numpy.float32)
+        opt = optimizers.MomentumSGD().setup(model)
+        rng = numpy.random.RandomState(0)
+        for i in range(3):
+            for p in model.params():
+                p.grad = rng.standard_normal(p.shape).astype(numpy.float32)
+            model.l1.W.grad = numpy.asfortranarray(
+                rng.standard_normal((4, 3)).astype(numpy.float32))
+            opt.update()
+        return snapshot(model, opt)
+    check_same(run2, **FAST)
+    st = chainer_fastpath.stats()['MomentumSGDRule.update_core_cpu']
+    assert st['fast'] == 12
+    assert st['fallback'] == {'non-contiguous array': 3}
+
+
+def test_zero_dim_parameter_falls_back():
+    def run():
+        link = chainer.Link()
+        with link.init_scope():
+            link.w = chainer.Parameter(numpy.array([0.5], numpy.float32))
+        link.w.array = link.w.array.reshape(())
+        opt = optimizers.Adam().setup(link)
+        for i in range(3):
+            link.w.grad = numpy.array(0.1 * i, numpy.float32)
+            opt.update()
+        return snapshot(link, opt)
+    check_same(run, **FAST)
+    st = chainer_fastpath.stats()['AdamRule.update_core_cpu']
+    assert st['fallback'] == {'0-d parameter': 3}
+
+
+def test_instance_override_of_update_core_cpu():
+    import mock
+
+    def run():
+        model = Model(numpy.float32)
+        opt = optimizers.Adam().setup(model)
+        rule = model.l1.W.update_rule
+        rule.update_core_cpu = mock.MagicMock(wraps=rule.update_core_cpu)
+        rng = numpy.random.RandomState(0)
+        for _ in range(3):
+            for p in model.params():
+                p.grad = rng.standard_normal(p.shape).astype(numpy.float32)
+            opt.update()
+        return snapshot(model, opt), rule.update_core_cpu.call_count
+    stock, patched = check_same(run, **FAST)
+    assert stock[1] == 3
+
+
+def test_disable_restores_originals():
+    from chainer.optimizers import adam
+    original = adam.AdamRule.__dict__['update_core_cpu']
+    upd = chainer.optimizer.UpdateRule.__dict__['update']
+    chainer_fastpath.enable(**FAST)
+    assert adam.AdamRule.__dict__['update_core_cpu'] is not original
+    chainer_fastpath.disable()
+    assert adam.AdamRule.__dict__['update_core_cpu'] is original
+    assert chainer.optimizer.UpdateRule.__dict__['update'] is upd
+
+
+def test_float16_conversions_match_numpy():
+    from chainer_fastpath.optimizers import _kernels
+    halves = numpy.arange(65536, dtype=numpy.uint32).astype(numpy.uint16)
+    f = numpy.empty(65536, numpy.float32)
+    _kernels._f16_bits_to_f32(halves, f)
+    expected = halves.view(numpy.float16).astype(numpy.float32)
+    assert f.view(numpy.uint32).tobytes() == \
+        expected.view(numpy.uint32).tobytes()
+    rng = numpy.random.RandomState(0)
+    bits = rng.randint(0, 2 ** 32, size=2 ** 20, dtype=numpy.uint64)
+    bits = numpy.concatenate([bits.astype(numpy.uint32),
+                              # ties and subnormal boundaries
+                              (numpy.arange(2 ** 16, dtype=numpy.uint32)
+                               << 13) | 0x1000,
+                              numpy.arange(0x33000000, 0x38800000, 997,
+                                           dtype=numpy.uint32)])
+    src = bits.view(numpy.float32)
+    out = numpy.empty(len(src), numpy.uint16)
+    _kernels._f32_to_f16_bits(src, out)
+    with numpy.errstate(all='ignore'):
+        expected = src.astype(numpy.float16).view(numpy.uint16)
+    assert out.tobytes() == expected.tobytes()
