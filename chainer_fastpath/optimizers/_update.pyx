@@ -315,7 +315,7 @@ cdef object _update_params(list params):
         if param._layout is not None and not rule.is_elementwise:
             param.update()      # raises as stock does
             continue
-        if (getattr(type(rule), 'update') is update_rule_update
+        if (getattr(type(rule), 'update', None) is update_rule_update
                 and 'update' not in rule.__dict__):
             update_rule_update(rule, param)
         else:

@@ -11,7 +11,7 @@ import importlib
 import numpy
 
 WORKLOADS = {}
-MODULES = ('micro',)
+MODULES = ('micro', 'optimizers')
 
 
 def workload(name, quick_steps):
