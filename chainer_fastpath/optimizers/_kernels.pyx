@@ -370,6 +370,43 @@ cdef inline void _fast(str name):
     (<EntryStats>_stats_of[name]).fast += 1
 
 
+cdef object _Parameter = chainer.Parameter
+cdef object _Variable = chainer.Variable
+
+
+cdef inline bint _plain(object param):
+    """A NumPy Variable/Parameter with standard layout: its ``grad`` and
+    ``data`` properties reduce to the attribute reads below."""
+    return ((type(param) is _Parameter or type(param) is _Variable)
+            and param._layout is None and not param._has_chainerx_array)
+
+
+cdef inline object _grad(object param, bint plain):
+    """``param.grad``"""
+    if plain and param._grad_valid:
+        gv = param._grad_var
+        if gv is None:
+            return param._grad
+    return param.grad
+
+
+cdef inline object _data(object param, bint plain):
+    """``param.data``"""
+    if plain:
+        return param._data[0]
+    return param.data
+
+
+cdef inline void _set_data(object param, object data, bint plain) except *:
+    """``param.data = data`` where ``data`` is already param's array:
+    the setter only refreshes the node's dtype and shape."""
+    if plain:
+        node = param._node
+        if node.dtype is data.dtype and node.shape == data.shape:
+            return
+    _set_data(param, data, plain)
+
+
 cdef inline object _state(object self, str key):
     st = self._state
     if type(st) is not dict:
@@ -383,11 +420,12 @@ def sgd_update_core_cpu(self, param):
     cdef double lr
     if type(self) is not sgd.SGDRule:
         return _fallback(name, 'subclass', self, param)
-    grad = param.grad
+    cdef bint plain = _plain(param)
+    grad = _grad(param, plain)
     if grad is None:
         _fast(name)
         return
-    data = param.data
+    data = _data(param, plain)
     r = _begin(&A, data, grad)
     if r is None and not _cast(_hp(self.hyperparam, 'lr'), A.bits, &lr):
         r = 'hyperparameter'
@@ -398,7 +436,7 @@ def sgd_update_core_cpu(self, param):
     cdef int fl[2]
     sc[0] = lr
     _launch(K_SGD, &A, sc, fl)
-    param.data = data
+    _set_data(param, data, plain)
 
 
 cdef object _momentum_like(str name, object cls, int kind, object self,
@@ -408,11 +446,12 @@ cdef object _momentum_like(str name, object cls, int kind, object self,
     cdef double lr, mom, mm = 0, c = 0
     if type(self) is not cls:
         return _fallback(name, 'subclass', self, param)
-    grad = param.grad
+    cdef bint plain = _plain(param)
+    grad = _grad(param, plain)
     if grad is None:
         _fast(name)
         return None
-    data = param.data
+    data = _data(param, plain)
     v = _state(self, 'v')
     r = _begin(&A, data, grad)
     if r is None:
@@ -438,7 +477,7 @@ cdef object _momentum_like(str name, object cls, int kind, object self,
     sc[3] = c
     _launch(K_MOM if kind == 0 else K_CORR if kind == 1 else K_NEST, &A, sc,
             fl)
-    param.data = data
+    _set_data(param, data, plain)
     return None
 
 
@@ -491,12 +530,13 @@ def adam_update_core_cpu(self, param):
     cdef char *vh = NULL
     if type(self) is not adam.AdamRule:
         return _fallback(name, 'subclass', self, param)
-    grad = param.grad
+    cdef bint plain = _plain(param)
+    grad = _grad(param, plain)
     if grad is None:
         _fast(name)
         return
     hp = self.hyperparam
-    data = param.data
+    data = _data(param, plain)
     m = _state(self, 'm')
     v = _state(self, 'v')
     r = _begin(&A, data, grad)
@@ -580,12 +620,13 @@ def rmsprop_update_core_cpu(self, param):
     cdef int inside
     if type(self) is not rmsprop.RMSpropRule:
         return _fallback(name, 'subclass', self, param)
-    grad = param.grad
+    cdef bint plain = _plain(param)
+    grad = _grad(param, plain)
     if grad is None:
         _fast(name)
         return
     hp = self.hyperparam
-    data = param.data
+    data = _data(param, plain)
     r = _begin(&A, data, grad)
     if r is None:
         r = _add(&A, _state(self, 'ms'), True)
@@ -611,7 +652,7 @@ def rmsprop_update_core_cpu(self, param):
     sc[3] = lr
     fl[0] = inside
     _launch(K_RMS, &A, sc, fl)
-    param.data = data
+    _set_data(param, data, plain)
 
 
 def rmsprop_graves_update_core_cpu(self, param):
@@ -620,12 +661,13 @@ def rmsprop_graves_update_core_cpu(self, param):
     cdef double alpha, oma, mom, lr, eps
     if type(self) is not rmsprop_graves.RMSpropGravesRule:
         return _fallback(name, 'subclass', self, param)
-    grad = param.grad
+    cdef bint plain = _plain(param)
+    grad = _grad(param, plain)
     if grad is None:
         _fast(name)
         return
     hp = self.hyperparam
-    data = param.data
+    data = _data(param, plain)
     r = _begin(&A, data, grad)
     for key in ('n', 'g', 'delta'):
         if r is None:
@@ -649,7 +691,7 @@ def rmsprop_graves_update_core_cpu(self, param):
     sc[3] = lr
     sc[4] = eps
     _launch(K_GRAVES, &A, sc, fl)
-    param.data = data
+    _set_data(param, data, plain)
 
 
 def ada_grad_update_core_cpu(self, param):
@@ -658,12 +700,13 @@ def ada_grad_update_core_cpu(self, param):
     cdef double lr, eps
     if type(self) is not ada_grad.AdaGradRule:
         return _fallback(name, 'subclass', self, param)
-    grad = param.grad
+    cdef bint plain = _plain(param)
+    grad = _grad(param, plain)
     if grad is None:
         _fast(name)
         return
     hp = self.hyperparam
-    data = param.data
+    data = _data(param, plain)
     r = _begin(&A, data, grad)
     if r is None:
         r = _add(&A, _state(self, 'h'), True)
@@ -678,7 +721,7 @@ def ada_grad_update_core_cpu(self, param):
     sc[0] = lr
     sc[1] = eps
     _launch(K_ADAGRAD, &A, sc, fl)
-    param.data = data
+    _set_data(param, data, plain)
 
 
 def ada_delta_update_core_cpu(self, param):
@@ -687,12 +730,13 @@ def ada_delta_update_core_cpu(self, param):
     cdef double rho, omr, eps
     if type(self) is not ada_delta.AdaDeltaRule:
         return _fallback(name, 'subclass', self, param)
-    grad = param.grad
+    cdef bint plain = _plain(param)
+    grad = _grad(param, plain)
     if grad is None:
         _fast(name)
         return
     hp = self.hyperparam
-    data = param.data
+    data = _data(param, plain)
     r = _begin(&A, data, grad)
     for key in ('msg', 'msdx'):
         if r is None:
@@ -712,7 +756,7 @@ def ada_delta_update_core_cpu(self, param):
     sc[1] = omr
     sc[2] = eps
     _launch(K_ADADELTA, &A, sc, fl)
-    param.data = data
+    _set_data(param, data, plain)
 
 
 def smorms3_update_core_cpu(self, param):
@@ -721,12 +765,13 @@ def smorms3_update_core_cpu(self, param):
     cdef double lr, eps
     if type(self) is not smorms3.SMORMS3Rule:
         return _fallback(name, 'subclass', self, param)
-    grad = param.grad
+    cdef bint plain = _plain(param)
+    grad = _grad(param, plain)
     if grad is None:
         _fast(name)
         return
     hp = self.hyperparam
-    data = param.data
+    data = _data(param, plain)
     r = _begin(&A, data, grad)
     for key in ('mem', 'g', 'g2'):
         if r is None:
@@ -751,7 +796,7 @@ def smorms3_update_core_cpu(self, param):
     sc[0] = lr
     sc[1] = eps
     _launch(K_SMORMS3, &A, sc, fl)
-    param.data = data
+    _set_data(param, data, plain)
     state = self.state
     state['mem'], state['g'], state['g2'] = mem_o, g_o, g2_o
 
@@ -762,12 +807,13 @@ def msvag_update_core_cpu(self, param):
     cdef double omb, ombp, omrho, rho, eta, lr, wdr
     if type(self) is not msvag.MSVAGRule:
         return _fallback(name, 'subclass', self, param)
-    grad = param.grad
+    cdef bint plain = _plain(param)
+    grad = _grad(param, plain)
     if grad is None:
         _fast(name)
         return
     hp = self.hyperparam
-    data = param.data
+    data = _data(param, plain)
     r = _begin(&A, data, grad)
     for key in ('m', 'v'):
         if r is None:
@@ -799,7 +845,7 @@ def msvag_update_core_cpu(self, param):
     sc[5] = lr
     sc[6] = wdr
     _launch(K_MSVAG, &A, sc, fl)
-    param.data = data
+    _set_data(param, data, plain)
     self.beta_power *= beta
 
 

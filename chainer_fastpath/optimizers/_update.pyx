@@ -87,6 +87,14 @@ cdef inline bint _hooks_empty(object hookable, str timing):
     return hooks is not None and len(hooks) == 0
 
 
+cdef inline object _device(object param):
+    """``param.device`` of a plain Variable/Parameter (a cached value)."""
+    dev = param._device
+    if dev is None:
+        return param.device
+    return dev
+
+
 cdef str _rule_check(object self, object param):
     """None when the lean path reproduces stock ``update``; else why not."""
     cdef object cls = type(self)
@@ -98,7 +106,7 @@ cdef str _rule_check(object self, object param):
     arr = d[0]
     if arr is not None and type(arr) is not _ndarray:
         return 'not a numpy.ndarray'
-    if type(param.device) is not _CpuDevice:
+    if type(_device(param)) is not _CpuDevice:
         return 'device'
     if self._use_fp32_update:
         return 'use_fp32_update'
@@ -146,7 +154,7 @@ cdef object _rule_update(object self, object param):
             hookable.call_hooks('pre', args=(self, param,))
         if (getattr(cls, 'update_core') is _s_update_core
                 and 'update_core' not in self.__dict__
-                and type(param.device) is _CpuDevice):
+                and type(_device(param)) is _CpuDevice):
             # stock update_core: `with using_device(cpu)` is a no-op
             self.update_core_cpu(param)
         else:
