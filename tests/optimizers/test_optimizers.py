@@ -445,3 +445,36 @@ def test_float16_conversions_match_numpy():
     with numpy.errstate(all='ignore'):
         expected = src.astype(numpy.float16).view(numpy.uint16)
     assert out.tobytes() == expected.tobytes()
+
+
+def test_hyperparameter_outside_value_based_range_falls_back():
+    """NumPy 1.26 computes float16 * 300.0 in float32: not reproduced,
+    so the kernel falls back."""
+    def run():
+        link = chainer.Link()
+        with link.init_scope():
+            link.w = chainer.Parameter(numpy.linspace(
+                -1, 1, 6).astype(numpy.float16))
+        opt = optimizers.SGD(lr=70000.0).setup(link)
+        link.w.grad = numpy.full(6, 1e-4, numpy.float16)
+        opt.update()
+        return snapshot(link, opt)
+    check_same(run, **FAST)
+    st = chainer_fastpath.stats()['SGDRule.update_core_cpu']
+    assert st['fallback'] == {'hyperparameter': 1}
+
+
+def test_shared_parameter_is_updated_twice_as_stock():
+    def run():
+        shared = L.Linear(3, 3)
+        model = chainer.ChainList(shared, chainer.Chain())
+        with model[1].init_scope():
+            model[1].w = shared.W      # the same Parameter, twice
+        opt = optimizers.Adam().setup(model)
+        rng = numpy.random.RandomState(0)
+        for _ in range(3):
+            for p in model.params():
+                p.grad = rng.standard_normal(p.shape).astype(numpy.float32)
+            opt.update()
+        return snapshot(model, opt)
+    check_same(run, **FAST)
