@@ -1,0 +1,344 @@
+"""FunctionNode.apply, stock vs patched: outputs, gradients, graph state,
+hooks and errors must be identical."""
+import weakref
+
+import numpy
+import pytest
+
+import chainer
+from chainer import function_hook
+import chainer.functions as F
+import chainer.links as L
+from chainer.utils import type_check
+
+import chainer_fastpath
+from chainer_fastpath.testing import check_same, run_both
+
+
+def _v(*shape, dtype=numpy.float32, low=-1, high=1):
+    return chainer.Variable(
+        numpy.random.uniform(low, high, shape).astype(dtype))
+
+
+def _ints(high, *shape):
+    return numpy.random.randint(0, high, shape).astype(numpy.int32)
+
+
+# name -> builds inputs (under the shared seed) and returns (fn, args).
+CASES = {
+    'add': lambda: (lambda a, b: a + b, [_v(3, 4), _v(3, 4)]),
+    'add_broadcast': lambda: (F.add, [_v(3, 4), _v(3, 4)]),
+    'add_array': lambda: (lambda a, b: a + b, [_v(3, 4), _v(3, 4).array]),
+    'radd_const': lambda: (lambda a: 2.5 + a, [_v(3)]),
+    'sub': lambda: (lambda a, b: a - b, [_v(2, 3), _v(2, 3)]),
+    'mul': lambda: (lambda a, b: a * b, [_v(2, 3), _v(2, 3)]),
+    'div': lambda: (lambda a, b: a / b, [_v(2, 3), _v(2, 3, low=1, high=2)]),
+    'neg_pow': lambda: (lambda a: (-a) ** 2, [_v(5)]),
+    'multi_add': lambda: (lambda a, b, c: F.add(a, b, c),
+                          [_v(2), _v(2), _v(2)]),
+    'matmul': lambda: (F.matmul, [_v(3, 4), _v(4, 5)]),
+    'linear': lambda: (F.linear, [_v(2, 4), _v(3, 4), _v(3)]),
+    'linear_nobias': lambda: (F.linear, [_v(2, 4), _v(3, 4)]),
+    'relu': lambda: (F.relu, [_v(4, 3)]),
+    'sigmoid': lambda: (F.sigmoid, [_v(4, 3)]),
+    'tanh': lambda: (F.tanh, [_v(4, 3)]),
+    'concat': lambda: (lambda a, b: F.concat((a, b), axis=1),
+                       [_v(2, 3), _v(2, 2)]),
+    'split_axis': lambda: (lambda a: F.split_axis(a, 3, axis=1),
+                           [_v(2, 6)]),
+    'reshape': lambda: (lambda a: F.reshape(a, (3, 4)), [_v(2, 6)]),
+    'transpose': lambda: (lambda a: F.transpose(a), [_v(2, 3, 4)]),
+    'getitem': lambda: (lambda a: a[1:, ::2], [_v(3, 4)]),
+    'sum': lambda: (lambda a: F.sum(a, axis=1), [_v(3, 4)]),
+    'mean': lambda: (F.mean, [_v(3, 4)]),
+    'softmax_cross_entropy': lambda: (
+        lambda x: F.softmax_cross_entropy(x, _ints(5, 4)), [_v(4, 5)]),
+    'embed_id': lambda: (
+        lambda w: F.embed_id(_ints(6, 3, 2), w), [_v(6, 4)]),
+    'dropout': lambda: (lambda a: F.dropout(a, 0.5), [_v(10, 10)]),
+    'float64': lambda: (lambda a, b: F.tanh(a * b),
+                        [_v(3, dtype=numpy.float64),
+                         _v(3, dtype=numpy.float64)]),
+    'float16': lambda: (lambda a: F.relu(a) * a,
+                        [_v(3, dtype=numpy.float16)]),
+}
+
+
+def _link_case(make_link, *shapes, steps=1):
+    def build():
+        link = make_link()
+        xs = [_v(*s) for s in shapes]
+
+        def fn(*xs):
+            ys = [link(x) for x in xs for _ in range(steps)]
+            return ys
+
+        return fn, xs, link
+    return build
+
+
+LINK_CASES = {
+    'lstm': _link_case(lambda: L.LSTM(3, 4), (2, 3), steps=3),
+    'gru': _link_case(lambda: L.GRU(3, 4), (2, 3), steps=3),
+    'batch_normalization': _link_case(
+        lambda: L.BatchNormalization(3), (5, 3)),
+    'convolution_2d': _link_case(
+        lambda: L.Convolution2D(2, 3, ksize=3, pad=1), (2, 2, 5, 5)),
+    'linear_link': _link_case(lambda: L.Linear(4, 3), (2, 4)),
+}
+
+
+def _outputs(ys):
+    if isinstance(ys, chainer.Variable):
+        return [ys]
+    return list(ys)
+
+
+def _run_case(build, backprop):
+    fn, xs = build()[:2]
+    with chainer.using_config('enable_backprop', backprop):
+        ys = _outputs(fn(*xs))
+    result = {'y': [y.array for y in ys],
+              'requires_grad': [y.requires_grad for y in ys],
+              'has_creator': [y.creator is not None for y in ys]}
+    if backprop:
+        loss = sum(F.sum(y * y) for y in ys)
+        loss.backward()
+        result['gx'] = [x.grad if isinstance(x, chainer.Variable) else None
+                        for x in xs]
+    return result
+
+
+def _run_link_case(build, backprop):
+    fn, xs, link = build()
+    with chainer.using_config('enable_backprop', backprop):
+        ys = fn(*xs)
+    result = {'y': [y.array for y in ys]}
+    if backprop:
+        loss = sum(F.sum(y * y) for y in ys)
+        loss.backward()
+        result['gx'] = [x.grad for x in xs]
+        result['gparams'] = {n: p.grad for n, p in link.namedparams()}
+    return result
+
+
+@pytest.mark.parametrize('type_check_on', [True, False])
+@pytest.mark.parametrize('backprop', [True, False])
+@pytest.mark.parametrize('name', sorted(CASES))
+def test_function_same_stock_and_patched(name, backprop, type_check_on):
+    with chainer.using_config('type_check', type_check_on):
+        check_same(lambda: _run_case(CASES[name], backprop))
+
+
+@pytest.mark.parametrize('type_check_on', [True, False])
+@pytest.mark.parametrize('backprop', [True, False])
+@pytest.mark.parametrize('name', sorted(LINK_CASES))
+def test_link_same_stock_and_patched(name, backprop, type_check_on):
+    with chainer.using_config('type_check', type_check_on):
+        check_same(lambda: _run_link_case(LINK_CASES[name], backprop))
+
+
+def test_patched_calls_take_the_fast_path():
+    chainer_fastpath.enable()
+    _run_case(CASES['linear'], True)
+    s = chainer_fastpath.stats()['FunctionNode.apply']
+    assert s['fast'] > 0
+    assert s['fallback'] == {}
+
+
+# --- graph state: the objects apply builds are the objects stock builds ---
+
+def _describe(obj, seen):
+    """A structural description of a graph, comparable across runs."""
+    if isinstance(obj, numpy.ndarray):
+        return ('ndarray', obj.dtype.str, obj.shape, obj.tobytes())
+    if isinstance(obj, (chainer.Variable, chainer.variable.VariableNode,
+                        chainer.FunctionNode)):
+        if id(obj) in seen:
+            return ('seen', seen[id(obj)])
+        seen[id(obj)] = len(seen)
+        return (type(obj).__name__, [
+            (k, _describe(v, seen)) for k, v in obj.__dict__.items()])
+    if isinstance(obj, weakref.ref):
+        return ('weakref', _describe(obj(), seen))
+    if isinstance(obj, (list, tuple)):
+        return (type(obj).__name__, [_describe(v, seen) for v in obj])
+    if isinstance(obj, dict):
+        return ('dict', [(k, _describe(v, seen)) for k, v in obj.items()])
+    if isinstance(obj, numpy.dtype):
+        return ('dtype', obj.str)
+    return ('value', repr(obj))
+
+
+@pytest.mark.parametrize('backprop', [True, False])
+def test_graph_objects_have_stock_state(backprop):
+    def build():
+        x = _v(2, 4)
+        w = _v(3, 4)
+        b = numpy.random.randn(3).astype(numpy.float32)
+        with chainer.using_config('enable_backprop', backprop):
+            h = F.relu(F.linear(x, w, b))
+            y = F.sum(h * x[:, :3])
+        return _describe(y, {})
+
+    stock, patched = run_both(build)
+    assert stock == patched
+
+
+def test_lazy_grad_sum_is_recorded():
+    def build():
+        with chainer.using_config('lazy_grad_sum', True):
+            y = F.relu(_v(3))
+        return y.creator_node.lazy_grad_sum
+
+    assert run_both(build) == (True, True)
+
+
+# --- hooks ---
+
+class _Recorder(function_hook.FunctionHook):
+    name = 'Recorder'
+
+    def __init__(self, log):
+        self.log = log
+
+    def forward_preprocess(self, function, in_data):
+        self.log.append(('pre', function.label,
+                         [a.shape for a in in_data]))
+
+    def forward_postprocess(self, function, in_data):
+        self.log.append(('post', function.label,
+                         [a.shape for a in in_data]))
+
+    def backward_preprocess(self, function, in_data, out_grad):
+        self.log.append(('bpre', function.label))
+
+    def backward_postprocess(self, function, in_data, out_grad):
+        self.log.append(('bpost', function.label))
+
+
+def test_global_and_local_hooks_see_the_same_calls():
+    def build():
+        log = []
+        x = _v(2, 3)
+        with _Recorder(log):
+            y = F.sum(F.tanh(x) * 2)
+            y.backward()
+        node = F.identity(x).creator_node
+        node2 = chainer.functions.math.basic_math.Add()
+        node2.add_hook(_Recorder(log), name='local')
+        node2.apply((x, x))
+        return log
+
+    stock, patched = run_both(build)
+    assert stock == patched
+    assert any(e[0] == 'pre' for e in stock)
+
+
+# --- methods looked up on the instance, per call ---
+
+def test_forward_mocked_on_the_instance_is_called():
+    chainer_fastpath.enable()
+    node = chainer.functions.math.basic_math.Add()
+    calls = []
+
+    def forward(inputs):
+        calls.append(len(inputs))
+        return inputs[0] * 10,
+
+    node.forward = forward
+    x = numpy.ones(2, numpy.float32)
+    y, = node.apply((x, x))
+    assert calls == [2]
+    numpy.testing.assert_array_equal(y.array, x * 10)
+
+
+def test_check_type_forward_on_the_instance_is_called():
+    chainer_fastpath.enable()
+    node = chainer.functions.math.basic_math.Add()
+    seen = []
+    node.check_type_forward = lambda in_types: seen.append(len(in_types))
+    node.apply((numpy.ones(2, numpy.float32), numpy.ones(2, numpy.float32)))
+    assert seen == [2]
+
+
+# --- errors: the same exception types as stock ---
+
+class _ReturnsArray(chainer.FunctionNode):
+    def forward(self, inputs):
+        return inputs[0]
+
+
+class _ReturnsList(chainer.FunctionNode):
+    def forward(self, inputs):
+        return [inputs[0]],
+
+
+class _MixedShapes(chainer.FunctionNode):
+    is_elementwise = True
+
+    def forward(self, inputs):
+        return inputs[0], inputs[0][:1]
+
+
+def _error_of(fn):
+    try:
+        fn()
+    except Exception as e:
+        return type(e), str(e).split('\n')[0]
+    return None
+
+
+BAD_INPUTS = {
+    'wrong_dtype': lambda: F.add(_v(3), _v(3, dtype=numpy.float64)),
+    'wrong_shape': lambda: F.linear(_v(2, 4), _v(3, 5)),
+    'wrong_ndim': lambda: F.linear(_v(4), _v(3, 4)),
+    'wrong_array_type': lambda: F.relu([1.0, 2.0]),
+    'mixed_array_types': lambda: F.add(_v(3), 'abc'),
+    'int_input': lambda: F.sigmoid(_v(3, dtype=numpy.int32)),
+    'non_tuple_forward': lambda: _ReturnsArray().apply((_v(2),)),
+    'non_array_outputs': lambda: _ReturnsList().apply((_v(2),)),
+    'elementwise_shapes': lambda: _MixedShapes().apply((_v(2),)),
+    'uninitialized_param': lambda: F.relu(chainer.Parameter()),
+}
+
+
+@pytest.mark.parametrize('name', sorted(BAD_INPUTS))
+def test_bad_input_same_error(name):
+    stock, patched = run_both(lambda: _error_of(BAD_INPUTS[name]))
+    assert stock is not None
+    assert stock == patched
+
+
+def test_invalid_type_message_is_stock_message():
+    def build():
+        try:
+            F.add(_v(3), _v(3, dtype=numpy.float64))
+        except type_check.InvalidType as e:
+            return str(e)
+
+    stock, patched = run_both(build)
+    assert stock == patched and 'Expect' in stock
+
+
+# --- fallbacks are counted, and results do not change ---
+
+def test_debug_mode_falls_back_and_is_counted():
+    def build():
+        with chainer.using_config('debug', True):
+            return _run_case(CASES['linear'], True)
+
+    check_same(build)
+    chainer_fastpath.reset_stats()
+    with chainer_fastpath.enabled():
+        build()
+    s = chainer_fastpath.stats()['FunctionNode.apply']
+    assert s['fast'] == 0
+    assert s['fallback']['debug mode'] > 0
+
+
+def test_uninitialized_input_falls_back_with_reason():
+    chainer_fastpath.enable()
+    _error_of(BAD_INPUTS['uninitialized_param'])
+    reasons = chainer_fastpath.stats()['FunctionNode.apply']['fallback']
+    assert reasons == {'uninitialized input variable': 1}
