@@ -33,6 +33,7 @@ cdef type _Parameter = variable.Parameter
 cdef type _FunctionNode = function_node.FunctionNode
 cdef object _check_layout_forward = _FunctionNode.check_layout_forward
 cdef object _label = _FunctionNode.__dict__['label']
+cdef object _output_layouts = _FunctionNode.__dict__['output_layouts']
 cdef object _thread_local = chainer._thread_local
 cdef object _get_function_hooks = chainer.get_function_hooks
 cdef object _OrderedDict = collections.OrderedDict
@@ -53,26 +54,25 @@ cdef inline tuple _none_layouts(Py_ssize_t n):
     return (None,) * n
 
 
-cdef str _unsupported_input(object x):
-    """Why an input (a Variable or an array) is not for the fast path, or
-    None when it is."""
-    cdef type t = type(x)
-    cdef object data
-    if t is _Variable or t is _Parameter:
-        if x._has_chainerx_array:
-            return 'ChainerX array'
-        data = (<list>x._data)[0]
-        if type(data) is _ndarray:
-            if x._layout is not None:
-                return 'non-standard memory layout'
-            return None
+cdef str _unsupported_variable(object x):
+    """Why a Variable input is not for the fast path, or None when it is."""
+    if x._has_chainerx_array:
+        return 'ChainerX array'
+    data = (<list>x._data)[0]
+    if type(data) is not _ndarray:
         if data is None:
             return 'uninitialized input variable'
         return _array_reason(data)
-    if t is _ndarray:
-        return None
+    if x._layout is not None:
+        return 'non-standard memory layout'
+    return None
+
+
+cdef str _unsupported_other(object x):
+    """Why an input that is neither a Variable nor an ndarray is not for
+    the fast path."""
     if isinstance(x, _Variable):
-        return 'Variable subclass ' + t.__name__
+        return 'Variable subclass ' + type(x).__name__
     return _array_reason(x)
 
 
@@ -105,18 +105,17 @@ cdef list _hooks_of(object self):
 
 cdef object _input_variable(object x):
     """``chainer.as_variable`` for a raw array input."""
-    return new_variable(x, False)
+    return new_variable(x, False, None, 0)
 
 
 def apply(self, inputs):
     """Drop-in for ``FunctionNode.apply``; same results, same errors."""
     cdef ConfigView config = ConfigView.current()
     cdef str reason = None
-    cdef Py_ssize_t i, n
+    cdef Py_ssize_t i, n = 0
     cdef bint requires_grad = False
-    cdef object x, y, data, node, hooks, outputs, retained
-    cdef list in_data, nodes, input_vars, ret
-    cdef int rank = 0, r
+    cdef object x, y, t, data, hooks, outputs, retained, rank = 0
+    cdef list in_data = None, input_vars = None
 
     if config.get('schedule_func') is not None:
         reason = 'static graph (schedule_func)'
@@ -125,10 +124,31 @@ def apply(self, inputs):
     elif type(inputs) is not tuple and type(inputs) is not list:
         reason = 'inputs neither tuple nor list'
     else:
-        for x in inputs:
-            reason = _unsupported_input(x)
+        # One pass: check every input and gather what stock gathers.
+        n = len(inputs)
+        in_data = [None] * n
+        # The inputs' Variables; None for a raw array, whose Variable is
+        # made only if something needs it (graph, retention, layout check).
+        input_vars = [None] * n
+        for i in range(n):
+            x = inputs[i]
+            t = type(x)
+            if t is _ndarray:
+                in_data[i] = x
+                continue
+            if t is _Variable or t is _Parameter:
+                reason = _unsupported_variable(x)
+            else:
+                reason = _unsupported_other(x)
             if reason is not None:
                 break
+            input_vars[i] = x
+            in_data[i] = (<list>x._data)[0]
+            if x._requires_grad:
+                requires_grad = True
+            y = x._node._rank
+            if y > rank:
+                rank = y
     if reason is not None:
         _stats_apply.fallback(reason)
         return _original_apply(self, inputs)
@@ -139,22 +159,7 @@ def apply(self, inputs):
         # every call; an overridden label may raise.
         self.label
 
-    n = len(inputs)
-    in_data = [None] * n
-    # Variables of the inputs; None in place of a raw array, whose Variable
-    # is made only if something needs it (graph, retention, layout check).
-    input_vars = [None] * n
-    for i in range(n):
-        x = inputs[i]
-        if type(x) is _ndarray:
-            in_data[i] = x
-        else:
-            input_vars[i] = x
-            in_data[i] = (<list>x._data)[0]
-            if x._requires_grad:
-                requires_grad = True
     in_tuple = tuple(in_data)
-
     self._input_layouts = _none_layouts(n)
 
     if config.get('type_check'):
@@ -182,7 +187,12 @@ def apply(self, inputs):
         self._output_layouts = _none_layouts(n_out)
     elif self._output_layouts is None:
         self._output_layouts = _none_layouts(n_out)
-    cdef tuple out_layouts = self.output_layouts
+    cdef tuple out_layouts
+    if type(self).output_layouts is _output_layouts:
+        out_layouts = self._output_layouts
+        assert out_layouts is not None
+    else:
+        out_layouts = self.output_layouts
 
     if hooks is not None:
         for hook in hooks:
@@ -190,29 +200,26 @@ def apply(self, inputs):
 
     self._output_count = n_out
 
-    ret = [None] * n_out
+    cdef bint backprop = config.get('enable_backprop')
+    if backprop:
+        self.rank = rank
+    cdef object creator = self if backprop else None
+    cdef list ret = [None] * n_out
     for i in range(n_out):
         y = (<tuple>outputs)[i]
         if type(y) is _ndarray and out_layouts[i] is None:
-            ret[i] = new_variable(y, requires_grad)
+            ret[i] = new_variable(y, requires_grad, creator, rank)
         else:
-            ret[i] = _Variable(y, requires_grad=requires_grad,
-                               layout=out_layouts[i])
+            y = _Variable(y, requires_grad=requires_grad,
+                          layout=out_layouts[i])
+            if backprop:
+                y._node.creator_node = self
+            ret[i] = y
     cdef tuple ret_tuple = tuple(ret)
 
-    if config.get('enable_backprop'):
+    if backprop:
         _materialize(input_vars, in_data)
-        nodes = [None] * n
-        for i in range(n):
-            node = (<object>input_vars[i])._node
-            nodes[i] = node
-            r = node._rank
-            if r > rank:
-                rank = r
-        self.rank = rank
-        for y in ret_tuple:
-            y._node.creator_node = self
-        self.inputs = tuple(nodes)
+        self.inputs = tuple([(<object>v)._node for v in input_vars])
         self.outputs = tuple([PyWeakref_NewRef(y._node, None)
                               for y in ret_tuple])
 

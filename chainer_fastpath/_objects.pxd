@@ -1,1 +1,2 @@
-cdef object new_variable(object data, bint requires_grad)
+cdef object new_variable(object data, bint requires_grad, object creator,
+                         object rank)

@@ -50,11 +50,13 @@ def _row(part, owner, attribute, module):
 
 def _build_table():
     from chainer_fastpath import _fast_call
+    from chainer_fastpath import _force_array
     from chainer_fastpath import _fast_backward
     from chainer_fastpath import optimizers
 
     return (
         _row('forward', chainer.FunctionNode, 'apply', _fast_call),
+        _row('forward', chainer.utils, 'force_array', _force_array),
         _row('backward', chainer.Variable, 'backward', _fast_backward),
     ) + tuple(_row('optimizers', owner, attribute, optimizers)
               for owner, attribute in optimizers.targets())

@@ -67,23 +67,18 @@ def clear_cache():
 
 
 cdef object _key(type cls, tuple attributes, object node, tuple in_data):
-    """The cache key, or None when an input or attribute cannot be keyed."""
+    """The cache key, or None when an input cannot be keyed."""
     cdef list parts = [cls, len(in_data)]
     for a in in_data:
         dtype = a.dtype
-        if dtype.fields is not None or dtype.subdtype is not None:
+        # A builtin dtype in native byte order is named by its number.
+        if dtype.isbuiltin != 1:
             return None
         parts.append(dtype.num)
-        parts.append(dtype.byteorder)
         parts.append(a.shape)
     for name in attributes:
         parts.append(getattr(node, name))
-    key = tuple(parts)
-    try:
-        hash(key)
-    except TypeError:
-        return None
-    return key
+    return tuple(parts)
 
 
 cdef int check_types(object node, tuple in_data) except -1:
@@ -106,8 +101,12 @@ cdef int check_types(object node, tuple in_data) except -1:
         node._check_data_type_forward(in_data)
         return 0
     key = _key(cls, (<tuple>entry)[1], node, in_data)
-    if key is not None and key in _passed:
-        return 0
+    if key is not None:
+        try:
+            if key in _passed:
+                return 0
+        except TypeError:   # an attribute value that cannot be hashed
+            key = None
     node._check_data_type_forward(in_data)
     if key is not None:
         if len(_passed) >= _MAX_ENTRIES:
