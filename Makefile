@@ -8,7 +8,8 @@ PIP    := $(PY) -m pip --disable-pip-version-check -q
 export PIP_CONSTRAINT := $(CURDIR)/constraints.txt
 
 SOURCES := $(wildcard chainer_fastpath/*.pyx chainer_fastpath/*.pxd \
-                      chainer_fastpath/*/*.pyx chainer_fastpath/*/*.pxd)
+                      chainer_fastpath/*/*.pyx chainer_fastpath/*/*.pxd \
+                      chainer_fastpath/*/*.h)
 
 .PHONY: venv build test bench compat clean
 

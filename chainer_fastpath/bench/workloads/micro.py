@@ -65,6 +65,20 @@ class MLP(chainer.Chain):
         return h
 
 
+@workload('mlp_forward', 1000)
+def make_mlp_forward(seed):
+    """Forward of the tiny MLP 32-32-32-10, batch 1, recording the graph."""
+    numpy.random.seed(seed)
+    model = MLP([32, 32, 32, 10])
+    x = numpy.random.RandomState(seed).randn(1, 32).astype(numpy.float32)
+    out = []
+
+    def step():
+        out[:] = [model(x)]
+
+    return step, lambda: checksum([out[0].array])
+
+
 @workload('mlp_train', 300)
 def make_mlp_train(seed):
     """Tiny MLP 32-32-32-10, batch 1, softmax cross entropy, Adam."""
