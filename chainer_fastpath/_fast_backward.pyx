@@ -1,9 +1,63 @@
-"""Fast path for ``Variable.backward``."""
+"""Fast path for ``Variable.backward``.
+
+A compiled port of stock Chainer 7.8.1's ``Variable.backward`` and
+``chainer._backprop._backprop_to_all`` (with ``_backprop_utils.backprop_step``
+and ``GradTable`` inlined).  Everything stock does happens here, in the same
+order: candidates are popped by (rank, insertion), hooks see the same calls,
+gradients are checked with stock's messages, and gradient sums that stock does
+with ``F.add`` give the same bits.
+
+The one change is how two gradients of one node are summed when nobody can
+observe the ``F.add`` node stock would create (no function hooks, no graph
+being recorded, plain NumPy arrays of equal dtype and shape): the first sum is
+a fresh array (``a + b``, as ``Add.forward``), which this engine owns; later
+sums for the same node go into that buffer with ``numpy.add(..., out=)``.
+The order of additions is stock's, so the floats are identical.  An owned
+buffer is never handed to user code before its last accumulation (it is
+disowned whenever it leaves the table).
+"""
+cimport cython
+
+import collections
+import heapq
+
+import numpy
+
+import chainer
+from chainer import _backprop_utils
+from chainer import backend
+from chainer import variable as _variable_mod
+from chainer.function_node import FunctionNode
+
 from chainer_fastpath._stats cimport EntryStats
+from chainer_fastpath._config cimport ConfigView
+from chainer_fastpath._objects cimport new_variable
 from chainer_fastpath import _stats
 
 cdef EntryStats _stats_backward = _stats.entry('Variable.backward')
 cdef object _original_backward = None
+
+cdef object _ndarray = numpy.ndarray
+cdef object _np_add = numpy.add
+cdef object _np_array = numpy.array
+cdef object _Variable = chainer.Variable
+cdef object _Parameter = chainer.Parameter
+cdef object _VariableNode = _variable_mod.VariableNode
+cdef object _check_grad_type = _variable_mod._check_grad_type
+cdef object _base_accumulate_code = FunctionNode.backward_accumulate.__code__
+cdef object _get_function_hooks = chainer.get_function_hooks
+cdef object _OrderedDict = collections.OrderedDict
+cdef object _heappush = heapq.heappush
+cdef object _heappop = heapq.heappop
+cdef object _using_config = chainer.using_config
+cdef object _using_device = chainer.using_device
+cdef object _get_device_from_array = backend.get_device_from_array
+cdef object _get_columns = _backprop_utils._get_columns
+cdef object _F_add = None
+
+
+cdef EntryStats _stats_to_all = _stats.entry('_backprop._backprop_to_all')
+cdef object _original_to_all = None
 
 
 def bind(original):
@@ -12,9 +66,419 @@ def bind(original):
     _original_backward = original
 
 
+def bind_target(owner, attribute, original):
+    """The patch-table protocol for a module with several targets."""
+    global _original_to_all
+    if owner is _Variable and attribute == 'backward':
+        bind(original)
+        return backward
+    if attribute == '_backprop_to_all':
+        _original_to_all = original
+        return backprop_to_all
+    raise KeyError((owner, attribute))
+
+
+def backprop_to_all(outputs, retain_grad, loss_scale):
+    """Drop-in for ``chainer._backprop._backprop_to_all`` (used by
+    ``chainer.backward`` and ``F.forget``)."""
+    cdef ConfigView cfg = ConfigView.current()
+    reason = None
+    if cfg.get('debug'):
+        reason = 'debug mode'
+    elif cfg.get('schedule_func') is not None:
+        reason = 'static graph'
+    else:
+        for _, gy in outputs:
+            if gy is not None and type(gy) is not _Variable:
+                reason = 'Variable subclass'
+                break
+            if gy is not None and type(gy.raw_array) is not _ndarray:
+                reason = 'array type'
+                break
+    if reason is not None:
+        _stats_to_all.fallback(reason)
+        return _original_to_all(outputs, retain_grad, loss_scale)
+    _stats_to_all.fast += 1
+    _backprop_to_all(outputs, retain_grad, loss_scale)
+
+
+cdef object _fallback_reason(object self):
+    cdef ConfigView cfg
+    cls = type(self)
+    if cls is not _Variable and cls is not _Parameter:
+        return 'Variable subclass'
+    if self._has_chainerx_array:
+        return 'chainerx'
+    data = self._data[0]
+    if data is None:
+        return 'uninitialized variable'
+    if type(data) is not _ndarray:
+        return 'array type'
+    cfg = ConfigView.current()
+    if cfg.get('debug'):
+        return 'debug mode'
+    if cfg.get('schedule_func') is not None:
+        return 'static graph'
+    return None
+
+
 def backward(self, retain_grad=False, enable_double_backprop=False,
              loss_scale=None):
     """Drop-in for ``Variable.backward``."""
-    _stats_backward.fallback('not implemented yet')
-    return _original_backward(self, retain_grad, enable_double_backprop,
-                              loss_scale)
+    reason = _fallback_reason(self)
+    if reason is not None:
+        _stats_backward.fallback(reason)
+        return _original_backward(self, retain_grad, enable_double_backprop,
+                                  loss_scale)
+    _stats_backward.fast += 1
+
+    # Initialize error by 1, if this is a loss variable (as stock)
+    if self.array.size == 1 and self.grad_var is None:
+        if self.array.ndim != 0:
+            import warnings
+            warnings.warn(
+                'Treating a variable with only one element as a scalar'
+                ' in Variable.backward is deprecated. A scalar variable'
+                ' must be a 0-dimensional array. Apply'
+                ' chainer.functions.squeeze to obtain a scalar variable.'
+                ' If the size of this variable accidentally becomes one,'
+                ' set zero to grad.',
+                DeprecationWarning)
+        with _using_device(self.device):
+            self.grad = self.device.xp.ones_like(self.array)
+        if loss_scale is not None:
+            self.grad *= loss_scale
+
+    node = self.node
+    grad_var = self.grad_var
+    self.grad_var = None
+
+    with _using_config('enable_backprop', enable_double_backprop):
+        _backprop_to_all([(node, grad_var)], retain_grad, loss_scale)
+
+
+cdef class _Engine:
+    """State of one backprop: the candidate heap and the gradient table."""
+    cdef list cand_funcs
+    cdef set seen_set
+    cdef dict grads
+    cdef dict owned          # node -> Variable whose array this engine owns
+    cdef set leaf_nodes
+
+    def __cinit__(self):
+        self.cand_funcs = []
+        self.seen_set = set()
+        self.grads = {}
+        self.owned = {}
+        self.leaf_nodes = set()
+
+    cdef inline void add_cand(self, cand) except *:
+        if cand not in self.seen_set:
+            _heappush(self.cand_funcs, (-cand.rank, len(self.seen_set), cand))
+            self.seen_set.add(cand)
+
+    # -- GradTable(accumulate_grad_inputs=True) ---------------------------
+
+    cdef list get_as_list(self, node):
+        cdef list lst
+        assert node is not None
+        lst = self.grads.get(node)
+        if lst is None:
+            if node.creator_node is None:
+                node._check_old_style_gradient()
+                lst = _pure(_grad_var_from_alive_node(node))
+            else:
+                lst = []
+            self.grads[node] = lst
+        return lst
+
+    cdef object pop(self, node):
+        cdef list lst
+        if node is None:
+            return None
+        lst = self.grads.pop(node, None)
+        if lst is not None:
+            self.reduce(node, lst)
+            self.owned.pop(node, None)
+            return lst[0] if lst else None
+        return _grad_var_from_alive_node(node)
+
+    cdef object pop_or_none(self, node):
+        # ``_pop_or_none(grads[node])``: the gradient goes to user code, so
+        # the engine no longer owns it.
+        cdef list lst = self.grads[node]
+        self.owned.pop(node, None)
+        return lst.pop() if lst else None
+
+    cdef void reduce(self, node, list lst) except *:
+        """``_backprop_utils._reduce(lst)``, summing in place where that is
+        unobservable."""
+        cdef Py_ssize_t n = len(lst)
+        if n < 2:
+            return
+        if n == 2:
+            a = lst[0]
+            b = lst[1]
+            if _can_sum_arrays(a, b):
+                aa = a._data[0]
+                ba = b._data[0]
+                rg = a._requires_grad or b._requires_grad
+                if a is self.owned.get(node) and a._requires_grad == rg:
+                    _np_add(aa, ba, out=aa)
+                    del lst[1]
+                    return
+                y = aa + ba
+                if type(y) is not _ndarray:
+                    y = _np_array(y)
+                v = new_variable(y, rg, None, 0)
+                self.owned[node] = v
+                lst[:] = [v]
+                return
+        self.owned.pop(node, None)
+        lst[:] = [_f_add()(*lst)]
+
+
+cdef object _f_add():
+    global _F_add
+    if _F_add is None:
+        _F_add = chainer.functions.add
+    return _F_add
+
+
+cdef inline bint _can_sum_arrays(a, b) except -1:
+    """Whether ``F.add(a, b)`` would be unobservable: two plain Variables of
+    NumPy arrays of one dtype and shape, no hooks, no graph recorded."""
+    if type(a) is not _Variable or type(b) is not _Variable:
+        return False
+    if a._layout is not None or b._layout is not None:
+        return False
+    aa = a._data[0]
+    ba = b._data[0]
+    if type(aa) is not _ndarray or type(ba) is not _ndarray:
+        return False
+    if aa.dtype != ba.dtype or aa.shape != ba.shape:
+        return False
+    if _get_function_hooks():
+        return False
+    if ConfigView.current().get('enable_backprop'):
+        return False
+    return True
+
+
+cdef inline list _pure(grad):
+    return [] if grad is None else [grad]
+
+
+cdef object _grad_var_from_alive_node(node):
+    var = node.get_variable_or_none()
+    if var is None:
+        return None
+    gv = var.grad_var
+    var.grad_var = None
+    return gv
+
+
+cdef inline void _check_grad(func, x, gx) except *:
+    """``variable._check_grad_type(func, x, True, gx)`` with the common
+    all-good case decided here."""
+    if (type(gx) is _ndarray and type(x) is _VariableNode
+            and x._layout is None):
+        x_data = x._data
+        if x_data is None or type(x_data) is _ndarray:
+            dtype = x.dtype
+            shape = x.shape
+            if (dtype is not None and shape is not None
+                    and gx.dtype == dtype and gx.shape == shape):
+                return
+    _check_grad_type(func, x, True, gx)
+
+
+@cython.wraparound(True)
+cdef void _amend_exception(func, e) except *:
+    """The message change of ``_backprop_utils._reraise_with_stack``."""
+    import traceback
+    if func.stack is not None:
+        additional_message = \
+            '\n{}\nStacktrace of the function is below:\n{}'.format(
+                '-' * _get_columns(),
+                ''.join(traceback.format_list(func.stack[:-1])))
+        if e.args:
+            e.args = (e.args[0] + additional_message,) + e.args[1:]
+        else:
+            e.args = (additional_message,)
+
+
+cdef void _backprop_step(_Engine eng, func, tuple target_input_indexes,
+                         tuple grad_outputs, object grad_inputs) except *:
+    """``_backprop_utils.backprop_step`` (not in debug mode)."""
+    cdef Py_ssize_t len_gxs, n_inputs
+    cdef list lst
+    inputs = func.inputs
+    if func.backward_accumulate.__code__ is not _base_accumulate_code:
+        grad_inputs_tuple = tuple([
+            eng.pop_or_none(inputs[i]) for i in target_input_indexes])
+        try:
+            gxs = func.backward_accumulate(
+                target_input_indexes, grad_outputs, grad_inputs_tuple)
+        except Exception as e:
+            _amend_exception(func, e)
+            raise
+    else:
+        try:
+            gxs = func.backward(target_input_indexes, grad_outputs)
+        except Exception as e:
+            _amend_exception(func, e)
+            raise
+
+        len_gxs = len(gxs)
+        n_inputs = len(inputs)
+        if len_gxs == n_inputs:
+            gxs = tuple([gxs[i] for i in target_input_indexes])
+        elif len_gxs != len(target_input_indexes):
+            msg = 'number of gradients returned from backward is incorrect: '
+            if n_inputs == len(target_input_indexes):
+                msg += (
+                    '%s != expected %s' % (len_gxs, n_inputs))
+            else:
+                msg += (
+                    '%s != expected %s or %s'
+                    % (len_gxs, n_inputs, len(target_input_indexes)))
+            raise ValueError(func._get_error_message(msg))
+
+    for i, gx in zip(target_input_indexes, gxs):
+        if gx is None or gx.raw_array is None:
+            continue
+        lst = grad_inputs[inputs[i]]
+        lst.append(gx)
+    del gxs
+
+    if not func.lazy_grad_sum:
+        for x, lst in grad_inputs.items():
+            eng.reduce(x, lst)
+
+
+cpdef _backprop_to_all(outputs, retain_grad, loss_scale):
+    """``chainer._backprop._backprop_to_all``, compiled."""
+    cdef _Engine eng = _Engine()
+    cdef list lst, in_data, out_grad_array, outs, target
+    cdef tuple inputs, target_input_indexes, out_grad
+    cdef Py_ssize_t i
+    cdef bint all_numpy
+
+    for y, gy in outputs:
+        eng.get_as_list(y).append(gy)
+        func = y.creator_node
+        if func is None:  # leaf
+            eng.leaf_nodes.add(y)
+        else:
+            eng.add_cand(func)
+    y = None
+
+    base_hooks = _get_function_hooks().values()
+    cand_funcs = eng.cand_funcs
+    while cand_funcs:
+        func = _heappop(cand_funcs)[2]
+        inputs = func.inputs
+        target = []
+        i = 0
+        for x in inputs:
+            if x.requires_grad:
+                target.append(i)
+            i += 1
+        target_input_indexes = tuple(target)
+        outs = [y() for y in func.outputs]  # access via weak ref
+        out_grad = tuple([eng.pop(y)
+                          if y is not None and y.creator_node is not None
+                          else None
+                          for y in outs])
+        if not target_input_indexes:
+            continue
+
+        all_numpy = True
+        in_data = []
+        for x in inputs:
+            d = x.data
+            if d is not None and type(d) is not _ndarray:
+                all_numpy = False
+            in_data.append(d)
+        out_grad_array = []
+        for g in out_grad:
+            if g is None:
+                out_grad_array.append(None)
+            else:
+                d = g.raw_array
+                if d is not None and type(d) is not _ndarray:
+                    all_numpy = False
+                out_grad_array.append(d)
+
+        if func._n_local_function_hooks != 0:
+            local_hooks = _OrderedDict(_get_function_hooks())
+            local_hooks.update(func.local_function_hooks)
+            hooks = local_hooks.values()
+        else:
+            hooks = base_hooks
+
+        if all_numpy:
+            # the CPU device: its context does nothing
+            in_grad = _step(eng, func, inputs, target_input_indexes,
+                            out_grad, in_data, out_grad_array, hooks)
+        else:
+            with _using_device(_get_device_from_array(
+                    *(in_data + out_grad_array))):
+                in_grad = _step(eng, func, inputs, target_input_indexes,
+                                out_grad, in_data, out_grad_array, hooks)
+
+        if retain_grad:
+            for y, gy in zip(outs, out_grad):
+                if y is not None:
+                    y._set_grad_var_if_available(gy)
+            gy = None
+        out_grad = None
+
+        for x, lst in in_grad.items():
+            if not lst:
+                continue
+            for gx_elem in lst:
+                if gx_elem is not None:
+                    _check_grad(func, x, gx_elem.raw_array)
+            gx_elem = None
+            creator = x.creator_node
+            if creator is None:  # leaf
+                eng.leaf_nodes.add(x)
+            else:
+                eng.add_cand(creator)
+        lst = None
+        in_grad = None
+
+    for x in eng.leaf_nodes:
+        x_var = x.get_variable_or_none()
+        gx = eng.pop(x)
+        if x_var is not None:
+            x_var._set_grad_var_without_check(gx)
+            x_var._loss_scale = loss_scale
+    for lst in eng.grads.values():
+        assert lst == []
+
+
+cdef object _step(_Engine eng, func, tuple inputs, tuple target_input_indexes,
+                  tuple out_grad, list in_data, list out_grad_array, hooks):
+    cdef Py_ssize_t i
+    if hooks:
+        for hook in hooks:
+            hook.backward_preprocess(
+                func, tuple(in_data), tuple(out_grad_array))
+
+    # Collect the current input gradients, in input order.
+    in_grad = _OrderedDict()
+    for i in target_input_indexes:
+        x = inputs[i]
+        if x not in in_grad:
+            in_grad[x] = eng.get_as_list(x)
+
+    _backprop_step(eng, func, target_input_indexes, out_grad, in_grad)
+
+    if hooks:
+        for hook in hooks:
+            hook.backward_postprocess(
+                func, tuple(in_data), tuple(out_grad_array))
+    return in_grad

@@ -58,6 +58,8 @@ def _build_table():
         _row('forward', chainer.FunctionNode, 'apply', _fast_call),
         _row('forward', chainer.utils, 'force_array', _force_array),
         _row('backward', chainer.Variable, 'backward', _fast_backward),
+        _row('backward', chainer._backprop, '_backprop_to_all',
+             _fast_backward),
     ) + tuple(_row('optimizers', owner, attribute, optimizers)
               for owner, attribute in optimizers.targets())
 

@@ -11,7 +11,7 @@ import importlib
 import numpy
 
 WORKLOADS = {}
-MODULES = ('micro', 'optimizers')
+MODULES = ('micro', 'optimizers', 'backward')
 
 
 def workload(name, quick_steps):

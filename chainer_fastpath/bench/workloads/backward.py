@@ -1,0 +1,66 @@
+"""Backward workloads: forward + backward of small graphs."""
+import numpy
+
+import chainer
+import chainer.functions as F
+import chainer.links as L
+
+from chainer_fastpath.bench.workloads import checksum, workload
+
+
+def _params(*links):
+    return [p for link in links for _, p in sorted(link.namedparams())]
+
+
+@workload('mlp3_fwd_bwd', 500)
+def make_mlp3_fwd_bwd(seed):
+    """3-layer MLP 32-32-32-10, batch 1: forward, loss, backward."""
+    rng = numpy.random.RandomState(seed)
+    numpy.random.seed(seed)
+    model = chainer.Sequential(L.Linear(32, 32), F.relu, L.Linear(32, 32),
+                               F.relu, L.Linear(32, 10))
+    x = rng.randn(1, 32).astype(numpy.float32)
+    t = rng.randint(0, 10, 1).astype(numpy.int32)
+
+    def step():
+        model.cleargrads()
+        loss = F.softmax_cross_entropy(model(x), t)
+        loss.backward()
+
+    return step, lambda: checksum([p.grad for p in _params(model)])
+
+
+@workload('lstm20_fwd_bwd', 20)
+def make_lstm20_fwd_bwd(seed):
+    """LSTM(32) over 20 steps, batch 1: forward, loss, backward."""
+    rng = numpy.random.RandomState(seed)
+    numpy.random.seed(seed)
+    lstm = L.LSTM(32, 32)
+    xs = [rng.randn(1, 32).astype(numpy.float32) for _ in range(20)]
+
+    def step():
+        lstm.cleargrads()
+        lstm.reset_state()
+        loss = 0
+        for x in xs:
+            loss += F.sum(lstm(x))
+        loss.backward()
+
+    return step, lambda: checksum([p.grad for p in _params(lstm)])
+
+
+@workload('chain1000_fwd_bwd', 10)
+def make_chain1000_fwd_bwd(seed):
+    """1,000 chained ``h + 1``, forward and backward."""
+    rng = numpy.random.RandomState(seed)
+    x = chainer.Variable(rng.randn(1).astype(numpy.float32))
+
+    def step():
+        x.cleargrad()
+        h = x
+        for _ in range(1000):
+            h = h + 1
+        h.grad = numpy.ones_like(h.array)
+        h.backward()
+
+    return step, lambda: checksum([x.grad])

@@ -1,0 +1,527 @@
+"""Variable.backward, stock vs patched: gradients, hooks, errors and
+fallbacks must be identical."""
+import io
+import re
+
+import numpy
+import pytest
+
+import chainer
+from chainer import function_hook
+import chainer.functions as F
+import chainer.links as L
+
+import chainer_fastpath
+from chainer_fastpath.testing import check_same, run_both
+
+
+def _v(*shape, dtype=numpy.float32):
+    return chainer.Variable(
+        numpy.random.uniform(-1, 1, shape).astype(dtype))
+
+
+def _grads(link):
+    return [(name, p.grad) for name, p in sorted(link.namedparams())]
+
+
+def _counts(name='Variable.backward'):
+    return chainer_fastpath.stats()[name]
+
+
+# -- networks -----------------------------------------------------------
+
+@pytest.mark.parametrize('batch', [1, 7])
+def test_mlp(batch):
+    def fn():
+        m = chainer.Sequential(L.Linear(32, 32), F.relu, L.Linear(32, 32),
+                               F.tanh, L.Linear(32, 10))
+        x = _v(batch, 32)
+        t = numpy.random.randint(0, 10, batch).astype(numpy.int32)
+        loss = F.softmax_cross_entropy(m(x), t)
+        loss.backward()
+        return loss, _grads(m), x.grad
+    check_same(fn)
+    assert _counts()['fast'] == 1
+
+
+def test_two_backward_calls_accumulate_without_cleargrads():
+    def fn():
+        m = chainer.Sequential(L.Linear(5, 6), F.sigmoid, L.Linear(6, 2))
+        out = []
+        for _ in range(3):
+            loss = F.sum(m(_v(3, 5)) ** 2)
+            loss.backward()
+            out.append(_grads(m))
+        return out
+    check_same(fn)
+
+
+def test_user_grad_array_is_never_written():
+    def fn():
+        lin = L.Linear(4, 3)
+        user = numpy.full((3, 4), 0.5, numpy.float32)
+        keep = user.copy()
+        lin.W.grad = user
+        x = _v(2, 4)
+        F.sum(lin(x) * lin(x)).backward()
+        assert user.tobytes() == keep.tobytes()
+        first = lin.W.grad
+        first_copy = first.copy()
+        F.sum(lin(x)).backward()
+        # an earlier result handed to the user is not written either
+        assert first.tobytes() == first_copy.tobytes()
+        return _grads(lin)
+    check_same(fn)
+
+
+def test_rnn_shared_weights_20_steps():
+    def fn():
+        lstm = L.LSTM(8, 16)
+        out = L.Linear(16, 4)
+        loss = 0
+        for _ in range(20):
+            h = lstm(_v(1, 8))
+            loss += F.sum(out(h) ** 2)
+        loss.backward()
+        return loss, _grads(lstm), _grads(out)
+    check_same(fn)
+
+
+def test_elman_rnn_intermediate_fanout():
+    def fn():
+        W = chainer.Parameter(numpy.random.randn(6, 6).astype('f'))
+        h = _v(2, 6)
+        h0 = h
+        hs = []
+        for _ in range(20):
+            h = F.tanh(F.matmul(h, W) + h)   # h used twice: fan-out
+            hs.append(h)
+        loss = F.sum(F.concat(hs, axis=0)) + F.sum(h * h)
+        loss.backward()
+        return loss, W.grad, h0.grad
+    check_same(fn)
+
+
+def _tree(depth):
+    if depth == 0 or numpy.random.rand() < 0.3:
+        return int(numpy.random.randint(0, 10))
+    return (_tree(depth - 1), _tree(depth - 1))
+
+
+def test_recursive_net_over_random_trees():
+    def fn():
+        emb = L.EmbedID(10, 8)
+        comp = L.Linear(16, 8)
+        out = L.Linear(8, 3)
+
+        def encode(node):
+            if isinstance(node, int):
+                return emb(numpy.array([node], numpy.int32))
+            left, right = encode(node[0]), encode(node[1])
+            return F.tanh(comp(F.concat((left, right))))
+
+        results = []
+        for _ in range(4):
+            t = numpy.random.randint(0, 3, 1).astype(numpy.int32)
+            loss = F.softmax_cross_entropy(out(encode(_tree(5))), t)
+            loss.backward()
+            results.append((loss, _grads(emb), _grads(comp), _grads(out)))
+        return results
+    check_same(fn)
+
+
+# -- features -----------------------------------------------------------
+
+def test_double_backprop_chainer_grad():
+    def fn():
+        x = _v(3, 4)
+        lin = L.Linear(4, 2)
+        y = F.sum(F.tanh(lin(x)) ** 3)
+        gx, = chainer.grad([y], [x], enable_double_backprop=True)
+        z = F.sum(gx * gx)
+        z.backward()
+        return y, gx, x.grad, _grads(lin)
+    check_same(fn)
+
+
+def test_gradient_penalty():
+    def fn():
+        D = chainer.Sequential(L.Linear(5, 8), F.leaky_relu, L.Linear(8, 1))
+        x = _v(4, 5)
+        y = F.sum(D(x))
+        y.backward(enable_double_backprop=True)
+        gx = x.grad_var
+        penalty = F.sum((F.sqrt(F.batch_l2_norm_squared(gx)) - 1) ** 2)
+        D.cleargrads()
+        penalty.backward()
+        return y, gx, penalty, _grads(D)
+    check_same(fn)
+
+
+def test_retain_grad():
+    def fn():
+        x = _v(3, 4)
+        h = F.relu(x * 2)
+        g = h + h
+        y = F.sum(g * g)
+        y.backward(retain_grad=True)
+        return x, h, g, y
+    check_same(fn)
+
+
+def test_intermediate_grads_dropped_without_retain_grad():
+    def fn():
+        x = _v(3, 4)
+        h = x * 2
+        F.sum(h * h).backward()
+        return x.grad, h.grad
+    stock, patched = check_same(fn)
+    assert patched[1] is None
+
+
+@pytest.mark.parametrize('loss_scale', [None, 8.0, 3])
+def test_loss_scale(loss_scale):
+    def fn():
+        lin = L.Linear(4, 3)
+        x = _v(2, 4)
+        y = F.sum(lin(x) ** 2)
+        y.backward(loss_scale=loss_scale)
+        return _grads(lin), lin.W._loss_scale, x.grad, x._loss_scale
+    check_same(fn)
+
+
+def test_grad_set_before_backward_and_nonscalar_output():
+    def fn():
+        x = _v(3, 4)
+        y = F.tanh(x) * x
+        y.grad = numpy.random.randn(3, 4).astype('f')
+        y.backward()
+        return x.grad, y.grad
+    check_same(fn)
+
+
+def test_no_grad_start():
+    def fn():
+        x = _v(3, 4)
+        y = F.tanh(x)
+        with pytest.raises(TypeError) as e:
+            y.backward()      # stock passes grad None to TanhGrad
+        return str(e.value), x.grad
+    check_same(fn)
+
+
+def test_size_one_nonscalar_warns():
+    def fn():
+        x = _v(1, 1)
+        y = x * 3
+        with pytest.warns(DeprecationWarning):
+            y.backward()
+        return x.grad
+    check_same(fn)
+
+
+def test_inputs_that_need_no_grad():
+    def fn():
+        x = _v(3, 4)
+        c = chainer.Variable(numpy.ones((3, 4), 'f'), requires_grad=False)
+        y = F.sum(x * c + c)
+        y.backward()
+        return x.grad, c.grad
+    check_same(fn)
+
+
+def test_same_input_twice_and_multiple_outputs():
+    def fn():
+        x = _v(6, 4)
+        a, b, c = F.split_axis(x, 3, axis=0)
+        y = F.sum(a * a) + F.sum(c) + F.sum(F.concat((x, x)))
+        y.backward()
+        return x.grad
+    check_same(fn)
+
+
+def test_lazy_grad_sum():
+    def fn():
+        with chainer.using_config('lazy_grad_sum', True):
+            x = _v(3, 4)
+            W = chainer.Parameter(numpy.random.randn(4, 4).astype('f'))
+            h = x
+            for _ in range(5):
+                h = F.matmul(h, W) + h
+            loss = F.sum(h)
+        loss.backward()
+        return x.grad, W.grad
+    check_same(fn)
+
+
+def test_uninitialized_param_falls_back():
+    def fn():
+        lin = L.Linear(None, 3)
+        x = _v(2, 4)
+        F.sum(lin(x)).backward()
+        return _grads(lin)
+    check_same(fn)
+
+
+def test_chainer_backward_multiple_outputs():
+    def fn():
+        x = _v(3, 4)
+        y1 = F.tanh(x)
+        y2 = F.sigmoid(x) * x
+        y1.grad = numpy.ones((3, 4), 'f')
+        y2.grad = numpy.full((3, 4), 2, 'f')
+        chainer.backward([y1, y2])
+        return x.grad
+    check_same(fn)
+    assert _counts('_backprop._backprop_to_all')['fast'] == 1
+
+
+class _Cube(chainer.Function):
+    def forward(self, inputs):
+        return inputs[0] ** 3,
+
+    def backward(self, inputs, grad_outputs):
+        return 3 * inputs[0] ** 2 * grad_outputs[0],
+
+
+def test_old_style_function():
+    def fn():
+        x = _v(3, 4)
+        y = F.sum(_Cube()(x) + _Cube()(x))
+        y.backward()
+        return x.grad
+    check_same(fn)
+
+
+def test_old_style_function_twice_differentiate_error():
+    def fn():
+        x = _v(3)
+        y = F.sum(_Cube()(x))
+        y.backward(enable_double_backprop=True)
+        gx = x.grad_var
+        with pytest.raises(RuntimeError) as e:
+            F.sum(gx * gx).backward()
+        return str(e.value)
+    check_same(fn)
+
+
+class _AccumulatingMul2(chainer.FunctionNode):
+    def forward(self, inputs):
+        return inputs[0] * 2,
+
+    def backward_accumulate(self, target_input_indexes, grad_outputs,
+                            grad_inputs):
+        gx = grad_outputs[0] * 2
+        g_in = grad_inputs[0]
+        return (gx if g_in is None else gx + g_in),
+
+
+def test_backward_accumulate_override():
+    def fn():
+        x = _v(3, 4)
+        h = x * 3
+        y = F.sum(_AccumulatingMul2().apply((h,))[0] * h) + F.sum(
+            _AccumulatingMul2().apply((x,))[0])
+        y.backward()
+        return x.grad
+    check_same(fn)
+
+
+# -- hooks --------------------------------------------------------------
+
+class _Recorder(function_hook.FunctionHook):
+    name = 'recorder'
+
+    def __init__(self):
+        self.calls = []
+
+    def _rec(self, event, func, in_data, out_grad=None):
+        self.calls.append((
+            event, func.label,
+            tuple(None if a is None else (a.shape, str(a.dtype), a.tobytes())
+                  for a in in_data),
+            None if out_grad is None else tuple(
+                None if a is None else (a.shape, a.tobytes())
+                for a in out_grad)))
+
+    def forward_preprocess(self, func, in_data):
+        self._rec('fpre', func, in_data)
+
+    def forward_postprocess(self, func, in_data):
+        self._rec('fpost', func, in_data)
+
+    def backward_preprocess(self, func, in_data, out_grad):
+        self._rec('bpre', func, in_data, out_grad)
+
+    def backward_postprocess(self, func, in_data, out_grad):
+        self._rec('bpost', func, in_data, out_grad)
+
+
+def _shared_weight_net():
+    lin = L.Linear(4, 4)
+    x = _v(2, 4)
+    h = x
+    for _ in range(3):
+        h = F.relu(lin(h))
+    return lin, x, F.sum(h)
+
+
+def test_global_hook_sees_same_calls():
+    def fn():
+        lin, x, loss = _shared_weight_net()
+        rec = _Recorder()
+        with rec:
+            loss.backward()
+        return rec.calls, _grads(lin), x.grad
+    stock, patched = check_same(fn)
+    # the summation of the shared weight's gradients is visible to hooks
+    assert any(c[1] == '_ + _' for c in stock[0])
+
+
+def test_local_hook_sees_same_calls():
+    def fn():
+        lin = L.Linear(4, 4)
+        x = _v(2, 4)
+        h1 = lin(x)
+        rec = _Recorder()
+        h1.creator.add_hook(rec)
+        loss = F.sum(F.relu(lin(h1)))
+        loss.backward()
+        return rec.calls, _grads(lin)
+    check_same(fn)
+
+
+def test_timer_hook_same_calls():
+    from chainer.function_hooks import TimerHook
+
+    def fn():
+        lin, x, loss = _shared_weight_net()
+        hook = TimerHook()
+        with hook:
+            loss.backward()
+        return [name for name, _ in hook.call_history], _grads(lin)
+    check_same(fn)
+
+
+def test_print_hook_same_output():
+    from chainer.function_hooks import PrintHook
+
+    def fn():
+        lin, x, loss = _shared_weight_net()
+        buf = io.StringIO()
+        with PrintHook(file=buf):
+            loss.backward()
+        # addresses differ between any two runs
+        return re.sub('0x[0-9a-f]+', 'ADDR', buf.getvalue()), _grads(lin)
+    check_same(fn)
+
+
+# -- errors -------------------------------------------------------------
+
+class _BadGrad(chainer.FunctionNode):
+    def __init__(self, kind):
+        self.kind = kind
+
+    def forward(self, inputs):
+        return inputs[0] * 1,
+
+    def backward(self, indexes, grad_outputs):
+        gy, = grad_outputs
+        if self.kind == 'dtype':
+            return chainer.Variable(gy.array.astype(numpy.float64)),
+        if self.kind == 'shape':
+            return chainer.Variable(gy.array[:1]),
+        if self.kind == 'type':
+            return chainer.Variable(gy.array.tolist()),
+        if self.kind == 'count':
+            return gy, gy
+        if self.kind == 'raise':
+            raise ZeroDivisionError('boom')
+        raise AssertionError
+
+
+@pytest.mark.parametrize('kind', ['dtype', 'shape', 'count', 'raise'])
+def test_errors_match_stock(kind):
+    def fn():
+        x = _v(3, 4)
+        y = F.sum(_BadGrad(kind).apply((x,))[0])
+        with pytest.raises(Exception) as e:
+            y.backward()
+        return type(e.value).__name__, str(e.value)
+    stock, patched = check_same(fn)
+    assert stock[0] in ('TypeError', 'ValueError', 'ZeroDivisionError')
+
+
+def test_error_mismatched_sum_dtype_matches_stock():
+    # two gradients of one node with different dtypes: stock's F.add raises
+    class _AsF64(chainer.FunctionNode):
+        def forward(self, inputs):
+            return inputs[0] * 1,
+
+        def backward(self, indexes, grad_outputs):
+            return chainer.Variable(
+                grad_outputs[0].array.astype(numpy.float64)),
+
+    def fn():
+        x = _v(3)
+        y = F.sum(_AsF64().apply((x,))[0]) + F.sum(x)
+        with pytest.raises(Exception) as e:
+            y.backward()
+        return type(e.value).__name__, str(e.value)
+    check_same(fn)
+
+
+# -- fallbacks ----------------------------------------------------------
+
+def test_debug_mode_falls_back():
+    def fn():
+        x = _v(3, 4)
+        with chainer.using_config('debug', True):
+            F.sum(x * x).backward()
+        return x.grad
+    check_same(fn)
+    assert _counts()['fallback'] == {'debug mode': 1}
+    assert _counts()['fast'] == 0
+
+
+def test_subclass_falls_back():
+    class MyVariable(chainer.Variable):
+        pass
+
+    def fn():
+        x = _v(3)
+        y = MyVariable(numpy.array(2.0, 'f'))
+        y.backward()
+        F.sum(x * x).backward()
+        return x.grad, y.grad
+    check_same(fn)
+    assert _counts()['fallback'] == {'Variable subclass': 1}
+    assert _counts()['fast'] == 1
+
+
+def test_disable_restores_original():
+    original = chainer.Variable.__dict__['backward']
+    original_to_all = chainer._backprop._backprop_to_all
+    chainer_fastpath.enable()
+    assert chainer.Variable.__dict__['backward'] is not original
+    chainer_fastpath.disable()
+    assert chainer.Variable.__dict__['backward'] is original
+    assert chainer._backprop._backprop_to_all is original_to_all
+
+
+def test_graph_is_freed():
+    import gc
+    import weakref
+
+    def fn():
+        lin = L.Linear(4, 4)
+        x = _v(2, 4)
+        h = F.relu(lin(x))
+        ref = weakref.ref(h.creator_node)
+        loss = F.sum(h + h)
+        loss.backward()
+        del h, loss
+        gc.collect()
+        return ref() is None
+    stock, patched = run_both(fn)
+    assert stock == patched
