@@ -13,6 +13,7 @@ import chainer.links as L
 
 import chainer_fastpath
 from chainer_fastpath.testing import check_same, run_both
+from chainer_fastpath.testing.differential import assert_same
 
 
 def _v(*shape, dtype=numpy.float32):
@@ -525,3 +526,20 @@ def test_graph_is_freed():
         return ref() is None
     stock, patched = run_both(fn)
     assert stock == patched
+
+
+def test_shared_weight_sums_skip_f_add():
+    """The in-place path is taken: no Add nodes are applied for the sums."""
+    def fn():
+        lstm = L.LSTM(3, 4)
+        loss = 0
+        for _ in range(5):
+            loss += F.sum(lstm(_v(1, 3)))
+        chainer_fastpath.reset_stats()
+        loss.backward()
+        return _grads(lstm), _counts('FunctionNode.apply')['fast']
+    _, (grads_fwd_only, applies_fwd_only) = run_both(fn, backward=False)
+    stock, (grads_both, applies_both) = run_both(fn)
+    assert_same(stock[0], grads_both)
+    assert_same(grads_fwd_only, grads_both)
+    assert applies_both < applies_fwd_only
