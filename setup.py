@@ -13,6 +13,7 @@ MODULES = [
     'chainer_fastpath._config',
     'chainer_fastpath._objects',
     'chainer_fastpath._type_check',
+    'chainer_fastpath._forwards',
     'chainer_fastpath._fast_call',
     'chainer_fastpath._force_array',
     'chainer_fastpath._fast_backward',

@@ -23,6 +23,7 @@ from chainer_fastpath import _stats
 from chainer_fastpath._objects cimport new_variable
 from chainer_fastpath._config cimport ConfigView
 from chainer_fastpath._type_check cimport check_types
+from chainer_fastpath._forwards cimport NOT_COMPILED, run_forward
 
 cdef EntryStats _stats_apply = _stats.entry('FunctionNode.apply')
 cdef object _original_apply = None
@@ -34,6 +35,22 @@ cdef type _FunctionNode = function_node.FunctionNode
 cdef object _check_layout_forward = _FunctionNode.check_layout_forward
 cdef object _label = _FunctionNode.__dict__['label']
 cdef object _output_layouts = _FunctionNode.__dict__['output_layouts']
+cdef type _VariableNode = variable.VariableNode
+cdef object _node_data = _VariableNode.__dict__['data']
+cdef object _update_data_info = _VariableNode.__dict__['_update_data_info']
+cdef object _retain_data = _Variable.__dict__['retain_data']
+
+
+def _constant_labels():
+    # Label properties that only return a constant string: evaluating them
+    # can neither fail nor change anything, so the fast path may skip it.
+    from chainer.functions.math import basic_math as m
+    return frozenset(cls.__dict__['label']
+                     for cls in (m.Neg, m.Absolute, m.Add, m.Sub, m.Mul,
+                                 m.Div))
+
+
+cdef frozenset _CONSTANT_LABELS = _constant_labels()
 cdef object _thread_local = chainer._thread_local
 cdef object _get_function_hooks = chainer.get_function_hooks
 cdef object _OrderedDict = collections.OrderedDict
@@ -154,7 +171,8 @@ def apply(self, inputs):
         return _original_apply(self, inputs)
     _stats_apply.fast += 1
 
-    if type(self).label is not _label:
+    label = type(self).label
+    if label is not _label and label not in _CONSTANT_LABELS:
         # Stock evaluates the label for its array-compatibility message on
         # every call; an overridden label may raise.
         self.label
@@ -177,7 +195,9 @@ def apply(self, inputs):
 
     self._input_indexes_to_retain = None
     self._output_indexes_to_retain = None
-    outputs = self.forward(in_tuple)
+    outputs = run_forward(self, in_tuple)
+    if outputs is NOT_COMPILED:
+        outputs = self.forward(in_tuple)
 
     _check_outputs(self, outputs)
     cdef Py_ssize_t n_out = len(<tuple>outputs)
@@ -226,7 +246,7 @@ def apply(self, inputs):
         retained = self._input_indexes_to_retain
         if retained is not None:
             for index in retained:
-                input_vars[index].retain_data()
+                _retain(input_vars[index])
 
         retained = self._output_indexes_to_retain
         if retained is not None:
@@ -239,6 +259,33 @@ def apply(self, inputs):
         self.lazy_grad_sum = config.get('lazy_grad_sum')
 
     return ret_tuple
+
+
+cdef inline void _retain(object var) except *:
+    """``var.retain_data()``, inlined while it and what it calls are
+    stock's: the node keeps the array and refreshes its dtype and shape."""
+    cdef type t = type(var)
+    cdef object node
+    cdef dict state
+    if ((t is _Variable or t is _Parameter)
+            and t.retain_data is _retain_data
+            and 'retain_data' not in var.__dict__):
+        node = var._node
+        if (type(node) is _VariableNode
+                and _VariableNode.data is _node_data
+                and _VariableNode._update_data_info is _update_data_info
+                and node._layout is None):
+            data = (<list>var._data)[0]
+            state = node.__dict__
+            state['_data'] = data
+            if data is None:
+                state['dtype'] = None
+                state['shape'] = None
+            else:
+                state['dtype'] = data.dtype
+                state['shape'] = data.shape
+            return
+    var.retain_data()
 
 
 cdef inline void _materialize(list input_vars, list in_data):

@@ -370,3 +370,48 @@ def test_force_array_counts_fast_and_fallback():
     s = chainer_fastpath.stats()['utils.force_array']
     assert s['fast'] == 1
     assert sum(s['fallback'].values()) == 1
+
+
+# --- compiled forwards step aside for overridden methods ---
+
+def test_relu_forward_cpu_mocked_on_the_instance_is_called():
+    chainer_fastpath.enable()
+    node = chainer.functions.activation.relu.ReLU()
+    calls = []
+
+    def forward_cpu(inputs):
+        calls.append(1)
+        return inputs[0] * 3,
+
+    node.forward_cpu = forward_cpu
+    y, = node.apply((numpy.ones(2, numpy.float32),))
+    assert calls == [1]
+    numpy.testing.assert_array_equal(y.array, [3, 3])
+
+
+def test_linear_static_method_patched_on_the_class_is_called(monkeypatch):
+    from chainer.functions.connection import linear
+    chainer_fastpath.enable()
+    calls = []
+    original = linear.LinearFunction.static_linear_no_bias
+
+    def spy(self, *args, **kwargs):
+        calls.append(1)
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(linear.LinearFunction, 'static_linear_no_bias', spy)
+    F.linear(_v(2, 4), _v(3, 4))
+    assert calls == [1]
+
+
+def test_retained_inputs_hold_their_arrays():
+    def build():
+        x, w = _v(2, 4), _v(3, 4)
+        y = F.linear(x, w)
+        node = y.creator_node
+        return [n.data for n in node.inputs], node.get_retained_inputs()
+
+    stock, patched = run_both(build)
+    for s, p in zip(stock[0], patched[0]):
+        numpy.testing.assert_array_equal(s, p)
+    assert len(patched[1]) == 2
