@@ -15,6 +15,7 @@ MODULES = [
     'chainer_fastpath._type_check',
     'chainer_fastpath._forwards',
     'chainer_fastpath._fast_call',
+    'chainer_fastpath._arith',
     'chainer_fastpath._force_array',
     'chainer_fastpath._fast_backward',
     'chainer_fastpath.optimizers._kernels',

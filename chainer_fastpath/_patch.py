@@ -49,6 +49,7 @@ def _row(part, owner, attribute, module):
 
 
 def _build_table():
+    from chainer_fastpath import _arith
     from chainer_fastpath import _fast_call
     from chainer_fastpath import _force_array
     from chainer_fastpath import _fast_backward
@@ -57,6 +58,8 @@ def _build_table():
     return (
         _row('forward', chainer.FunctionNode, 'apply', _fast_call),
         _row('forward', chainer.utils, 'force_array', _force_array),
+    ) + tuple(_row('forward', owner, attribute, _arith)
+              for owner, attribute in _arith.targets()) + (
         _row('backward', chainer.Variable, 'backward', _fast_backward),
         _row('backward', chainer._backprop, '_backprop_to_all',
              _fast_backward),

@@ -1,0 +1,75 @@
+"""Fast path for ``F.add`` and the Variable operators ``+``, ``-``, ``*``
+between two Variables.
+
+Stock's ``add``/``sub``/``mul`` (chainer/functions/math/basic_math.py) first
+ask ``numpy.isscalar(rhs)``, whose ``numbers.Number`` check costs more than
+the rest of a small op, then ``_preprocess_rhs``, which returns a Variable
+unchanged. For an exact ``Variable`` or ``Parameter`` on the right the
+answers are known (not a scalar; returned as is), so this path applies the
+same FunctionNode directly. Any other right-hand side takes the original.
+"""
+from chainer import variable
+from chainer.functions.math import basic_math
+
+from chainer_fastpath._stats cimport EntryStats
+from chainer_fastpath import _stats
+
+cdef type _Variable = variable.Variable
+cdef type _Parameter = variable.Parameter
+cdef object _preprocess_rhs = basic_math._preprocess_rhs
+
+cdef EntryStats _stats_arith = _stats.entry('basic_math add/sub/mul')
+cdef dict _originals = {}   # 'add' | 'sub' | 'mul' -> stock function
+
+
+def bind_target(owner, attribute, original):
+    """Returns the replacement of ``owner.attribute`` (one of stock's
+    ``add``, ``sub``, ``mul``), remembering ``original``."""
+    name = original.__name__
+    _originals.setdefault(name, original)
+    return {'add': add, 'sub': sub, 'mul': mul}[name]
+
+
+def targets():
+    """``(owner, attribute)`` of every target of this module."""
+    import chainer.functions
+    return [
+        (basic_math, 'add'), (basic_math, 'sub'), (basic_math, 'mul'),
+        (chainer.functions, 'add'),
+        (_Variable, '__add__'), (_Variable, '__radd__'),
+        (_Variable, '__sub__'),
+        (_Variable, '__mul__'), (_Variable, '__rmul__'),
+    ]
+
+
+cdef inline bint _plain_variable(object x):
+    # The stock helper is looked up per call: a test may replace it.
+    return ((type(x) is _Variable or type(x) is _Parameter)
+            and basic_math._preprocess_rhs is _preprocess_rhs)
+
+
+def add(*xs):
+    """Drop-in for ``chainer.functions.add``."""
+    if len(xs) == 2 and _plain_variable(xs[1]):
+        _stats_arith.fast += 1
+        return basic_math.Add().apply(xs)[0]
+    _stats_arith.fallback('right-hand side not a plain Variable')
+    return _originals['add'](*xs)
+
+
+def sub(self, rhs):
+    """Drop-in for ``Variable.__sub__``."""
+    if _plain_variable(rhs):
+        _stats_arith.fast += 1
+        return basic_math.Sub().apply((self, rhs))[0]
+    _stats_arith.fallback('right-hand side not a plain Variable')
+    return _originals['sub'](self, rhs)
+
+
+def mul(self, rhs):
+    """Drop-in for ``Variable.__mul__``."""
+    if _plain_variable(rhs):
+        _stats_arith.fast += 1
+        return basic_math.Mul().apply((self, rhs))[0]
+    _stats_arith.fallback('right-hand side not a plain Variable')
+    return _originals['mul'](self, rhs)

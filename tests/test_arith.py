@@ -1,0 +1,82 @@
+"""F.add and the Variable operators, stock vs patched."""
+import numpy
+import pytest
+
+import chainer
+import chainer.functions as F
+
+import chainer_fastpath
+from chainer_fastpath.testing import check_same, run_both
+
+
+def _v(*shape):
+    return chainer.Variable(numpy.random.randn(*shape).astype(numpy.float32))
+
+
+def _p(*shape):
+    return chainer.Parameter(numpy.random.randn(*shape).astype(numpy.float32))
+
+
+OPS = {
+    'F.add': lambda a, b: F.add(a, b),
+    'F.add3': lambda a, b: F.add(a, b, a),
+    'add': lambda a, b: a + b,
+    'radd_array': lambda a, b: b.array + a,
+    'sub': lambda a, b: a - b,
+    'rsub_scalar': lambda a, b: 1.5 - a,
+    'mul': lambda a, b: a * b,
+    'rmul_scalar': lambda a, b: 2 * b,
+    'mul_array': lambda a, b: a * b.array,
+    'add_scalar': lambda a, b: a + 1,
+    'sub_array': lambda a, b: a - b.array,
+}
+
+
+@pytest.mark.parametrize('make_rhs', [_v, _p])
+@pytest.mark.parametrize('name', sorted(OPS))
+def test_operator_same_stock_and_patched(name, make_rhs):
+    def build():
+        a, b = _v(3, 2), make_rhs(3, 2)
+        y = OPS[name](a, b)
+        F.sum(y * y).backward()
+        return y, a.grad, b.grad
+
+    check_same(build)
+
+
+@pytest.mark.parametrize('rhs', [
+    'abc', [1.0, 2.0], None, object()])
+def test_bad_rhs_same_error(rhs):
+    def build():
+        out = []
+        for op in (lambda a: a + rhs, lambda a: a - rhs, lambda a: a * rhs,
+                   lambda a: F.add(a, rhs)):
+            try:
+                op(_v(2))
+                out.append(None)
+            except Exception as e:
+                out.append(type(e).__name__)
+        return out
+
+    stock, patched = run_both(build)
+    assert stock == patched
+
+
+def test_variable_pairs_take_the_fast_path():
+    chainer_fastpath.enable()
+    a, b = _v(2), _v(2)
+    a + b, a - b, a * b, F.add(a, b)
+    a + 1
+    s = chainer_fastpath.stats()['basic_math add/sub/mul']
+    assert s['fast'] == 4
+    assert sum(s['fallback'].values()) == 1
+
+
+def test_operators_restored_on_disable():
+    from chainer.functions.math import basic_math
+    original = chainer.Variable.__add__
+    chainer_fastpath.enable()
+    assert chainer.Variable.__add__ is not original
+    chainer_fastpath.disable()
+    assert chainer.Variable.__add__ is original is basic_math.add
+    assert F.add is basic_math.add
