@@ -139,7 +139,13 @@ def by_test(outcomes):
 def cache_key(files, args):
     from importlib import metadata
 
-    versions = [metadata.version(d) for d in (
+    def version(dist):
+        try:
+            return metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            return 'absent'
+
+    versions = [version(d) for d in (
         'chainer', 'numpy', 'scipy', 'setuptools', 'pytest')]
     h = hashlib.sha256()
     for part in [sys.version] + versions + [
