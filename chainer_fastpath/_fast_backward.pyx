@@ -177,6 +177,14 @@ cdef class _Engine:
             _heappush(self.cand_funcs, (-cand.rank, len(self.seen_set), cand))
             self.seen_set.add(cand)
 
+    cdef inline void add_node(self, node) except *:
+        """Queues ``node``'s creator, or records ``node`` as a leaf."""
+        creator = node.creator_node
+        if creator is None:
+            self.leaf_nodes.add(node)
+        else:
+            self.add_cand(creator)
+
     # -- GradTable(accumulate_grad_inputs=True) ---------------------------
 
     cdef list get_as_list(self, node):
@@ -367,11 +375,7 @@ cpdef _backprop_to_all(outputs, retain_grad, loss_scale):
 
     for y, gy in outputs:
         eng.get_as_list(y).append(gy)
-        func = y.creator_node
-        if func is None:  # leaf
-            eng.leaf_nodes.add(y)
-        else:
-            eng.add_cand(func)
+        eng.add_node(y)
     y = None
 
     base_hooks = _get_function_hooks().values()
@@ -442,11 +446,7 @@ cpdef _backprop_to_all(outputs, retain_grad, loss_scale):
                 if gx_elem is not None:
                     _check_grad(func, x, gx_elem.raw_array)
             gx_elem = None
-            creator = x.creator_node
-            if creator is None:  # leaf
-                eng.leaf_nodes.add(x)
-            else:
-                eng.add_cand(creator)
+            eng.add_node(x)
         lst = None
         in_grad = None
 
