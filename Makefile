@@ -32,7 +32,20 @@ build: $(VENV)/.built
 test: build
 	$(PY) -m pytest -q tests
 
-bench: build
+# The bench extra (PyTorch, matplotlib, scikit-learn) for `make bench` only:
+# `make test`, which CI runs, needs none of it. torch declares setuptools>=77,
+# whose distutils lacks the msvccompiler module that Chainer's import of
+# numpy.distutils needs, so torch goes in without its declared requirements,
+# and those it imports are named here (setuptools it needs only to compile
+# extensions of its own).
+TORCH_REQUIRES := filelock 'typing-extensions>=4.10.0' 'sympy>=1.13.3' \
+                  'networkx>=2.5.1' jinja2 'fsspec>=0.8.5'
+$(VENV)/.bench-deps: $(VENV)/.deps pyproject.toml
+	$(PIP) install matplotlib scikit-learn $(TORCH_REQUIRES)
+	$(PIP) install --no-deps 'torch==2.13.0'
+	touch $@
+
+bench: build $(VENV)/.bench-deps
 	$(PY) -m chainer_fastpath bench --quick
 
 # Chainer's upstream suite, stock vs patched: make compat CHAINER_TESTS=/path/to/chainer/tests

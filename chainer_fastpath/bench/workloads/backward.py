@@ -12,7 +12,7 @@ def _params(*links):
     return [p for link in links for _, p in sorted(link.namedparams())]
 
 
-@workload('mlp3_fwd_bwd', 500)
+@workload('mlp3_fwd_bwd', 100)
 def make_mlp3_fwd_bwd(seed):
     """3-layer MLP 32-32-32-10, batch 1: forward, loss, backward."""
     rng = numpy.random.RandomState(seed)
@@ -30,7 +30,7 @@ def make_mlp3_fwd_bwd(seed):
     return step, lambda: checksum([p.grad for p in _params(model)])
 
 
-@workload('lstm20_fwd_bwd', 20)
+@workload('lstm20_fwd_bwd', 5)
 def make_lstm20_fwd_bwd(seed):
     """LSTM(32) over 20 steps, batch 1: forward, loss, backward."""
     rng = numpy.random.RandomState(seed)
@@ -49,7 +49,7 @@ def make_lstm20_fwd_bwd(seed):
     return step, lambda: checksum([p.grad for p in _params(lstm)])
 
 
-@workload('chain1000_fwd_bwd', 10)
+@workload('chain1000_fwd_bwd', 3)
 def make_chain1000_fwd_bwd(seed):
     """1,000 chained ``h + 1``, forward and backward."""
     rng = numpy.random.RandomState(seed)

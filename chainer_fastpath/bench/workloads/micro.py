@@ -5,10 +5,11 @@ import chainer
 import chainer.functions as F
 import chainer.links as L
 
-from chainer_fastpath.bench.workloads import checksum, workload
+from chainer_fastpath.bench.workloads import (
+    checksum, import_torch, model_checksum, torch_twin, workload)
 
 
-@workload('add', 2000)
+@workload('add', 500)
 def make_add(seed):
     rng = numpy.random.RandomState(seed)
     a = chainer.Variable(rng.randn(1).astype(numpy.float32))
@@ -21,7 +22,7 @@ def make_add(seed):
     return step, lambda: checksum([out[0].array])
 
 
-@workload('add_nobackprop_x10', 200)
+@workload('add_nobackprop_x10', 50)
 def make_add_nobackprop(seed):
     """Ten ``F.add`` in one ``no_backprop_mode`` block, as inference runs."""
     rng = numpy.random.RandomState(seed)
@@ -37,7 +38,7 @@ def make_add_nobackprop(seed):
     return step, lambda: checksum([out[0].array])
 
 
-@workload('linear', 2000)
+@workload('linear', 500)
 def make_linear(seed):
     rng = numpy.random.RandomState(seed)
     x = chainer.Variable(rng.randn(1, 32).astype(numpy.float32))
@@ -67,7 +68,7 @@ class MLP(chainer.Chain):
         return h
 
 
-@workload('mlp_forward', 1000)
+@workload('mlp_forward', 200)
 def make_mlp_forward(seed):
     """Forward of the tiny MLP 32-32-32-10, batch 1, recording the graph."""
     numpy.random.seed(seed)
@@ -81,7 +82,7 @@ def make_mlp_forward(seed):
     return step, lambda: checksum([out[0].array])
 
 
-@workload('mlp_train', 300)
+@workload('mlp_train', 64)
 def make_mlp_train(seed):
     """Tiny MLP 32-32-32-10, batch 1, softmax cross entropy, Adam."""
     numpy.random.seed(seed)
@@ -102,7 +103,28 @@ def make_mlp_train(seed):
         opt.update()
         state['loss'] = float(loss.array)
 
-    def result():
-        return checksum([p.array for p in model.params()])
+    return step, lambda: model_checksum(model)
 
-    return step, result
+
+@torch_twin('mlp_train')
+def make_mlp_train_torch(seed):
+    torch = import_torch()
+    torch.manual_seed(seed)
+    rng = numpy.random.RandomState(seed)
+    model = torch.nn.Sequential(
+        torch.nn.Linear(32, 32), torch.nn.ReLU(),
+        torch.nn.Linear(32, 32), torch.nn.ReLU(), torch.nn.Linear(32, 10))
+    opt = torch.optim.Adam(model.parameters())
+    xs = torch.from_numpy(rng.randn(64, 1, 32).astype(numpy.float32))
+    ts = torch.from_numpy(rng.randint(0, 10, size=(64, 1)).astype(numpy.int64))
+    state = {'i': 0}
+
+    def step():
+        i = state['i'] % len(xs)
+        state['i'] += 1
+        opt.zero_grad()
+        loss = torch.nn.functional.cross_entropy(model(xs[i]), ts[i])
+        loss.backward()
+        opt.step()
+
+    return step, lambda: model_checksum(model)

@@ -2,20 +2,18 @@
 
 Adam and MomentumSGD over 20 parameters of 1,000 float32 elements (the
 per-parameter overhead) and over one parameter of 10M elements (the
-arithmetic). With PyTorch importable, ``torch.optim.Adam`` (foreach and
-fused) runs on the same shapes beside them.
+arithmetic). Their PyTorch twins run ``torch.optim.Adam`` and ``SGD`` with
+momentum, as constructed by default, on the same shapes.
 """
+import functools
+
 import numpy
 
 import chainer
 from chainer import optimizers
 
-from chainer_fastpath.bench.workloads import checksum, workload
-
-try:
-    import torch
-except ImportError:    # pragma: no cover - optional
-    torch = None
+from chainer_fastpath.bench.workloads import (
+    checksum, import_torch, torch_twin, workload)
 
 
 def _make(seed, opt, count, size):
@@ -35,28 +33,28 @@ def _make(seed, opt, count, size):
     return step, lambda: checksum([p.array for p in link.params()])
 
 
-@workload('adam_20x1000', 300)
+@workload('adam_20x1000', 60)
 def make_adam_small(seed):
     return _make(seed, optimizers.Adam(), 20, 1000)
 
 
-@workload('adam_1x10M', 3)
+@workload('adam_1x10M', 2)
 def make_adam_large(seed):
     return _make(seed, optimizers.Adam(), 1, 10 ** 7)
 
 
-@workload('momentum_sgd_20x1000', 300)
+@workload('momentum_sgd_20x1000', 100)
 def make_momentum_small(seed):
     return _make(seed, optimizers.MomentumSGD(), 20, 1000)
 
 
-@workload('momentum_sgd_1x10M', 3)
+@workload('momentum_sgd_1x10M', 2)
 def make_momentum_large(seed):
     return _make(seed, optimizers.MomentumSGD(), 1, 10 ** 7)
 
 
-def _make_torch(seed, count, size, **kwargs):
-    torch.set_num_threads(1)
+def _make_torch(seed, count, size, optimizer, **kwargs):
+    torch = import_torch()
     rng = numpy.random.RandomState(seed)
     params = []
     for _ in range(count):
@@ -65,7 +63,7 @@ def _make_torch(seed, count, size, **kwargs):
         p.grad = torch.from_numpy(
             rng.uniform(-1, 1, size).astype(numpy.float32))
         params.append(p)
-    opt = torch.optim.Adam(params, **kwargs)
+    opt = getattr(torch.optim, optimizer)(params, **kwargs)
 
     def step():
         opt.step()
@@ -73,11 +71,11 @@ def _make_torch(seed, count, size, **kwargs):
     return step, lambda: checksum([p.detach().numpy() for p in params])
 
 
-if torch is not None:
-    for _count, _size, _tag in ((20, 1000, '20x1000'), (1, 10 ** 7, '1x10M')):
-        for _kw, _kind in (({'foreach': True}, 'foreach'),
-                           ({'fused': True}, 'fused')):
-            def _mk(seed, _count=_count, _size=_size, _kw=_kw):
-                return _make_torch(seed, _count, _size, **_kw)
-            workload('torch_adam_{}_{}'.format(_kind, _tag),
-                     300 if _count > 1 else 3)(_mk)
+# PyTorch twins with the defaults of the Chainer rules above (Adam's lr is
+# Chainer's alpha; MomentumSGD is lr 0.01, momentum 0.9).
+for _count, _size, _tag in ((20, 1000, '20x1000'), (1, 10 ** 7, '1x10M')):
+    torch_twin('adam_' + _tag)(functools.partial(
+        _make_torch, count=_count, size=_size, optimizer='Adam', lr=0.001))
+    torch_twin('momentum_sgd_' + _tag)(functools.partial(
+        _make_torch, count=_count, size=_size, optimizer='SGD', lr=0.01,
+        momentum=0.9))
