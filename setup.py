@@ -14,6 +14,7 @@ MODULES = [
     'chainer_fastpath._objects',
     'chainer_fastpath._type_check',
     'chainer_fastpath._forwards',
+    'chainer_fastpath._backwards',
     'chainer_fastpath._fast_call',
     'chainer_fastpath._arith',
     'chainer_fastpath._force_array',

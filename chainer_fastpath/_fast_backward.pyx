@@ -32,6 +32,7 @@ from chainer.function_node import FunctionNode
 from chainer_fastpath._stats cimport EntryStats
 from chainer_fastpath._config cimport ConfigView
 from chainer_fastpath._objects cimport new_variable
+from chainer_fastpath._backwards cimport NOT_COMPILED, run_backward
 from chainer_fastpath import _stats
 
 cdef EntryStats _stats_backward = _stats.entry('Variable.backward')
@@ -317,8 +318,12 @@ cdef void _amend_exception(func, e) except *:
 
 
 cdef void _backprop_step(_Engine eng, func, tuple target_input_indexes,
-                         tuple grad_outputs, object grad_inputs) except *:
-    """``_backprop_utils.backprop_step`` (not in debug mode)."""
+                         tuple grad_outputs, object grad_inputs,
+                         bint detached) except *:
+    """``_backprop_utils.backprop_step`` (not in debug mode). ``detached``:
+    nothing can observe the nodes ``func.backward`` would apply (NumPy
+    arrays, no graph recorded, no function hook), so a compiled backward
+    may stand in for it."""
     cdef Py_ssize_t len_gxs, n_inputs
     cdef list lst
     inputs = func.inputs
@@ -333,7 +338,11 @@ cdef void _backprop_step(_Engine eng, func, tuple target_input_indexes,
             raise
     else:
         try:
-            gxs = func.backward(target_input_indexes, grad_outputs)
+            gxs = NOT_COMPILED
+            if detached:
+                gxs = run_backward(func, target_input_indexes, grad_outputs)
+            if gxs is NOT_COMPILED:
+                gxs = func.backward(target_input_indexes, grad_outputs)
         except Exception as e:
             _amend_exception(func, e)
             raise
@@ -425,12 +434,15 @@ cpdef _backprop_to_all(outputs, retain_grad, loss_scale):
         if all_numpy:
             # the CPU device: its context does nothing
             in_grad = _step(eng, func, inputs, target_input_indexes,
-                            out_grad, in_data, out_grad_array, hooks)
+                            out_grad, in_data, out_grad_array, hooks,
+                            not base_hooks and not ConfigView.current().get(
+                                'enable_backprop'))
         else:
             with _using_device(_get_device_from_array(
                     *(in_data + out_grad_array))):
                 in_grad = _step(eng, func, inputs, target_input_indexes,
-                                out_grad, in_data, out_grad_array, hooks)
+                                out_grad, in_data, out_grad_array, hooks,
+                                False)
 
         if retain_grad:
             for y, gy in zip(outs, out_grad):
@@ -461,7 +473,8 @@ cpdef _backprop_to_all(outputs, retain_grad, loss_scale):
 
 
 cdef object _step(_Engine eng, func, tuple inputs, tuple target_input_indexes,
-                  tuple out_grad, list in_data, list out_grad_array, hooks):
+                  tuple out_grad, list in_data, list out_grad_array, hooks,
+                  bint detached):
     cdef Py_ssize_t i
     if hooks:
         for hook in hooks:
@@ -475,7 +488,8 @@ cdef object _step(_Engine eng, func, tuple inputs, tuple target_input_indexes,
         if x not in in_grad:
             in_grad[x] = eng.get_as_list(x)
 
-    _backprop_step(eng, func, target_input_indexes, out_grad, in_grad)
+    _backprop_step(eng, func, target_input_indexes, out_grad, in_grad,
+                   detached)
 
     if hooks:
         for hook in hooks:

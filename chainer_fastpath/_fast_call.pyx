@@ -261,6 +261,32 @@ def apply(self, inputs):
     return ret_tuple
 
 
+cdef tuple apply_detached(object node, tuple in_data, bint requires_grad):
+    """``node.apply(in_data)`` for a new node that nobody else references,
+    while no graph is recorded and no function hook is registered, on NumPy
+    arrays: stock's type check, forward and output checks, and output
+    Variables built as stock builds them. The graph bookkeeping stock does
+    on the node is skipped: the node is dropped as soon as this returns.
+    """
+    node._input_layouts = _none_layouts(len(in_data))
+    if ConfigView.current().get('type_check'):
+        check_types(node, in_data)
+    outputs = run_forward(node, in_data)
+    if outputs is NOT_COMPILED:
+        outputs = node.forward(in_data)
+    _check_outputs(node, outputs)
+    cdef tuple out = <tuple>outputs
+    cdef Py_ssize_t i, n_out = len(out)
+    cdef list ret = [None] * n_out
+    for i in range(n_out):
+        y = out[i]
+        if type(y) is _ndarray:
+            ret[i] = new_variable(y, requires_grad, None, 0)
+        else:
+            ret[i] = _Variable(y, requires_grad=requires_grad)
+    return tuple(ret)
+
+
 cdef inline void _retain(object var) except *:
     """``var.retain_data()``, inlined while it and what it calls are
     stock's: the node keeps the array and refreshes its dtype and shape."""

@@ -1,2 +1,3 @@
 cdef object NOT_COMPILED
 cdef object run_forward(object node, tuple in_data)
+cdef bint methods_unchanged(object node, type cls, tuple methods)

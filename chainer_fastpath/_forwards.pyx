@@ -59,7 +59,9 @@ if not intel64.is_ideep_available():
     _audit(basic_math.Add, ADD, ('forward',))
 
 
-cdef inline bint _unchanged(object node, type cls, tuple methods):
+cdef bint methods_unchanged(object node, type cls, tuple methods):
+    """Whether each ``(name, original)`` is still what ``node`` finds,
+    neither replaced on its class nor set on the instance."""
     cdef dict own = node.__dict__
     for name, original in methods:
         if name in own or getattr(cls, name) is not original:
@@ -71,7 +73,7 @@ cdef object run_forward(object node, tuple in_data):
     """``node.forward(in_data)`` compiled, or NOT_COMPILED."""
     cdef type cls = type(node)
     entry = _audited.get(cls)
-    if entry is None or not _unchanged(node, cls, (<tuple>entry)[1]):
+    if entry is None or not methods_unchanged(node, cls, (<tuple>entry)[1]):
         return NOT_COMPILED
     cdef int kind = (<tuple>entry)[0]
     if kind == LINEAR:

@@ -1,0 +1,397 @@
+# cython: boundscheck=True, wraparound=True
+"""Compiled ``backward`` of the most common FunctionNodes, for NumPy arrays.
+
+Stock ``backward`` of these nodes applies new FunctionNodes to the gradients
+(``LinearGradData``, ``ReLUGrad2``, ...). While no graph is recorded and no
+function hook is registered, those nodes are dropped as soon as they return,
+so nothing can observe them: what remains observable is the gradient
+Variables they return. Each function here returns the same Variables, built
+from the same NumPy calls in the same order: Linear's by calling NumPy
+directly, the others by running the stock gradient node's own type check and
+forward through ``apply_detached``.
+
+A function is used only while the node's class is exactly the audited one
+and the methods and module functions its stock ``backward`` calls are still
+stock's. Whatever a function cannot prove it handles as stock does (missing
+retained data, dead output nodes, casts, broadcasting) it leaves to stock by
+returning ``NOT_COMPILED`` before computing anything.
+"""
+import numpy
+
+import chainer
+import chainer.functions
+from chainer.backends import intel64
+from chainer.functions.activation import relu
+from chainer.functions.activation import sigmoid
+from chainer.functions.activation import tanh
+from chainer.functions.array import broadcast
+from chainer.functions.array import reshape
+from chainer.functions.connection import embed_id
+from chainer.functions.connection import linear
+from chainer.functions.loss import softmax_cross_entropy
+from chainer.functions.math import basic_math
+from chainer.functions.math import sum as sum_mod
+from chainer.functions.rnn import lstm
+
+from chainer_fastpath._fast_call cimport apply_detached
+from chainer_fastpath._forwards cimport methods_unchanged
+from chainer_fastpath._objects cimport new_variable
+from chainer_fastpath._stats cimport EntryStats
+from chainer_fastpath import _stats
+
+NOT_COMPILED = object()
+
+cdef EntryStats _stats_backward = _stats.entry('FunctionNode.backward')
+
+cdef type _ndarray = numpy.ndarray
+cdef object _ascontiguousarray = numpy.ascontiguousarray
+cdef object _F = chainer.functions
+
+cdef enum Kind:
+    LINEAR = 1
+    RELU = 2
+    TANH = 3
+    SIGMOID = 4
+    ADD = 5
+    ADD_CONSTANT = 10
+    SUM = 6
+    SOFTMAX_CROSS_ENTROPY = 7
+    LSTM = 8
+    EMBED_ID = 9
+
+# Module functions that stock backwards look up at call time.
+cdef tuple _F_NAMES = ('cast', 'sum', 'sum_to', 'broadcast_to', 'reshape')
+cdef tuple _F_ORIGINALS = tuple([getattr(_F, n) for n in _F_NAMES])
+
+# Classes whose stock forward ``_linear`` reproduces.
+cdef tuple _INNER = (
+    (linear.LinearGradData, 'forward'),
+    (linear.LinearGradWeight, 'forward'),
+    (sum_mod.Sum, 'forward'),
+)
+cdef tuple _INNER_ORIGINALS = tuple([getattr(c, n) for c, n in _INNER])
+
+# class -> (kind, ((method name, stock function), ...))
+cdef dict _audited = {}
+cdef tuple _RETAINED = ('get_retained_inputs', 'get_retained_outputs')
+
+
+def _audit(cls, kind, names):
+    _audited[cls] = (kind, tuple((n, getattr(cls, n))
+                                 for n in ('backward',) + _RETAINED + names))
+
+
+if not intel64.is_ideep_available():
+    # With iDeep installed the gradient nodes may take its branch.
+    _audit(linear.LinearFunction, LINEAR, ())
+    _audit(relu.ReLU, RELU, ())
+    _audit(tanh.Tanh, TANH, ())
+    _audit(sigmoid.Sigmoid, SIGMOID, ())
+    _audit(basic_math.Add, ADD, ())
+    _audit(basic_math.AddConstant, ADD_CONSTANT, ())
+    _audit(sum_mod.Sum, SUM, ())
+    _audit(softmax_cross_entropy.SoftmaxCrossEntropy,
+           SOFTMAX_CROSS_ENTROPY, ())
+    _audit(lstm.LSTM, LSTM, ())
+    _audit(embed_id.EmbedIDFunction, EMBED_ID, ())
+
+
+cdef bint _stock_callees() except -1:
+    cdef Py_ssize_t i
+    for i in range(len(_F_NAMES)):
+        if getattr(_F, _F_NAMES[i]) is not _F_ORIGINALS[i]:
+            return False
+    for i in range(len(_INNER)):
+        cls, name = _INNER[i]
+        if getattr(cls, name) is not _INNER_ORIGINALS[i]:
+            return False
+    return True
+
+
+cdef object run_backward(object func, tuple indexes, tuple grad_outputs):
+    """``func.backward(indexes, grad_outputs)`` on NumPy arrays, for a
+    caller that records no graph and has no function hook; or
+    NOT_COMPILED, counted with a reason."""
+    cdef type cls = type(func)
+    entry = _audited.get(cls)
+    if entry is None:
+        _stats_backward.fallback('no compiled backward: ' + cls.__name__)
+        return NOT_COMPILED
+    if (not methods_unchanged(func, cls, (<tuple>entry)[1])
+            or not _stock_callees()):
+        _stats_backward.fallback('patched or mocked method')
+        return NOT_COMPILED
+    gxs = _dispatch(func, (<tuple>entry)[0], indexes, grad_outputs)
+    if gxs is NOT_COMPILED:
+        _stats_backward.fallback('case left to stock: ' + cls.__name__)
+    else:
+        _stats_backward.fast += 1
+    return gxs
+
+
+cdef object _dispatch(object func, int kind, tuple indexes,
+                      tuple grad_outputs):
+    if kind == LINEAR:
+        return _linear(func, indexes, grad_outputs)
+    if kind == RELU:
+        return _relu(func, grad_outputs)
+    if kind == TANH:
+        return _tanh(func, grad_outputs)
+    if kind == SIGMOID:
+        return _sigmoid(func, grad_outputs)
+    if kind == ADD:
+        return _add(func, indexes, grad_outputs)
+    if kind == ADD_CONSTANT:
+        # AddConstant.backward returns its gradients as they are.
+        return grad_outputs
+    if kind == SUM:
+        return _sum(func, grad_outputs)
+    if kind == SOFTMAX_CROSS_ENTROPY:
+        return _softmax_cross_entropy(func, grad_outputs)
+    if kind == LSTM:
+        return _lstm(func, grad_outputs)
+    if kind == EMBED_ID:
+        return _embed_id(func, grad_outputs)
+    return NOT_COMPILED
+
+
+# -- what get_retained_inputs / get_retained_outputs would give -----------
+
+cdef inline object _array_of(object node):
+    """``node.get_variable().raw_array``."""
+    var = node._variable()
+    if var is not None:
+        return (<list>var._data)[0]
+    return node.data
+
+
+cdef inline bint _requires_grad_of(object node):
+    """``node.get_variable().requires_grad``."""
+    var = node._variable()
+    if var is not None:
+        return var._requires_grad
+    return node.requires_grad
+
+
+cdef list _retained_inputs(object func, list arrays):
+    """Appends the retained inputs' arrays to ``arrays``; returns it, or
+    None where stock would see a missing one."""
+    indexes = func._input_indexes_to_retain
+    if indexes is None:
+        return arrays
+    inputs = func.inputs
+    for i in indexes:
+        node = inputs[i]
+        if node.data is None:
+            return None
+        a = _array_of(node)
+        if type(a) is not _ndarray:
+            return None
+        arrays.append(a)
+    return arrays
+
+
+cdef bint _retained_inputs_require_grad(object func) except -1:
+    indexes = func._input_indexes_to_retain
+    if indexes is None:
+        return False
+    inputs = func.inputs
+    for i in indexes:
+        if _requires_grad_of(inputs[i]):
+            return True
+    return False
+
+
+cdef object _retained_output(object func):
+    """The retained output node, when it is output 0, the only one retained
+    and still alive (a dead one makes stock rewire the graph); or None."""
+    if func._output_indexes_to_retain != (0,):
+        return None
+    if func._retained_output_data is None:
+        return None
+    node = func.outputs[0]()
+    if node is None:
+        return None
+    a = _array_of(node)
+    if type(a) is not _ndarray:
+        return None
+    return node
+
+
+cdef inline object _grad_array(object gy):
+    """The NumPy array of gradient Variable ``gy``, or None."""
+    if gy is None:
+        return None
+    a = (<list>gy._data)[0]
+    if type(a) is not _ndarray:
+        return None
+    return a
+
+
+# -- the backwards ----------------------------------------------------------
+
+cdef object _linear(object func, tuple indexes, tuple grad_outputs):
+    # LinearFunction.backward with LinearGradData / LinearGradWeight / Sum
+    # forwards inlined: no type check to run (the first two have none; Sum's
+    # passes for a float matrix), casts that are identities.
+    inputs = func.inputs
+    if func._input_indexes_to_retain != (0, 1):
+        return NOT_COMPILED
+    x_node = inputs[0]
+    W_node = inputs[1]
+    if x_node.data is None or W_node.data is None:
+        return NOT_COMPILED
+    x = _array_of(x_node)
+    W = _array_of(W_node)
+    gy_var = grad_outputs[0]
+    gy = _grad_array(gy_var)
+    if (gy is None or type(x) is not _ndarray or type(W) is not _ndarray
+            or gy.ndim != 2 or gy.dtype.kind != 'f' or gy.dtype != x.dtype):
+        return NOT_COMPILED
+    cdef bint gy_rg = gy_var._requires_grad
+    gy_c = gy
+    if not (gy.flags.c_contiguous or gy.flags.f_contiguous) and 1 in gy.shape:
+        gy_c = _ascontiguousarray(gy)
+    ret = []
+    if 0 in indexes:
+        gx = gy_c.dot(W).astype(gy_c.dtype, copy=False)
+        ret.append(new_variable(gx, _requires_grad_of(W_node) or gy_rg,
+                                None, 0))
+    if 1 in indexes:
+        gW = gy_c.T.dot(x).astype(W.dtype, copy=False)
+        ret.append(new_variable(gW, _requires_grad_of(x_node) or gy_rg,
+                                None, 0))
+    if 2 in indexes:
+        gb = numpy.asarray(gy.sum(axis=(0,), keepdims=False))
+        ret.append(new_variable(gb, gy_rg, None, 0))
+    return ret
+
+
+cdef object _relu(object func, tuple grad_outputs):
+    # ReLU.backward: ReLUGrad2(y).apply((gy,)).
+    if func._use_cudnn:
+        return NOT_COMPILED
+    gy_var = grad_outputs[0]
+    y_node = _retained_output(func)
+    if y_node is None or _grad_array(gy_var) is None:
+        return NOT_COMPILED
+    return apply_detached(relu.ReLUGrad2(_array_of(y_node)),
+                          (gy_var._data[0],), gy_var._requires_grad)
+
+
+cdef object _activation(object func, tuple grad_outputs, object grad_node):
+    # Tanh / Sigmoid .backward: grad_node.apply((y, gy)).
+    gy_var = grad_outputs[0]
+    y_node = _retained_output(func)
+    if y_node is None or _grad_array(gy_var) is None:
+        return NOT_COMPILED
+    return apply_detached(
+        grad_node, (_array_of(y_node), gy_var._data[0]),
+        _requires_grad_of(y_node) or gy_var._requires_grad)
+
+
+cdef object _tanh(object func, tuple grad_outputs):
+    if func._use_cudnn:
+        return NOT_COMPILED
+    return _activation(func, grad_outputs, tanh.TanhGrad(None))
+
+
+cdef object _sigmoid(object func, tuple grad_outputs):
+    if func._use_cudnn:
+        return NOT_COMPILED
+    return _activation(func, grad_outputs, sigmoid.SigmoidGrad((None,)))
+
+
+cdef object _add(object func, tuple indexes, tuple grad_outputs):
+    # Add.backward: F.sum_to(gy, x.shape) is gy itself where shapes match.
+    gy_var = grad_outputs[0]
+    gy = _grad_array(gy_var)
+    if gy is None:
+        return NOT_COMPILED
+    inputs = func.inputs
+    for i in indexes:
+        if gy.shape != inputs[i].shape:
+            return NOT_COMPILED
+    return tuple([gy_var for i in indexes])
+
+
+cdef object _sum(object func, tuple grad_outputs):
+    # Sum.backward: reshape to keep the summed axes, then broadcast_to.
+    gy_var = grad_outputs[0]
+    gy = _grad_array(gy_var)
+    if gy is None:
+        return NOT_COMPILED
+    shape = func.inputs[0].shape
+    cdef Py_ssize_t ndim = len(shape)
+    axis = func.axis
+    if not (ndim == 0 or axis is None or func.keepdims):
+        return NOT_COMPILED
+    if gy.shape == shape:
+        return (gy_var,)
+    return apply_detached(broadcast.BroadcastTo(shape), (gy,),
+                          gy_var._requires_grad)
+
+
+cdef object _softmax_cross_entropy(object func, tuple grad_outputs):
+    # SoftmaxCrossEntropy.backward (the node only exists without double
+    # backprop): its gradient node applied to (x, t, gloss).
+    gloss_var = grad_outputs[0]
+    gloss = _grad_array(gloss_var)
+    if gloss is None:
+        return NOT_COMPILED
+    arrays = _retained_inputs(func, [])
+    if arrays is None:
+        return NOT_COMPILED
+    arrays.append(gloss)
+    grad_node = softmax_cross_entropy._SoftmaxCrossEntropyGrad_NoDoubleBackprop(
+        func.ignore_label, func.class_weight, func.y, func._coeff,
+        func.soft_target)
+    return apply_detached(
+        grad_node, tuple(arrays),
+        _retained_inputs_require_grad(func) or gloss_var._requires_grad) \
+        + (None,)
+
+
+cdef object _lstm(object func, tuple grad_outputs):
+    # LSTM.backward: LSTMGrad()(c_prev, x, c, gc, gh), an old-style Function
+    # without a type check. A missing gradient is passed as None, as stock
+    # passes it (its Variable, made by as_variable, requires no grad).
+    gc_var, gh_var = grad_outputs
+    gc = _grad_array(gc_var)
+    gh = _grad_array(gh_var)
+    if (gc is None and gc_var is not None) or (
+            gh is None and gh_var is not None):
+        return NOT_COMPILED
+    arrays = _retained_inputs(func, [])
+    c_node = _retained_output(func)
+    if arrays is None or len(arrays) != 2 or c_node is None:
+        return NOT_COMPILED
+    arrays += [_array_of(c_node), gc, gh]
+    outputs = lstm.LSTMGrad().forward(tuple(arrays))
+    if (type(outputs) is not tuple or len(<tuple>outputs) != 2
+            or type(outputs[0]) is not _ndarray
+            or type(outputs[1]) is not _ndarray):
+        return NOT_COMPILED
+    cdef bint rg = (_retained_inputs_require_grad(func)
+                    or _requires_grad_of(c_node)
+                    or (gc_var is not None and gc_var._requires_grad)
+                    or (gh_var is not None and gh_var._requires_grad))
+    return (new_variable(outputs[0], rg, None, 0),
+            new_variable(outputs[1], rg, None, 0))
+
+
+cdef object _embed_id(object func, tuple grad_outputs):
+    # EmbedIDFunction.backward: (None, EmbedIDGrad(...).apply((x, gy))[0]).
+    gy_var = grad_outputs[0]
+    gy = _grad_array(gy_var)
+    if gy is None:
+        return NOT_COMPILED
+    arrays = _retained_inputs(func, [])
+    if arrays is None:
+        return NOT_COMPILED
+    arrays.append(gy)
+    gW = apply_detached(
+        embed_id.EmbedIDGrad(func._w_shape, func.ignore_label),
+        tuple(arrays),
+        _retained_inputs_require_grad(func) or gy_var._requires_grad)[0]
+    return None, gW

@@ -1,0 +1,1 @@
+cdef tuple apply_detached(object node, tuple in_data, bint requires_grad)
