@@ -9,47 +9,52 @@ from chainer_fastpath.bench.workloads import (
     checksum, import_torch, model_checksum, torch_twin, workload)
 
 
-@workload('add', 500)
-def make_add(seed):
-    rng = numpy.random.RandomState(seed)
-    a = chainer.Variable(rng.randn(1).astype(numpy.float32))
-    b = chainer.Variable(rng.randn(1).astype(numpy.float32))
-    out = []
-
-    def step():
-        out[:] = [F.add(a, b)]
-
-    return step, lambda: checksum([out[0].array])
-
-
-@workload('add_nobackprop_x10', 50)
-def make_add_nobackprop(seed):
-    """Ten ``F.add`` in one ``no_backprop_mode`` block, as inference runs."""
-    rng = numpy.random.RandomState(seed)
-    a = chainer.Variable(rng.randn(1).astype(numpy.float32))
-    b = chainer.Variable(rng.randn(1).astype(numpy.float32))
-    out = []
-
-    def step():
-        with chainer.no_backprop_mode():
-            for _ in range(10):
-                out[:] = [F.add(a, b)]
-
-    return step, lambda: checksum([out[0].array])
+# name -> (op, input shapes): one call of a Chainer function on tiny float32
+# Variables, as a small network makes thousands of them.
+OPS = {
+    'add': (F.add, [(1,), (1,)]),
+    'mul': (lambda a, b: a * b, [(1,), (1,)]),
+    'linear': (F.linear, [(1, 32), (32, 32), (32,)]),
+    'relu': (F.relu, [(1, 32)]),
+    'concat': (lambda a, b: F.concat((a, b)), [(1, 32), (1, 32)]),
+    'sum': (F.sum, [(1, 32)]),
+    'getitem': (lambda a: a[0, 4:12], [(4, 32)]),
+}
 
 
-@workload('linear', 500)
-def make_linear(seed):
-    rng = numpy.random.RandomState(seed)
-    x = chainer.Variable(rng.randn(1, 32).astype(numpy.float32))
-    w = chainer.Variable(rng.randn(32, 32).astype(numpy.float32))
-    b = chainer.Variable(rng.randn(32).astype(numpy.float32))
-    out = []
+def _register_op(name, op, shapes):
+    def inputs(seed):
+        rng = numpy.random.RandomState(seed)
+        return [chainer.Variable(rng.randn(*shape).astype(numpy.float32))
+                for shape in shapes]
 
-    def step():
-        out[:] = [F.linear(x, w, b)]
+    @workload(name, 300)
+    def make(seed):
+        """One call, recording the graph."""
+        xs = inputs(seed)
+        out = []
 
-    return step, lambda: checksum([out[0].array])
+        def step():
+            out[:] = [op(*xs)]
+
+        return step, lambda: checksum([out[0].array])
+
+    @workload(name + '_nobackprop_x10', 30)
+    def make_nobackprop(seed):
+        """Ten calls in one ``no_backprop_mode`` block, as inference runs."""
+        xs = inputs(seed)
+        out = []
+
+        def step():
+            with chainer.no_backprop_mode():
+                for _ in range(10):
+                    out[:] = [op(*xs)]
+
+        return step, lambda: checksum([out[0].array])
+
+
+for _name, (_op, _shapes) in OPS.items():
+    _register_op(_name, _op, _shapes)
 
 
 class MLP(chainer.Chain):
