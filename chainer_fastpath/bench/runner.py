@@ -60,10 +60,10 @@ def _run_worker(mode, jobs, repeats, on_record):
 
 
 def _progress(done, total, label, milestone=False):
-    """Redraws the progress bar on a terminal; elsewhere (a log) writes a
-    line at milestones only."""
+    """Redraws the progress bar on a terminal at each step; elsewhere (a
+    log) writes a line at milestones only."""
     tty = sys.stderr.isatty()
-    if not tty and not milestone:
+    if tty == milestone:
         return
     width = 30
     filled = width * done // total
