@@ -41,9 +41,9 @@ cdef object _original_backward = None
 cdef object _ndarray = numpy.ndarray
 cdef object _np_add = numpy.add
 cdef object _np_array = numpy.array
-cdef object _Variable = chainer.Variable
-cdef object _Parameter = chainer.Parameter
-cdef object _VariableNode = _variable_mod.VariableNode
+cdef type _Variable = chainer.Variable
+cdef type _Parameter = chainer.Parameter
+cdef type _VariableNode = _variable_mod.VariableNode
 cdef object _check_grad_type = _variable_mod._check_grad_type
 cdef object _base_accumulate_code = FunctionNode.backward_accumulate.__code__
 cdef object _get_function_hooks = chainer.get_function_hooks
@@ -55,6 +55,9 @@ cdef object _using_device = chainer.using_device
 cdef object _get_device_from_array = backend.get_device_from_array
 cdef object _get_columns = _backprop_utils._get_columns
 cdef object _F_add = None
+cdef object _np_ones_like = numpy.ones_like
+cdef type _CpuDevice = backend.CpuDevice
+cdef object _config = chainer.config
 
 
 cdef EntryStats _stats_to_all = _stats.entry('_backprop._backprop_to_all')
@@ -110,6 +113,8 @@ cdef object _fallback_reason(object self):
         return 'Variable subclass'
     if self._has_chainerx_array:
         return 'chainerx'
+    if self._layout is not None:
+        return 'non-standard memory layout'
     data = self._data[0]
     if data is None:
         return 'uninitialized variable'
@@ -134,8 +139,9 @@ def backward(self, retain_grad=False, enable_double_backprop=False,
     _stats_backward.fast += 1
 
     # Initialize error by 1, if this is a loss variable (as stock)
-    if self.array.size == 1 and self.grad_var is None:
-        if self.array.ndim != 0:
+    data = (<list>self._data)[0]
+    if data.size == 1 and self.grad_var is None:
+        if data.ndim != 0:
             import warnings
             warnings.warn(
                 'Treating a variable with only one element as a scalar'
@@ -145,17 +151,37 @@ def backward(self, retain_grad=False, enable_double_backprop=False,
                 ' If the size of this variable accidentally becomes one,'
                 ' set zero to grad.',
                 DeprecationWarning)
-        with _using_device(self.device):
-            self.grad = self.device.xp.ones_like(self.array)
-        if loss_scale is not None:
-            self.grad *= loss_scale
+        device = self.device
+        if type(device) is _CpuDevice:
+            # Its context does nothing, and ones_like(data) passes the
+            # grad setter's check by construction.
+            g = _np_ones_like(data)
+            if loss_scale is not None:
+                g *= loss_scale
+            self._set_grad_without_check(g)
+        else:
+            with _using_device(device):
+                self.grad = device.xp.ones_like(data)
+            if loss_scale is not None:
+                self.grad *= loss_scale
 
-    node = self.node
+    node = self._node
     grad_var = self.grad_var
     self.grad_var = None
 
-    with _using_config('enable_backprop', enable_double_backprop):
+    # ``with chainer.using_config('enable_backprop', ...)``, inlined.
+    local = _config._local
+    cdef bint was_local = hasattr(local, 'enable_backprop')
+    if was_local:
+        old = local.enable_backprop
+    local.enable_backprop = enable_double_backprop
+    try:
         _backprop_to_all([(node, grad_var)], retain_grad, loss_scale)
+    finally:
+        if was_local:
+            local.enable_backprop = old
+        else:
+            del local.enable_backprop
 
 
 cdef class _Engine:
@@ -180,7 +206,7 @@ cdef class _Engine:
 
     cdef inline void add_node(self, node) except *:
         """Queues ``node``'s creator, or records ``node`` as a leaf."""
-        creator = node.creator_node
+        creator = _creator_of(node)
         if creator is None:
             self.leaf_nodes.add(node)
         else:
@@ -193,8 +219,9 @@ cdef class _Engine:
         assert node is not None
         lst = self.grads.get(node)
         if lst is None:
-            if node.creator_node is None:
-                node._check_old_style_gradient()
+            if _creator_of(node) is None:
+                if node._old_style_grad_generator is not None:
+                    node._check_old_style_gradient()
                 lst = _pure(_grad_var_from_alive_node(node))
             else:
                 lst = []
@@ -274,17 +301,79 @@ cdef inline bint _can_sum_arrays(a, b) except -1:
     return True
 
 
+# Stock reads these through Python properties of Variable and VariableNode;
+# for the exact stock classes, whose properties return the attribute, the
+# attribute is read directly.
+
+cdef inline object _creator_of(node):
+    """``node.creator_node``."""
+    if type(node) is _VariableNode:
+        return node._creator_node
+    return node.creator_node
+
+
+cdef inline object _node_data(node):
+    """``node.data``."""
+    if type(node) is _VariableNode:
+        return node._data
+    return node.data
+
+
+cdef inline bint _requires_grad(node) except -1:
+    """``node.requires_grad``."""
+    if type(node) is _VariableNode:
+        return node._requires_grad
+    return node.requires_grad
+
+
+cdef inline object _raw(var):
+    """``var.raw_array``."""
+    if type(var) is _Variable and not var._has_chainerx_array:
+        return (<list>var._data)[0]
+    return var.raw_array
+
+
 cdef inline list _pure(grad):
     return [] if grad is None else [grad]
 
 
+cdef inline bint _plain(var):
+    """A stock Variable or Parameter of a NumPy array with the standard
+    layout, whose gradient accessors are the attributes they wrap."""
+    cdef type t = type(var)
+    return ((t is _Variable or t is _Parameter)
+            and not var._has_chainerx_array and var._layout is None)
+
+
 cdef object _grad_var_from_alive_node(node):
-    var = node.get_variable_or_none()
+    """``var = node.get_variable_or_none()``, then ``var.grad_var``, which
+    it clears."""
+    if type(node) is not _VariableNode:
+        var = node.get_variable_or_none()
+    else:
+        var = node._variable()
     if var is None:
         return None
-    gv = var.grad_var
-    var.grad_var = None
+    if not _plain(var):
+        gv = var.grad_var
+        var.grad_var = None
+        return gv
+    gv = var._grad_var
+    if gv is None and var._grad is not None:
+        # ``_ensure_grad_var_up_to_date``: a grad set as an array.
+        gv = var.grad_var
+    var._grad_var = None
+    var._grad = None
     return gv
+
+
+cdef inline void _set_leaf_grad(var, gv) except *:
+    """``var._set_grad_var_without_check(gv)``."""
+    if _plain(var) and (gv is None or _plain(gv)):
+        var._grad_var = gv
+        var._grad = None if gv is None else (<list>gv._data)[0]
+    else:
+        var._set_grad_var_without_check(gv)
 
 
 cdef inline void _check_grad(func, x, gx) except *:
@@ -363,7 +452,7 @@ cdef void _backprop_step(_Engine eng, func, tuple target_input_indexes,
             raise ValueError(func._get_error_message(msg))
 
     for i, gx in zip(target_input_indexes, gxs):
-        if gx is None or gx.raw_array is None:
+        if gx is None or _raw(gx) is None:
             continue
         lst = grad_inputs[inputs[i]]
         lst.append(gx)
@@ -395,13 +484,13 @@ cpdef _backprop_to_all(outputs, retain_grad, loss_scale):
         target = []
         i = 0
         for x in inputs:
-            if x.requires_grad:
+            if _requires_grad(x):
                 target.append(i)
             i += 1
         target_input_indexes = tuple(target)
         outs = [y() for y in func.outputs]  # access via weak ref
         out_grad = tuple([eng.pop(y)
-                          if y is not None and y.creator_node is not None
+                          if y is not None and _creator_of(y) is not None
                           else None
                           for y in outs])
         if not target_input_indexes:
@@ -410,7 +499,7 @@ cpdef _backprop_to_all(outputs, retain_grad, loss_scale):
         all_numpy = True
         in_data = []
         for x in inputs:
-            d = x.data
+            d = _node_data(x)
             if d is not None and type(d) is not _ndarray:
                 all_numpy = False
             in_data.append(d)
@@ -419,12 +508,13 @@ cpdef _backprop_to_all(outputs, retain_grad, loss_scale):
             if g is None:
                 out_grad_array.append(None)
             else:
-                d = g.raw_array
+                d = _raw(g)
                 if d is not None and type(d) is not _ndarray:
                     all_numpy = False
                 out_grad_array.append(d)
 
-        if func._n_local_function_hooks != 0:
+        local = func._local_function_hooks
+        if local is not None and len(local) != 0:
             local_hooks = _OrderedDict(_get_function_hooks())
             local_hooks.update(func.local_function_hooks)
             hooks = local_hooks.values()
@@ -456,7 +546,7 @@ cpdef _backprop_to_all(outputs, retain_grad, loss_scale):
                 continue
             for gx_elem in lst:
                 if gx_elem is not None:
-                    _check_grad(func, x, gx_elem.raw_array)
+                    _check_grad(func, x, _raw(gx_elem))
             gx_elem = None
             eng.add_node(x)
         lst = None
@@ -466,7 +556,7 @@ cpdef _backprop_to_all(outputs, retain_grad, loss_scale):
         x_var = x.get_variable_or_none()
         gx = eng.pop(x)
         if x_var is not None:
-            x_var._set_grad_var_without_check(gx)
+            _set_leaf_grad(x_var, gx)
             x_var._loss_scale = loss_scale
     for lst in eng.grads.values():
         assert lst == []
@@ -482,7 +572,8 @@ cdef object _step(_Engine eng, func, tuple inputs, tuple target_input_indexes,
                 func, tuple(in_data), tuple(out_grad_array))
 
     # Collect the current input gradients, in input order.
-    in_grad = _OrderedDict()
+    # A plain dict keeps insertion order; nothing outside sees its type.
+    in_grad = {}
     for i in target_input_indexes:
         x = inputs[i]
         if x not in in_grad:
