@@ -11,7 +11,7 @@ SOURCES := $(wildcard chainer_fastpath/*.pyx chainer_fastpath/*.pxd \
                       chainer_fastpath/*/*.pyx chainer_fastpath/*/*.pxd \
                       chainer_fastpath/*/*.h)
 
-.PHONY: venv build test bench compat clean
+.PHONY: venv build test bench compat clean openmpi test-mpi compat-mpi
 
 venv: build
 
@@ -29,8 +29,42 @@ $(VENV)/.built: $(VENV)/.deps $(SOURCES) setup.py
 
 build: $(VENV)/.built
 
-test: build
-	$(PY) -m pytest -q tests
+# MPI=0 skips the Open MPI set-up; the distributed tests then skip.
+MPI ?= 1
+ifeq ($(MPI),1)
+TEST_MPI := openmpi $(VENV)/.mpi4py
+TEST_ENV := CHAINER_FASTPATH_REQUIRE_MPI=1
+endif
+
+test: build $(TEST_MPI)
+	$(TEST_ENV) $(PY) -m pytest -q tests
+
+# The distributed tests (ChainerMN under mpiexec -n 2) alone.
+test-mpi: build openmpi $(VENV)/.mpi4py
+	CHAINER_FASTPATH_REQUIRE_MPI=1 $(PY) -m pytest -q tests/mpi
+
+# Open MPI from Debian, only when mpiexec is missing; fails loudly when it
+# cannot be installed, so the MPI tests never pass by being skipped.
+MPI_PACKAGES := openmpi-bin libopenmpi-dev
+APT := env DEBIAN_FRONTEND=noninteractive apt-get -qq
+openmpi:
+	@command -v mpiexec >/dev/null 2>&1 && exit 0; \
+	if ! command -v apt-get >/dev/null 2>&1; then \
+	  echo "make: mpiexec is missing and there is no apt-get: install" \
+	       "Open MPI ($(MPI_PACKAGES)) yourself, or run with MPI=0" >&2; \
+	  exit 1; fi; \
+	SUDO=; [ "$$(id -u)" = 0 ] || SUDO="sudo -n"; \
+	echo "Installing Open MPI from Debian: $(MPI_PACKAGES)"; \
+	{ $$SUDO $(APT) update && $$SUDO $(APT) install -y \
+	    --no-install-recommends $(MPI_PACKAGES) >/dev/null; } || \
+	{ echo "make: apt-get could not install $(MPI_PACKAGES): install" \
+	       "Open MPI yourself, or run with MPI=0" >&2; exit 1; }
+
+# mpi4py into the venv, once (a binary wheel where one fits, else built
+# against Open MPI's mpicc).
+$(VENV)/.mpi4py: $(VENV)/.deps | openmpi
+	$(PIP) install 'mpi4py>=3.1,<5'
+	touch $@
 
 # The bench extra (PyTorch, matplotlib, scikit-learn) for `make bench` only:
 # `make test`, which CI runs, needs none of it. torch declares setuptools>=77,
@@ -51,6 +85,10 @@ bench: build $(VENV)/.bench-deps
 # Chainer's upstream suite, stock vs patched: make compat CHAINER_TESTS=/path/to/chainer/tests
 compat: build
 	$(PY) compat_tests/run.py --chainer-tests $(CHAINER_TESTS) $(ARGS)
+
+# ChainerMN's upstream tests under mpiexec -n 2, stock vs patched.
+compat-mpi: build openmpi $(VENV)/.mpi4py
+	$(PY) compat_tests/run.py --mpi 2 --chainer-tests $(CHAINER_TESTS) $(ARGS)
 
 clean:
 	rm -rf build $(VENV) chainer_fastpath/*.so chainer_fastpath/*.c \
