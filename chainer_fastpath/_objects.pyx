@@ -3,14 +3,13 @@
 Each function leaves exactly the instance state the stock constructor would
 (the same ``__dict__`` keys, in the same order, with the same values).
 """
-from cpython.dict cimport PyDict_Copy
 from cpython.object cimport PyObject, PyTypeObject
 from cpython.weakref cimport PyWeakref_NewRef
 
 from chainer import variable
 
 cdef extern from "Python.h":
-    int PyObject_GenericSetDict(object obj, object value, void* context) \
+    int PyObject_GenericSetAttr(object obj, object name, object value) \
         except -1
 
 cdef type _Variable = variable.Variable
@@ -23,53 +22,37 @@ cdef inline object _bare(type cls):
     return (<PyTypeObject*>cls).tp_new(cls, <PyObject*>_NO_ARGS, NULL)
 
 
-# Templates of the two instance dicts, in stock's key order; copying one
-# and replacing a few values is cheaper than inserting every key.
-cdef dict _NODE_DICT = {
-    '_variable': None,
-    'name': None,
-    '_requires_grad': False,
-    '_layout': None,
-    'dtype': None,
-    'shape': None,
-}
-cdef dict _NODE_DICT_WITH_CREATOR = dict(_NODE_DICT, _creator_node=None,
-                                         _rank=0)
-cdef dict _VARIABLE_DICT = {
-    '_requires_grad': False,
-    '_loss_scale': None,
-    '_grad_var': None,
-    '_device': None,
-    '_grad_valid': True,
-    '_layout': None,
-    '_data': None,
-    '_node': None,
-    '_grad': None,
-}
+cdef inline void _set(object obj, str name, object value) except *:
+    PyObject_GenericSetAttr(obj, name, value)
 
 
 cdef object new_variable(object data, bint requires_grad, object creator,
                          object rank):
     """``Variable(data, requires_grad=requires_grad)`` for a NumPy array,
     then, when ``creator`` is not None, ``y.creator_node = creator`` (whose
-    rank is ``rank``) as stock ``apply`` does for its outputs."""
+    rank is ``rank``) as stock ``apply`` does for its outputs.
+
+    Attributes are set one by one, in the constructors' order, so that the
+    instances share their class's key table as constructed ones do (less
+    memory than a dict of their own)."""
     cdef object var = _bare(_Variable)
     cdef object node = _bare(_VariableNode)
-    cdef dict node_dict
-    if creator is None:
-        node_dict = PyDict_Copy(_NODE_DICT)
-    else:
-        node_dict = PyDict_Copy(_NODE_DICT_WITH_CREATOR)
-        node_dict['_creator_node'] = creator
-        node_dict['_rank'] = rank + 1
-    node_dict['_variable'] = PyWeakref_NewRef(var, None)
-    node_dict['_requires_grad'] = requires_grad
-    node_dict['dtype'] = data.dtype
-    node_dict['shape'] = data.shape
-    PyObject_GenericSetDict(node, node_dict, NULL)
-    cdef dict var_dict = PyDict_Copy(_VARIABLE_DICT)
-    var_dict['_requires_grad'] = requires_grad
-    var_dict['_data'] = [data]
-    var_dict['_node'] = node
-    PyObject_GenericSetDict(var, var_dict, NULL)
+    _set(node, '_variable', PyWeakref_NewRef(var, None))
+    _set(node, 'name', None)
+    _set(node, '_requires_grad', requires_grad)
+    _set(node, '_layout', None)
+    _set(node, 'dtype', data.dtype)
+    _set(node, 'shape', data.shape)
+    if creator is not None:
+        _set(node, '_creator_node', creator)
+        _set(node, '_rank', rank + 1)
+    _set(var, '_requires_grad', requires_grad)
+    _set(var, '_loss_scale', None)
+    _set(var, '_grad_var', None)
+    _set(var, '_device', None)
+    _set(var, '_grad_valid', True)
+    _set(var, '_layout', None)
+    _set(var, '_data', [data])
+    _set(var, '_node', node)
+    _set(var, '_grad', None)
     return var
