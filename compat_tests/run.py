@@ -1,6 +1,8 @@
 """Chainer's upstream test suite, stock vs patched.
 
     python compat_tests/run.py --chainer-tests CHECKOUT/tests [FILES...] [-k EXPR]
+    python compat_tests/run.py --mpi 2 --chainer-tests CHECKOUT/tests
+
 
 ``CHECKOUT`` is a checkout of chainer/chainer at tag v7.8.1 (not part of this
 project). The CPU suite runs twice, stock and with
@@ -9,6 +11,10 @@ project). The CPU suite runs twice, stock and with
 out pytest-xdist). The stock run is cached, so a rerun only runs the patched
 side. Exit status 1 on any regression: a test that passes stock and does not
 pass patched.
+
+With ``--mpi N`` it runs ChainerMN's tests (default ``chainermn_tests``)
+instead, one file per ``mpiexec -n N`` job as upstream's CI does; a test
+counts as passed when it passed on every rank (see mpi_mode.py).
 """
 import argparse
 import collections
@@ -21,6 +27,8 @@ import subprocess
 import sys
 import tempfile
 import time
+
+import mpi_mode
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 INI = os.path.join(HERE, 'pytest.ini')
@@ -36,11 +44,19 @@ def parse_args(argv):
                    help="the tests/ folder of a chainer v7.8.1 checkout")
     p.add_argument('paths', nargs='*', metavar='FILE',
                    help='test files or folders, relative to DIR '
-                   '(default: chainer_tests)')
+                   '(default: chainer_tests, or chainermn_tests with --mpi)')
     p.add_argument('-k', dest='keyword', help="pytest's -k expression")
-    p.add_argument('-j', '--jobs', type=int, default=os.cpu_count() or 1)
-    p.add_argument('--chunk-files', type=int, default=8,
-                   help='test files per pytest process')
+    p.add_argument('-j', '--jobs', type=int,
+                   help='pytest processes (or MPI jobs) at a time '
+                   '(default: the cores, divided by the ranks with --mpi)')
+    p.add_argument('--chunk-files', type=int,
+                   help='test files per pytest process (default 8, '
+                   'or 1 with --mpi)')
+    p.add_argument('--mpi', type=int, metavar='N',
+                   help='run each chunk under mpiexec -n N (ChainerMN)')
+    p.add_argument('--timeout', type=int, help='seconds a chunk may take '
+                   '(default {}, or {} with --mpi)'.format(
+                       CHUNK_SECONDS_LIMIT, mpi_mode.CHUNK_SECONDS_LIMIT))
     p.add_argument('--cache-dir', default=os.path.join(
         os.path.dirname(HERE), '.compat-cache'))
     p.add_argument('--no-cache', action='store_true',
@@ -49,12 +65,21 @@ def parse_args(argv):
                    help='run one side only (no comparison)')
     p.add_argument('--show', type=int, default=50,
                    help='list at most this many regressions (default 50)')
-    return p.parse_args(argv)
+    args = p.parse_args(argv)
+    cores = os.cpu_count() or 1
+    if args.jobs is None:
+        args.jobs = max(1, cores // args.mpi) if args.mpi else cores
+    if args.chunk_files is None:
+        args.chunk_files = 1 if args.mpi else 8
+    if args.timeout is None:
+        args.timeout = (mpi_mode.CHUNK_SECONDS_LIMIT if args.mpi
+                        else CHUNK_SECONDS_LIMIT)
+    return args
 
 
-def find_files(tests_dir, paths):
+def find_files(tests_dir, paths, default):
     files = []
-    for p in paths or ['chainer_tests']:
+    for p in paths or [default]:
         full = p if os.path.isabs(p) else os.path.join(tests_dir, p)
         if os.path.isfile(full):
             files.append(os.path.abspath(full))
@@ -73,9 +98,10 @@ def make_chunks(files, size):
 
 
 def run_chunk(mode, chunk, args, workdir, index):
-    out = os.path.join(workdir, '{}-{:04d}.jsonl'.format(mode, index))
-    cmd = [sys.executable, '-m', 'pytest', '-c', INI,
-           '--rootdir', os.path.dirname(os.path.abspath(args.chainer_tests)),
+    out = os.path.join(workdir, '{}-{:04d}{}.jsonl'.format(
+        mode, index, '-{rank}' if args.mpi else ''))
+    rootdir = os.path.dirname(os.path.abspath(args.chainer_tests))
+    cmd = ['-c', INI, '--rootdir', rootdir,
            '-p', 'no:cacheprovider', '-p', 'outcomes', '-q', '-rN',
            '--tb=no', '-m', ' and '.join('not ' + m for m in DESELECT)]
     if args.keyword:
@@ -88,20 +114,29 @@ def run_chunk(mode, chunk, args, workdir, index):
                PYTHONPATH=os.pathsep.join(
                    [HERE] + [p for p in [os.environ.get('PYTHONPATH')] if p]))
     env.pop('CHAINER_FASTPATH_VERBOSE', None)
+    if args.mpi:
+        cmd = mpi_mode.command(args.mpi, cmd, args.chainer_tests, rootdir)
+        env = mpi_mode.environment(env)
+    else:
+        cmd = [sys.executable, '-m', 'pytest'] + cmd
+    from chainer_fastpath.testing import mpi
     try:
-        proc = subprocess.run(cmd, env=env, cwd=workdir,
-                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                              text=True, timeout=CHUNK_SECONDS_LIMIT)
-        log = proc.stdout
+        log = mpi.run(cmd, args.timeout, env=env, cwd=workdir,
+                      stderr=subprocess.STDOUT).stdout
     except subprocess.TimeoutExpired as e:
         log = (e.stdout or '') + '\ncompat: chunk timed out'
-    outcomes = []
-    if os.path.exists(out):
-        with open(out) as f:
-            outcomes = [tuple(json.loads(line)) for line in f]
-    if not outcomes:
-        # The process died before writing: count its files as failed.
-        outcomes = [(path + '::<process>', 'failed') for path in chunk]
+    outcomes, complete = [], True
+    for rank in range(args.mpi or 1):
+        path = mpi_mode.outcome_file(out, rank)
+        if not os.path.exists(path):
+            complete = False
+            continue
+        with open(path) as f:
+            outcomes += [tuple(json.loads(line)) for line in f]
+    if not complete:
+        # A process died before writing: count its files as failed. (An
+        # empty file is a run whose tests were all deselected.)
+        outcomes += [(path + '::<process>', 'failed') for path in chunk]
         with open(os.path.join(workdir, '{}-{:04d}.log'.format(
                 mode, index)), 'w') as f:
             f.write(log)
@@ -148,10 +183,16 @@ def cache_key(files, args):
     versions = [version(d) for d in (
         'chainer', 'numpy', 'scipy', 'setuptools', 'pytest')]
     h = hashlib.sha256()
-    for part in [sys.version] + versions + [
-            args.keyword or '', str(args.chunk_files)] + files:
+    parts = [sys.version] + versions + [
+        args.keyword or '', str(args.chunk_files)] + files
+    extra_files = []
+    if args.mpi:
+        # only in MPI mode, so the keys of the plain runs stay as they were
+        parts += ['mpi', str(args.mpi), version('mpi4py')]
+        extra_files = [mpi_mode.__file__]
+    for part in parts:
         h.update(part.encode() + b'\0')
-    for f in [INI, os.path.join(HERE, 'outcomes.py')] + files:
+    for f in [INI, os.path.join(HERE, 'outcomes.py')] + extra_files + files:
         h.update(str(os.path.getmtime(f)).encode())
     return h.hexdigest()[:16]
 
@@ -207,7 +248,8 @@ def summarize(stock, patched, show):
 
 def main(argv=None):
     args = parse_args(argv)
-    files = find_files(args.chainer_tests, args.paths)
+    files = find_files(args.chainer_tests, args.paths,
+                       mpi_mode.DEFAULT_PATH if args.mpi else 'chainer_tests')
     chunks = make_chunks(files, args.chunk_files)
     sys.stderr.write('compat: {} files in {} chunks, {} jobs\n'.format(
         len(files), len(chunks), args.jobs))
