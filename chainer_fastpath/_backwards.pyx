@@ -25,6 +25,9 @@ from chainer.functions.activation import relu
 from chainer.functions.activation import sigmoid
 from chainer.functions.activation import tanh
 from chainer.functions.array import broadcast
+from chainer.functions.array import concat
+from chainer.functions.array import get_item
+from chainer.functions.array import split_axis
 from chainer.functions.array import reshape
 from chainer.functions.connection import embed_id
 from chainer.functions.connection import linear
@@ -45,7 +48,9 @@ cdef EntryStats _stats_backward = _stats.entry('FunctionNode.backward')
 
 cdef type _ndarray = numpy.ndarray
 cdef object _ascontiguousarray = numpy.ascontiguousarray
+cdef object _arange = numpy.arange
 cdef object _F = chainer.functions
+cdef object _utils = chainer.utils
 
 cdef enum Kind:
     LINEAR = 1
@@ -58,9 +63,14 @@ cdef enum Kind:
     SOFTMAX_CROSS_ENTROPY = 7
     LSTM = 8
     EMBED_ID = 9
+    CONCAT = 11
+    GET_ITEM = 12
+    MUL = 13
+    SPLIT_AXIS = 14
 
 # Module functions that stock backwards look up at call time.
-cdef tuple _F_NAMES = ('cast', 'sum', 'sum_to', 'broadcast_to', 'reshape')
+cdef tuple _F_NAMES = ('cast', 'sum', 'sum_to', 'broadcast_to', 'reshape',
+                       'split_axis', 'concat')
 cdef tuple _F_ORIGINALS = tuple([getattr(_F, n) for n in _F_NAMES])
 
 # Classes whose stock forward ``_linear`` reproduces.
@@ -94,6 +104,10 @@ if not intel64.is_ideep_available():
            SOFTMAX_CROSS_ENTROPY, ())
     _audit(lstm.LSTM, LSTM, ())
     _audit(embed_id.EmbedIDFunction, EMBED_ID, ())
+    _audit(concat.Concat, CONCAT, ())
+    _audit(get_item.GetItem, GET_ITEM, ())
+    _audit(basic_math.Mul, MUL, ())
+    _audit(split_axis.SplitAxis, SPLIT_AXIS, ())
 
 
 cdef bint _stock_callees() except -1:
@@ -152,6 +166,14 @@ cdef object _dispatch(object func, int kind, tuple indexes,
         return _lstm(func, grad_outputs)
     if kind == EMBED_ID:
         return _embed_id(func, grad_outputs)
+    if kind == CONCAT:
+        return _concat(func, grad_outputs)
+    if kind == GET_ITEM:
+        return _get_item(func, grad_outputs)
+    if kind == MUL:
+        return _mul(func, indexes, grad_outputs)
+    if kind == SPLIT_AXIS:
+        return _split_axis(func, grad_outputs)
     return NOT_COMPILED
 
 
@@ -340,16 +362,49 @@ cdef object _softmax_cross_entropy(object func, tuple grad_outputs):
     if gloss is None:
         return NOT_COMPILED
     arrays = _retained_inputs(func, [])
-    if arrays is None:
+    if arrays is None or len(arrays) != 2:
         return NOT_COMPILED
+    cdef bint rg = (_retained_inputs_require_grad(func)
+                    or gloss_var._requires_grad)
+    x, t = arrays
+    if (func.y is not None and type(func.y) is _ndarray
+            and func.class_weight is None and not func.soft_target
+            and x.size != 0 and x.ndim == 2 and _SCE_GRAD_STOCK()):
+        return (new_variable(_sce_grad_2d(func, t, gloss), rg, None, 0),
+                None)
     arrays.append(gloss)
     grad_node = softmax_cross_entropy._SoftmaxCrossEntropyGrad_NoDoubleBackprop(
         func.ignore_label, func.class_weight, func.y, func._coeff,
         func.soft_target)
-    return apply_detached(
-        grad_node, tuple(arrays),
-        _retained_inputs_require_grad(func) or gloss_var._requires_grad) \
-        + (None,)
+    return apply_detached(grad_node, tuple(arrays), rg) + (None,)
+
+
+cdef object _sce_grad = (
+    softmax_cross_entropy._SoftmaxCrossEntropyGrad_NoDoubleBackprop)
+cdef object _sce_grad_forward = _sce_grad.forward
+cdef object _sce_grad_forward_cpu = _sce_grad.forward_cpu
+
+
+cdef inline bint _SCE_GRAD_STOCK():
+    return (_sce_grad.forward is _sce_grad_forward
+            and _sce_grad.forward_cpu is _sce_grad_forward_cpu)
+
+
+cdef object _sce_grad_2d(object func, object t, object gloss):
+    # _SoftmaxCrossEntropyGrad_NoDoubleBackprop.forward_cpu for a cached
+    # score of a 2-D input, hard labels, no class weight. It has no type
+    # check, and its output, an ndarray, passes apply's.
+    gx = func.y.copy()
+    t_valid = t != func.ignore_label
+    t = t * t_valid
+    gx[_arange(len(t)), t] -= 1
+    gx *= t_valid.reshape((len(t), 1))
+    coeff = func._coeff
+    if coeff is not None:
+        gx *= gloss * coeff
+    else:
+        gx *= gloss[:, None]
+    return gx
 
 
 cdef object _lstm(object func, tuple grad_outputs):
@@ -395,3 +450,73 @@ cdef object _embed_id(object func, tuple grad_outputs):
         tuple(arrays),
         _retained_inputs_require_grad(func) or gy_var._requires_grad)[0]
     return None, gW
+
+
+cdef object _concat(object func, tuple grad_outputs):
+    # Concat.backward: F.split_axis(gy, sizes, axis) of the input sizes.
+    inputs = func.inputs
+    if len(inputs) == 1:
+        return grad_outputs
+    gy_var = grad_outputs[0]
+    gy = _grad_array(gy_var)
+    if gy is None:
+        return NOT_COMPILED
+    axis = func.axis
+    sizes = numpy.array([v.shape[axis] for v in inputs[:-1]]).cumsum()
+    return apply_detached(split_axis.SplitAxis(sizes, axis), (gy,),
+                          gy_var._requires_grad)
+
+
+cdef object _get_item(object func, tuple grad_outputs):
+    # GetItem.backward: GetItemGrad(slices, x.shape).apply((gy,)).
+    gy_var = grad_outputs[0]
+    gy = _grad_array(gy_var)
+    if gy is None:
+        return NOT_COMPILED
+    return apply_detached(
+        get_item.GetItemGrad(func.slices, func.inputs[0].shape), (gy,),
+        gy_var._requires_grad)
+
+
+cdef object _mul(object func, tuple indexes, tuple grad_outputs):
+    # Mul.backward: F.sum_to(gy * x[1 - i], x[i].shape), where the product
+    # is a Mul node (its type check passes for one float dtype) and sum_to
+    # the identity (one shape everywhere).
+    gy_var = grad_outputs[0]
+    gy = _grad_array(gy_var)
+    if gy is None or func._input_indexes_to_retain != (0, 1):
+        return NOT_COMPILED
+    xs = _retained_inputs(func, [])
+    if xs is None:
+        return NOT_COMPILED
+    dtype = gy.dtype
+    shape = gy.shape
+    if dtype.kind != 'f':
+        return NOT_COMPILED
+    for a in xs:
+        if a.dtype != dtype or a.shape != shape:
+            return NOT_COMPILED
+    inputs = func.inputs
+    cdef bint gy_rg = gy_var._requires_grad
+    return tuple([
+        new_variable(_utils.force_array(gy * xs[1 - i]),
+                     gy_rg or _requires_grad_of(inputs[1 - i]), None, 0)
+        for i in indexes])
+
+
+cdef object _split_axis(object func, tuple grad_outputs):
+    # SplitAxis.backward: F.concat of the gradients, zeros for missing ones.
+    dtype = func.inputs[0].dtype
+    arrays = []
+    cdef bint rg = False
+    for gy_var, shape in zip(grad_outputs, func._shapes):
+        if gy_var is None:
+            arrays.append(func._xp.zeros(shape, dtype=dtype))
+            continue
+        gy = _grad_array(gy_var)
+        if gy is None:
+            return NOT_COMPILED
+        arrays.append(gy)
+        if gy_var._requires_grad:
+            rg = True
+    return (apply_detached(concat.Concat(func.axis), tuple(arrays), rg)[0],)

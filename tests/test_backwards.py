@@ -56,6 +56,19 @@ CASES = {
                                       _v(1, 4, dtype=d)),
     'add_same_input': lambda d: _apply(lambda a: a + a, _v(2, 2, dtype=d)),
     'add_constant': lambda d: _apply(lambda a: a + 1, _v(2, 3, dtype=d)),
+    'mul': lambda d: _apply(lambda a, b: a * b, _v(3, 4, dtype=d),
+                            _v(3, 4, dtype=d)),
+    'mul_square': lambda d: _apply(lambda a: a * a, _v(3, 4, dtype=d)),
+    'mul_const_input': lambda d: _apply(
+        lambda a, b: a * b, _v(3, 4, dtype=d),
+        _v(3, 4, dtype=d, requires_grad=False)),
+    'mul_broadcast': lambda d: _apply(lambda a, b: a * b, _v(3, 4, dtype=d),
+                                      _v(1, 4, dtype=d)),
+    'split_axis': lambda d: _apply(
+        lambda a: F.concat(F.split_axis(a, 3, axis=1)[::-1], axis=1),
+        _v(2, 6, dtype=d)),
+    'split_axis_unused_part': lambda d: _apply(
+        lambda a: F.split_axis(a, [1, 3], axis=0)[1], _v(4, 3, dtype=d)),
     'sum': lambda d: _apply(F.sum, _v(3, 4, dtype=d)),
     'sum_axis': lambda d: _apply(lambda a: F.sum(a, axis=1),
                                  _v(3, 4, dtype=d)),
@@ -68,12 +81,39 @@ CASES = {
         lambda x: F.softmax_cross_entropy(
             x, numpy.array([1, 2, 0], numpy.int32), reduce='no'),
         _v(3, 5, dtype=d)),
+    'softmax_cross_entropy_no_cache': lambda d: _apply(
+        lambda x: F.softmax_cross_entropy(
+            x, numpy.array([0, 2, 1], numpy.int32), cache_score=False,
+            normalize=False), _v(3, 5, dtype=d)),
+    'softmax_cross_entropy_class_weight': lambda d: _apply(
+        lambda x: F.softmax_cross_entropy(
+            x, numpy.array([0, 2, 1], numpy.int32),
+            class_weight=numpy.arange(1, 6).astype(d)), _v(3, 5, dtype=d)),
+    'softmax_cross_entropy_3d': lambda d: _apply(
+        lambda x: F.softmax_cross_entropy(
+            x, numpy.array([[0, 2], [1, -1]], numpy.int32)),
+        _v(2, 5, 2, dtype=d)),
     'lstm': lambda d: _lstm_h(_v(2, 3, dtype=d), _v(2, 12, dtype=d)),
     'lstm_cell_dropped': lambda d: _apply(
         lambda c, x: F.lstm(c, x)[1], _v(2, 3, dtype=d), _v(2, 12, dtype=d)),
     'lstm_both_outputs': lambda d: _apply(
         lambda c, x: F.sum(F.lstm(c, x)[0]) + F.sum(F.lstm(c, x)[1]),
         _v(2, 3, dtype=d), _v(2, 12, dtype=d)),
+    'concat': lambda d: _apply(lambda a, b: F.concat((a, b), axis=1),
+                               _v(2, 3, dtype=d), _v(2, 4, dtype=d)),
+    'concat_axis0_three': lambda d: _apply(
+        lambda a, b, c: F.concat((a, b, c), axis=0),
+        _v(1, 3, dtype=d), _v(2, 3, dtype=d), _v(1, 3, dtype=d)),
+    'concat_one': lambda d: _apply(lambda a: F.concat((a,)),
+                                   _v(2, 3, dtype=d)),
+    'get_item_slice': lambda d: _apply(lambda a: a[1:, ::2],
+                                       _v(3, 5, dtype=d)),
+    'get_item_int': lambda d: _apply(lambda a: a[1], _v(3, 5, dtype=d)),
+    'get_item_repeated_index': lambda d: _apply(
+        lambda a: a[numpy.array([0, 2, 0])], _v(3, 5, dtype=d)),
+    'embed_id_no_ignore': lambda d: _apply(
+        lambda W: F.embed_id(numpy.array([[0, 3], [3, 4]], numpy.int32), W),
+        _v(5, 3, dtype=d)),
     'embed_id': lambda d: _apply(
         lambda W: F.embed_id(numpy.array([0, 3, 3, 1], numpy.int32), W,
                              ignore_label=1), _v(5, 3, dtype=d)),
@@ -111,7 +151,8 @@ def test_gradients_same_as_stock(case, dtype, type_check):
 @pytest.mark.parametrize('case', ['linear', 'relu', 'tanh', 'sigmoid',
                                   'add', 'add_constant', 'sum',
                                   'softmax_cross_entropy', 'lstm',
-                                  'embed_id'])
+                                  'embed_id', 'concat', 'get_item_slice',
+                                  'mul', 'split_axis'])
 def test_compiled_backward_is_used(case):
     with chainer_fastpath.enabled():
         chainer_fastpath.reset_stats()

@@ -53,8 +53,32 @@ CASES = {
     'mean': lambda: (F.mean, [_v(3, 4)]),
     'softmax_cross_entropy': lambda: (
         lambda x: F.softmax_cross_entropy(x, _ints(5, 4)), [_v(4, 5)]),
+    'softmax_cross_entropy_ignore_no_reduce': lambda: (
+        lambda x: F.softmax_cross_entropy(
+            x, numpy.array([1, -1, 3, 0], numpy.int32), reduce='no'),
+        [_v(4, 5)]),
+    'softmax_cross_entropy_not_normalized_no_cache': lambda: (
+        lambda x: F.softmax_cross_entropy(
+            x, numpy.array([1, -1, 3, 0], numpy.int32), normalize=False,
+            cache_score=False), [_v(4, 5)]),
+    'softmax_cross_entropy_class_weight': lambda: (
+        lambda x: F.softmax_cross_entropy(
+            x, _ints(5, 4), class_weight=numpy.arange(
+                1, 6, dtype=numpy.float32)), [_v(4, 5)]),
+    'softmax_cross_entropy_soft_target': lambda: (
+        lambda x: F.softmax_cross_entropy(
+            x, numpy.full((4, 5), 0.2, numpy.float32)), [_v(4, 5)]),
+    'softmax_cross_entropy_3d': lambda: (
+        lambda x: F.softmax_cross_entropy(x, _ints(5, 2, 3)),
+        [_v(2, 5, 3)]),
+    'softmax_cross_entropy_float16': lambda: (
+        lambda x: F.softmax_cross_entropy(x, _ints(5, 4)),
+        [_v(4, 5, dtype=numpy.float16)]),
     'embed_id': lambda: (
         lambda w: F.embed_id(_ints(6, 3, 2), w), [_v(6, 4)]),
+    'embed_id_ignore_label': lambda: (
+        lambda w: F.embed_id(numpy.array([0, 5, -1, 2], numpy.int32), w,
+                             ignore_label=-1), [_v(6, 4)]),
     'dropout': lambda: (lambda a: F.dropout(a, 0.5), [_v(10, 10)]),
     'float64': lambda: (lambda a, b: F.tanh(a * b),
                         [_v(3, dtype=numpy.float64),
