@@ -140,6 +140,8 @@ def backward(self, retain_grad=False, enable_double_backprop=False,
 
     # Initialize error by 1, if this is a loss variable (as stock)
     data = (<list>self._data)[0]
+    grad_var = None
+    cdef bint seeded = False
     if data.size == 1 and self.grad_var is None:
         if data.ndim != 0:
             import warnings
@@ -152,13 +154,20 @@ def backward(self, retain_grad=False, enable_double_backprop=False,
                 ' set zero to grad.',
                 DeprecationWarning)
         device = self.device
-        if type(device) is _CpuDevice:
-            # Its context does nothing, and ones_like(data) passes the
-            # grad setter's check by construction.
+        if type(device) is _CpuDevice and _plain(self):
+            # Its context does nothing, ones_like(data) passes the grad
+            # setter's check by construction, and the grad_var the getter
+            # would wrap around it is ``Variable(g)``. Setting the grad and
+            # then taking grad_var leaves ``_grad`` and ``_grad_var`` None
+            # and ``_grad_valid`` True, as below.
             g = _np_ones_like(data)
             if loss_scale is not None:
                 g *= loss_scale
-            self._set_grad_without_check(g)
+            grad_var = new_variable(g, True, None, 0)
+            self._grad = None
+            self._grad_var = None
+            self._grad_valid = True
+            seeded = True
         else:
             with _using_device(device):
                 self.grad = device.xp.ones_like(data)
@@ -166,8 +175,9 @@ def backward(self, retain_grad=False, enable_double_backprop=False,
                 self.grad *= loss_scale
 
     node = self._node
-    grad_var = self.grad_var
-    self.grad_var = None
+    if not seeded:
+        grad_var = self.grad_var
+        self.grad_var = None
 
     # ``with chainer.using_config('enable_backprop', ...)``, inlined.
     local = _config._local

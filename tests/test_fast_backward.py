@@ -543,3 +543,21 @@ def test_shared_weight_sums_skip_f_add():
     assert_same(stock[0], grads_both)
     assert_same(grads_fwd_only, grads_both)
     assert applies_both < applies_fwd_only
+
+
+@pytest.mark.parametrize('retain_grad', [False, True])
+@pytest.mark.parametrize('loss_scale', [None, 4.0])
+def test_seeded_loss_gradient_state(retain_grad, loss_scale):
+    # The ones the loss is seeded with: the same Variable state and the same
+    # attributes left on the loss.
+    def fn():
+        x = _v(3)
+        loss = F.sum(x * x)
+        loss.backward(retain_grad=retain_grad, loss_scale=loss_scale)
+        gv = loss.grad_var
+        state = {k: v for k, v in loss.__dict__.items() if k != '_node'}
+        return (list(state), state['_grad_valid'], loss.grad, x.grad,
+                None if gv is None else
+                [(k, type(v).__name__) for k, v in gv.__dict__.items()],
+                None if gv is None else gv.requires_grad)
+    check_same(fn)
