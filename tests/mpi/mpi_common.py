@@ -94,6 +94,14 @@ def assert_fast_paths_taken(stats, entries):
                 name, json.dumps(stats.get(name))))
 
 
+def assert_no_fallback(stats, entries):
+    """Raises if any named entry point fell back to stock code."""
+    for name in entries:
+        taken = stats.get(name, {}).get('fallback')
+        if taken:
+            raise AssertionError('{} fell back: {}'.format(name, taken))
+
+
 def fallbacks(stats):
     """``{entry: {reason: n}}`` of the fallbacks that happened."""
     return {name: s['fallback'] for name, s in stats.items()
