@@ -1,12 +1,13 @@
 """Fast path for ``F.add`` and the Variable operators ``+``, ``-``, ``*``
-between two Variables.
+with a Variable or a Python number on the right.
 
 Stock's ``add``/``sub``/``mul`` (chainer/functions/math/basic_math.py) first
 ask ``numpy.isscalar(rhs)``, whose ``numbers.Number`` check costs more than
 the rest of a small op, then ``_preprocess_rhs``, which returns a Variable
 unchanged. For an exact ``Variable`` or ``Parameter`` on the right the
-answers are known (not a scalar; returned as is), so this path applies the
-same FunctionNode directly. Any other right-hand side takes the original.
+answers are known (not a scalar; returned as is), and for an exact ``int``
+or ``float`` too (a scalar), so this path applies the same FunctionNode
+directly. Any other right-hand side takes the original.
 """
 from chainer import variable
 from chainer.functions.math import basic_math
@@ -48,12 +49,21 @@ cdef inline bint _plain_variable(object x):
             and basic_math._preprocess_rhs is _preprocess_rhs)
 
 
+cdef inline bint _number(object x):
+    return type(x) is int or type(x) is float
+
+
 def add(*xs):
     """Drop-in for ``chainer.functions.add``."""
-    if len(xs) == 2 and _plain_variable(xs[1]):
-        _stats_arith.fast += 1
-        return basic_math.Add().apply(xs)[0]
-    _stats_arith.fallback('right-hand side not a plain Variable')
+    if len(xs) == 2:
+        if _plain_variable(xs[1]):
+            _stats_arith.fast += 1
+            return basic_math.Add().apply(xs)[0]
+        if _number(xs[1]):
+            _stats_arith.fast += 1
+            return basic_math.AddConstant(xs[1]).apply((xs[0],))[0]
+    _stats_arith.fallback('right-hand side neither a plain Variable nor '
+                          'a Python number')
     return _originals['add'](*xs)
 
 
@@ -62,7 +72,11 @@ def sub(self, rhs):
     if _plain_variable(rhs):
         _stats_arith.fast += 1
         return basic_math.Sub().apply((self, rhs))[0]
-    _stats_arith.fallback('right-hand side not a plain Variable')
+    if _number(rhs):
+        _stats_arith.fast += 1
+        return basic_math.AddConstant(-rhs).apply((self,))[0]
+    _stats_arith.fallback('right-hand side neither a plain Variable nor '
+                          'a Python number')
     return _originals['sub'](self, rhs)
 
 
@@ -71,5 +85,9 @@ def mul(self, rhs):
     if _plain_variable(rhs):
         _stats_arith.fast += 1
         return basic_math.Mul().apply((self, rhs))[0]
-    _stats_arith.fallback('right-hand side not a plain Variable')
+    if _number(rhs):
+        _stats_arith.fast += 1
+        return basic_math.MulConstant(rhs).apply((self,))[0]
+    _stats_arith.fallback('right-hand side neither a plain Variable nor '
+                          'a Python number')
     return _originals['mul'](self, rhs)

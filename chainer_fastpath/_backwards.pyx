@@ -67,6 +67,8 @@ cdef enum Kind:
     GET_ITEM = 12
     MUL = 13
     SPLIT_AXIS = 14
+    MUL_CONSTANT = 15
+    NEG = 16
 
 # Module functions that stock backwards look up at call time.
 cdef tuple _F_NAMES = ('cast', 'sum', 'sum_to', 'broadcast_to', 'reshape',
@@ -108,9 +110,15 @@ if not intel64.is_ideep_available():
     _audit(get_item.GetItem, GET_ITEM, ())
     _audit(basic_math.Mul, MUL, ())
     _audit(split_axis.SplitAxis, SPLIT_AXIS, ())
+    _audit(basic_math.MulConstant, MUL_CONSTANT, ())
+    _audit(basic_math.Neg, NEG, ())
+    _audit(basic_math.SubFromConstant, NEG, ())
 
 
-cdef bint _stock_callees() except -1:
+cdef bint stock_callees() except -1:
+    """Whether the module functions and gradient-node methods the compiled
+    backwards reproduce are still stock's (checked once per backward
+    pass)."""
     cdef Py_ssize_t i
     for i in range(len(_F_NAMES)):
         if getattr(_F, _F_NAMES[i]) is not _F_ORIGINALS[i]:
@@ -122,17 +130,19 @@ cdef bint _stock_callees() except -1:
     return True
 
 
-cdef object run_backward(object func, tuple indexes, tuple grad_outputs):
+cdef object run_backward(object func, tuple indexes, tuple grad_outputs,
+                         bint callees_stock):
     """``func.backward(indexes, grad_outputs)`` on NumPy arrays, for a
     caller that records no graph and has no function hook; or
-    NOT_COMPILED, counted with a reason."""
+    NOT_COMPILED, counted with a reason. ``callees_stock``: what
+    ``stock_callees()`` said at the start of the backward pass."""
     cdef type cls = type(func)
     entry = _audited.get(cls)
     if entry is None:
         _stats_backward.fallback('no compiled backward: ' + cls.__name__)
         return NOT_COMPILED
-    if (not methods_unchanged(func, cls, (<tuple>entry)[1])
-            or not _stock_callees()):
+    if not callees_stock or not methods_unchanged(
+            func, cls, (<tuple>entry)[1]):
         _stats_backward.fallback('patched or mocked method')
         return NOT_COMPILED
     gxs = _dispatch(func, (<tuple>entry)[0], indexes, grad_outputs)
@@ -174,6 +184,10 @@ cdef object _dispatch(object func, int kind, tuple indexes,
         return _mul(func, indexes, grad_outputs)
     if kind == SPLIT_AXIS:
         return _split_axis(func, grad_outputs)
+    if kind == MUL_CONSTANT:
+        return _mul_constant(func, grad_outputs)
+    if kind == NEG:
+        return _neg(grad_outputs)
     return NOT_COMPILED
 
 
@@ -520,3 +534,26 @@ cdef object _split_axis(object func, tuple grad_outputs):
         if gy_var._requires_grad:
             rg = True
     return (apply_detached(concat.Concat(func.axis), tuple(arrays), rg)[0],)
+
+
+cdef object _mul_constant(object func, tuple grad_outputs):
+    # MulConstant.backward: ``value * gy``, a MulConstant node (its type
+    # check only names the input) computing value (in gy's dtype) * gy.
+    gy_var = grad_outputs[0]
+    gy = _grad_array(gy_var)
+    value = func.value
+    if gy is None or (type(value) is not float and type(value) is not int):
+        return NOT_COMPILED
+    return (new_variable(_utils.force_array(gy.dtype.type(value) * gy),
+                         gy_var._requires_grad, None, 0),)
+
+
+cdef object _neg(tuple grad_outputs):
+    # Neg.backward and SubFromConstant.backward: ``-gy``, a Neg node (its
+    # type check only names the input).
+    gy_var = grad_outputs[0]
+    gy = _grad_array(gy_var)
+    if gy is None:
+        return NOT_COMPILED
+    return (new_variable(_utils.force_array(-gy), gy_var._requires_grad,
+                         None, 0),)

@@ -32,7 +32,8 @@ from chainer.function_node import FunctionNode
 from chainer_fastpath._stats cimport EntryStats
 from chainer_fastpath._config cimport ConfigView
 from chainer_fastpath._objects cimport new_variable
-from chainer_fastpath._backwards cimport NOT_COMPILED, run_backward
+from chainer_fastpath._backwards cimport (
+    NOT_COMPILED, run_backward, stock_callees)
 from chainer_fastpath import _stats
 
 cdef EntryStats _stats_backward = _stats.entry('Variable.backward')
@@ -418,7 +419,7 @@ cdef void _amend_exception(func, e) except *:
 
 cdef void _backprop_step(_Engine eng, func, tuple target_input_indexes,
                          tuple grad_outputs, object grad_inputs,
-                         bint detached) except *:
+                         bint detached, bint callees_stock) except *:
     """``_backprop_utils.backprop_step`` (not in debug mode). ``detached``:
     nothing can observe the nodes ``func.backward`` would apply (NumPy
     arrays, no graph recorded, no function hook), so a compiled backward
@@ -439,7 +440,8 @@ cdef void _backprop_step(_Engine eng, func, tuple target_input_indexes,
         try:
             gxs = NOT_COMPILED
             if detached:
-                gxs = run_backward(func, target_input_indexes, grad_outputs)
+                gxs = run_backward(func, target_input_indexes, grad_outputs,
+                                   callees_stock)
             if gxs is NOT_COMPILED:
                 gxs = func.backward(target_input_indexes, grad_outputs)
         except Exception as e:
@@ -487,6 +489,7 @@ cpdef _backprop_to_all(outputs, retain_grad, loss_scale):
     y = None
 
     base_hooks = _get_function_hooks().values()
+    cdef bint callees_stock = stock_callees()
     cand_funcs = eng.cand_funcs
     while cand_funcs:
         func = _heappop(cand_funcs)[2]
@@ -536,13 +539,13 @@ cpdef _backprop_to_all(outputs, retain_grad, loss_scale):
             in_grad = _step(eng, func, inputs, target_input_indexes,
                             out_grad, in_data, out_grad_array, hooks,
                             not base_hooks and not ConfigView.current().get(
-                                'enable_backprop'))
+                                'enable_backprop'), callees_stock)
         else:
             with _using_device(_get_device_from_array(
                     *(in_data + out_grad_array))):
                 in_grad = _step(eng, func, inputs, target_input_indexes,
                                 out_grad, in_data, out_grad_array, hooks,
-                                False)
+                                False, callees_stock)
 
         if retain_grad:
             for y, gy in zip(outs, out_grad):
@@ -574,7 +577,7 @@ cpdef _backprop_to_all(outputs, retain_grad, loss_scale):
 
 cdef object _step(_Engine eng, func, tuple inputs, tuple target_input_indexes,
                   tuple out_grad, list in_data, list out_grad_array, hooks,
-                  bint detached):
+                  bint detached, bint callees_stock):
     cdef Py_ssize_t i
     if hooks:
         for hook in hooks:
@@ -590,7 +593,7 @@ cdef object _step(_Engine eng, func, tuple inputs, tuple target_input_indexes,
             in_grad[x] = eng.get_as_list(x)
 
     _backprop_step(eng, func, target_input_indexes, out_grad, in_grad,
-                   detached)
+                   detached, callees_stock)
 
     if hooks:
         for hook in hooks:

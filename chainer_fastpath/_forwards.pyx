@@ -39,6 +39,7 @@ cdef object _arange = numpy.arange
 cdef object _float16 = numpy.float16
 cdef object _float32 = numpy.float32
 cdef object _should_use_cudnn = chainer.should_use_cudnn
+cdef object _preprocess_const = basic_math._preprocess_const
 cdef object _ascontiguousarray = numpy.ascontiguousarray
 cdef object _utils = chainer.utils
 
@@ -53,6 +54,8 @@ cdef enum Kind:
     CONCAT = 6
     EMBED_ID = 7
     SOFTMAX_CROSS_ENTROPY = 8
+    ADD_CONSTANT = 9
+    MUL_CONSTANT = 10
 
 cdef type _FunctionNode = function_node.FunctionNode
 
@@ -82,6 +85,8 @@ if not intel64.is_ideep_available():
            ('forward', 'forward_cpu', 'retain_outputs'))
     _audit(concat.Concat, CONCAT, ('forward',))
     _audit(embed_id.EmbedIDFunction, EMBED_ID, ('forward', 'retain_inputs'))
+    _audit(basic_math.AddConstant, ADD_CONSTANT, ('forward',))
+    _audit(basic_math.MulConstant, MUL_CONSTANT, ('forward',))
     _audit(softmax_cross_entropy.SoftmaxCrossEntropy, SOFTMAX_CROSS_ENTROPY,
            ('forward', 'forward_cpu', 'retain_inputs'))
 
@@ -119,6 +124,15 @@ cdef object run_forward(object node, tuple in_data):
         return _embed_id(node, in_data)
     if kind == SOFTMAX_CROSS_ENTROPY:
         return _softmax_cross_entropy(node, in_data)
+    if kind == ADD_CONSTANT or kind == MUL_CONSTANT:
+        if basic_math._preprocess_const is not _preprocess_const:
+            return NOT_COMPILED
+        # _preprocess_const(x, value): the value in the input's dtype.
+        x = in_data[0]
+        value = x.dtype.type(node.value)
+        if kind == ADD_CONSTANT:
+            return _utils.force_array(x + value),
+        return _utils.force_array(value * x),
     return NOT_COMPILED
 
 

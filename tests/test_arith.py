@@ -28,6 +28,13 @@ OPS = {
     'rmul_scalar': lambda a, b: 2 * b,
     'mul_array': lambda a, b: a * b.array,
     'add_scalar': lambda a, b: a + 1,
+    'add_float_scalar': lambda a, b: a + 0.25,
+    'radd_int': lambda a, b: 3 + b,
+    'sub_scalar': lambda a, b: a - 2,
+    'mul_scalar': lambda a, b: a * 0.5,
+    'add_numpy_scalar': lambda a, b: a + numpy.float64(0.5),
+    'add_bool': lambda a, b: a + True,
+    'neg': lambda a, b: -a * b,
     'sub_array': lambda a, b: a - b.array,
 }
 
@@ -62,13 +69,14 @@ def test_bad_rhs_same_error(rhs):
     assert stock == patched
 
 
-def test_variable_pairs_take_the_fast_path():
+def test_variables_and_numbers_take_the_fast_path():
     chainer_fastpath.enable()
     a, b = _v(2), _v(2)
     a + b, a - b, a * b, F.add(a, b)
-    a + 1
+    a + 1, a - 2.5, 3 * a
+    a + numpy.float32(1)
     s = chainer_fastpath.stats()['basic_math add/sub/mul']
-    assert s['fast'] == 4
+    assert s['fast'] == 7
     assert sum(s['fallback'].values()) == 1
 
 

@@ -69,6 +69,11 @@ CASES = {
         _v(2, 6, dtype=d)),
     'split_axis_unused_part': lambda d: _apply(
         lambda a: F.split_axis(a, [1, 3], axis=0)[1], _v(4, 3, dtype=d)),
+    'mul_constant': lambda d: _apply(lambda a: a * 0.5, _v(3, 4, dtype=d)),
+    'mul_constant_int': lambda d: _apply(lambda a: 3 * a, _v(3, 4, dtype=d)),
+    'neg': lambda d: _apply(lambda a: -a, _v(3, 4, dtype=d)),
+    'sub_from_constant': lambda d: _apply(lambda a: 1 - a,
+                                          _v(3, 4, dtype=d)),
     'sum': lambda d: _apply(F.sum, _v(3, 4, dtype=d)),
     'sum_axis': lambda d: _apply(lambda a: F.sum(a, axis=1),
                                  _v(3, 4, dtype=d)),
@@ -152,7 +157,8 @@ def test_gradients_same_as_stock(case, dtype, type_check):
                                   'add', 'add_constant', 'sum',
                                   'softmax_cross_entropy', 'lstm',
                                   'embed_id', 'concat', 'get_item_slice',
-                                  'mul', 'split_axis'])
+                                  'mul', 'split_axis', 'mul_constant',
+                                  'neg', 'sub_from_constant'])
 def test_compiled_backward_is_used(case):
     with chainer_fastpath.enabled():
         chainer_fastpath.reset_stats()
