@@ -5,7 +5,8 @@ import chainer
 import chainer.functions as F
 import chainer.links as L
 
-from chainer_fastpath.bench.workloads import checksum, workload
+from chainer_fastpath.bench.workloads import (
+    checksum, import_torch, torch_twin, workload)
 
 
 def _params(*links):
@@ -64,3 +65,61 @@ def make_chain1000_fwd_bwd(seed):
         h.backward()
 
     return step, lambda: checksum([x.grad])
+
+
+@torch_twin('mlp3_fwd_bwd')
+def make_mlp3_fwd_bwd_torch(seed):
+    torch = import_torch()
+    torch.manual_seed(seed)
+    rng = numpy.random.RandomState(seed)
+    model = torch.nn.Sequential(
+        torch.nn.Linear(32, 32), torch.nn.ReLU(),
+        torch.nn.Linear(32, 32), torch.nn.ReLU(), torch.nn.Linear(32, 10))
+    x = torch.from_numpy(rng.randn(1, 32).astype(numpy.float32))
+    t = torch.from_numpy(rng.randint(0, 10, 1).astype(numpy.int64))
+
+    def step():
+        model.zero_grad()
+        loss = torch.nn.functional.cross_entropy(model(x), t)
+        loss.backward()
+
+    return step, lambda: checksum(
+        [p.grad.numpy() for p in model.parameters()])
+
+
+@torch_twin('lstm20_fwd_bwd')
+def make_lstm20_fwd_bwd_torch(seed):
+    torch = import_torch()
+    torch.manual_seed(seed)
+    rng = numpy.random.RandomState(seed)
+    cell = torch.nn.LSTMCell(32, 32)
+    xs = [torch.from_numpy(rng.randn(1, 32).astype(numpy.float32))
+          for _ in range(20)]
+
+    def step():
+        cell.zero_grad()
+        state = None
+        loss = 0
+        for x in xs:
+            state = cell(x, state)
+            loss = loss + state[0].sum()
+        loss.backward()
+
+    return step, lambda: checksum(
+        [p.grad.numpy() for p in cell.parameters()])
+
+
+@torch_twin('chain1000_fwd_bwd')
+def make_chain1000_fwd_bwd_torch(seed):
+    torch = import_torch()
+    rng = numpy.random.RandomState(seed)
+    x = torch.tensor(rng.randn(1).astype(numpy.float32), requires_grad=True)
+
+    def step():
+        x.grad = None
+        h = x
+        for _ in range(1000):
+            h = h + 1
+        h.backward(torch.ones_like(h))
+
+    return step, lambda: checksum([x.grad.numpy()])

@@ -57,6 +57,55 @@ for _name, (_op, _shapes) in OPS.items():
     _register_op(_name, _op, _shapes)
 
 
+# name -> the same op in PyTorch, given the torch module.
+TORCH_OPS = {
+    'add': lambda torch: torch.add,
+    'mul': lambda torch: torch.mul,
+    'linear': lambda torch: torch.nn.functional.linear,
+    'relu': lambda torch: torch.relu,
+    'concat': lambda torch: (lambda a, b: torch.cat((a, b), dim=1)),
+    'sum': lambda torch: torch.sum,
+    'getitem': lambda torch: (lambda a: a[0, 4:12]),
+}
+
+
+def _register_torch_op(name, make_op, shapes):
+    def inputs(torch, seed):
+        rng = numpy.random.RandomState(seed)
+        return [torch.tensor(rng.randn(*shape).astype(numpy.float32),
+                             requires_grad=True) for shape in shapes]
+
+    @torch_twin(name)
+    def make(seed):
+        torch = import_torch()
+        op = make_op(torch)
+        xs = inputs(torch, seed)
+        out = []
+
+        def step():
+            out[:] = [op(*xs)]
+
+        return step, lambda: checksum([out[0].detach().numpy()])
+
+    @torch_twin(name + '_nobackprop_x10')
+    def make_nobackprop(seed):
+        torch = import_torch()
+        op = make_op(torch)
+        xs = inputs(torch, seed)
+        out = []
+
+        def step():
+            with torch.no_grad():
+                for _ in range(10):
+                    out[:] = [op(*xs)]
+
+        return step, lambda: checksum([out[0].detach().numpy()])
+
+
+for _name, _make_op in TORCH_OPS.items():
+    _register_torch_op(_name, _make_op, OPS[_name][1])
+
+
 class MLP(chainer.Chain):
     def __init__(self, sizes):
         super().__init__()
@@ -85,6 +134,27 @@ def make_mlp_forward(seed):
         out[:] = [model(x)]
 
     return step, lambda: checksum([out[0].array])
+
+
+@torch_twin('mlp_forward')
+def make_mlp_forward_torch(seed):
+    torch = import_torch()
+    torch.manual_seed(seed)
+    model = _torch_mlp(torch)
+    x = torch.from_numpy(
+        numpy.random.RandomState(seed).randn(1, 32).astype(numpy.float32))
+    out = []
+
+    def step():
+        out[:] = [model(x)]
+
+    return step, lambda: checksum([out[0].detach().numpy()])
+
+
+def _torch_mlp(torch):
+    return torch.nn.Sequential(
+        torch.nn.Linear(32, 32), torch.nn.ReLU(),
+        torch.nn.Linear(32, 32), torch.nn.ReLU(), torch.nn.Linear(32, 10))
 
 
 @workload('mlp_train', 64)
@@ -116,9 +186,7 @@ def make_mlp_train_torch(seed):
     torch = import_torch()
     torch.manual_seed(seed)
     rng = numpy.random.RandomState(seed)
-    model = torch.nn.Sequential(
-        torch.nn.Linear(32, 32), torch.nn.ReLU(),
-        torch.nn.Linear(32, 32), torch.nn.ReLU(), torch.nn.Linear(32, 10))
+    model = _torch_mlp(torch)
     opt = torch.optim.Adam(model.parameters())
     xs = torch.from_numpy(rng.randn(64, 1, 32).astype(numpy.float32))
     ts = torch.from_numpy(rng.randint(0, 10, size=(64, 1)).astype(numpy.int64))
