@@ -1,6 +1,7 @@
 """Chainer's upstream test suite, stock vs patched.
 
-    python compat_tests/run.py --chainer-tests CHECKOUT/tests [FILES...] [-k EXPR]
+    python compat_tests/run.py --chainer-tests CHECKOUT/tests [FILES...] \
+        [-k EXPR]
     python compat_tests/run.py --mpi 2 --chainer-tests CHECKOUT/tests
 
 
@@ -153,8 +154,10 @@ def run_side(mode, chunks, args):
         for done, fut in enumerate(
                 concurrent.futures.as_completed(futures), 1):
             results.extend(fut.result())
-            sys.stderr.write('\r{:>7}: {}/{} chunks, {} tests, {:.0f} s'.format(
-                mode, done, len(chunks), len(results), time.time() - start))
+            sys.stderr.write(
+                '\r{:>7}: {}/{} chunks, {} tests, {:.0f} s'.format(
+                    mode, done, len(chunks), len(results),
+                    time.time() - start))
             sys.stderr.flush()
     sys.stderr.write('\n')
     return results

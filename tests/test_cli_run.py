@@ -9,8 +9,8 @@ import pytest
 
 def _run(args, cwd):
     return subprocess.run([sys.executable, '-m', 'chainer_fastpath'] + args,
-                           cwd=str(cwd), stdout=subprocess.PIPE,
-                           stderr=subprocess.PIPE, text=True)
+                          cwd=str(cwd), stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, text=True)
 
 
 def _python(args, cwd):

@@ -248,7 +248,6 @@ def test_global_and_local_hooks_see_the_same_calls():
         with _Recorder(log):
             y = F.sum(F.tanh(x) * 2)
             y.backward()
-        node = F.identity(x).creator_node
         node2 = chainer.functions.math.basic_math.Add()
         node2.add_hook(_Recorder(log), name='local')
         node2.apply((x, x))

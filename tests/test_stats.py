@@ -49,7 +49,7 @@ def test_report_lists_every_reason_with_its_count():
     buf = io.StringIO()
     chainer_fastpath.report(file=buf)
     text = buf.getvalue()
-    line = next(l for l in text.splitlines() if 'test.report' in l)
+    line = next(ln for ln in text.splitlines() if 'test.report' in ln)
     assert line.split()[1:3] == ['5', '3']
     assert 'reason two (2)' in text and 'reason one (1)' in text
 

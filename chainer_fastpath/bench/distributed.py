@@ -11,7 +11,8 @@ rounds, and the speedup's min-max over all pairs of repeats. Open MPI's
 ranks yield the core while they wait (``mpi_yield_when_idle``; ``--busy-wait``
 turns that off): where the two ranks share cores with anything else, a rank
 spinning in the all-reduce takes the core from its peer and the times
-measure the scheduler, not the step. Needs Open MPI and mpi4py (``make test-mpi`` installs them).
+measure the scheduler, not the step. Needs Open MPI and mpi4py
+(``make test-mpi`` installs them).
 """
 import argparse
 import json

@@ -31,7 +31,6 @@ def _rss_kib():
 
 
 def _lstm_backward_bytes():
-    import chainer
     import chainer.functions as F
     import chainer.links as L
     rng = numpy.random.RandomState(0)

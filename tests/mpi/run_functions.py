@@ -1,8 +1,8 @@
 """``chainermn.functions`` forward and backward under ``mpiexec -n 2``,
 stock vs patched: point-to-point send/recv across the two ranks with
 delegate variables and ``pseudo_connect``, and the collectives (allgather,
-alltoall, bcast, gather, scatter), one at a time. Outputs and every gradient must be
-bitwise identical stock vs patched.
+alltoall, bcast, gather, scatter), one at a time. Outputs and every
+gradient must be bitwise identical stock vs patched.
 """
 import numpy
 

@@ -4,7 +4,6 @@ Each case trains a small model for 50 steps with random gradients (or a
 loss function) and compares every parameter, gradient, optimizer state and
 counter, as bytes.
 """
-import pickle
 
 import numpy
 import pytest
@@ -15,7 +14,7 @@ import chainer.links as L
 from chainer import optimizers, optimizer_hooks
 
 import chainer_fastpath
-from chainer_fastpath.testing import check_same, run_both, assert_same
+from chainer_fastpath.testing import check_same, assert_same
 
 DTYPES = [numpy.float16, numpy.float32, numpy.float64]
 
@@ -346,8 +345,6 @@ def test_fallbacks_are_counted():
     def run():
         model = Model(numpy.float32)
         opt = MyAdam().setup(model)
-        # a non-contiguous state for one parameter
-        w = model.l1.W
         rng = numpy.random.RandomState(0)
         for _ in range(3):
             for p in model.params():
