@@ -75,11 +75,15 @@ cdef tuple _F_NAMES = ('cast', 'sum', 'sum_to', 'broadcast_to', 'reshape',
                        'split_axis', 'concat')
 cdef tuple _F_ORIGINALS = tuple([getattr(_F, n) for n in _F_NAMES])
 
-# Classes whose stock forward ``_linear`` reproduces.
+# Gradient-node methods that ``_linear`` and ``_sce_grad_2d`` reproduce.
 cdef tuple _INNER = (
     (linear.LinearGradData, 'forward'),
     (linear.LinearGradWeight, 'forward'),
     (sum_mod.Sum, 'forward'),
+    (softmax_cross_entropy._SoftmaxCrossEntropyGrad_NoDoubleBackprop,
+     'forward'),
+    (softmax_cross_entropy._SoftmaxCrossEntropyGrad_NoDoubleBackprop,
+     'forward_cpu'),
 )
 cdef tuple _INNER_ORIGINALS = tuple([getattr(c, n) for c, n in _INNER])
 
@@ -383,7 +387,7 @@ cdef object _softmax_cross_entropy(object func, tuple grad_outputs):
     x, t = arrays
     if (func.y is not None and type(func.y) is _ndarray
             and func.class_weight is None and not func.soft_target
-            and x.size != 0 and x.ndim == 2 and _SCE_GRAD_STOCK()):
+            and x.size != 0 and x.ndim == 2):
         return (new_variable(_sce_grad_2d(func, t, gloss), rg, None, 0),
                 None)
     arrays.append(gloss)
@@ -391,17 +395,6 @@ cdef object _softmax_cross_entropy(object func, tuple grad_outputs):
         func.ignore_label, func.class_weight, func.y, func._coeff,
         func.soft_target)
     return apply_detached(grad_node, tuple(arrays), rg) + (None,)
-
-
-cdef object _sce_grad = (
-    softmax_cross_entropy._SoftmaxCrossEntropyGrad_NoDoubleBackprop)
-cdef object _sce_grad_forward = _sce_grad.forward
-cdef object _sce_grad_forward_cpu = _sce_grad.forward_cpu
-
-
-cdef inline bint _SCE_GRAD_STOCK():
-    return (_sce_grad.forward is _sce_grad_forward
-            and _sce_grad.forward_cpu is _sce_grad_forward_cpu)
 
 
 cdef object _sce_grad_2d(object func, object t, object gloss):
