@@ -8,6 +8,7 @@ PIP    := $(PY) -m pip --disable-pip-version-check -q
 export PIP_CONSTRAINT := $(CURDIR)/constraints.txt
 
 SOURCES := $(wildcard chainer_fastpath/*.pyx chainer_fastpath/*.pxd \
+                      chainer_fastpath/*.h \
                       chainer_fastpath/*/*.pyx chainer_fastpath/*/*.pxd \
                       chainer_fastpath/*/*.h)
 

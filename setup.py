@@ -10,6 +10,8 @@ CFLAGS = ['-O3', '-ffp-contract=off']
 
 MODULES = [
     'chainer_fastpath._stats',
+    'chainer_fastpath._ndarray',
+    'chainer_fastpath._audit',
     'chainer_fastpath._config',
     'chainer_fastpath._objects',
     'chainer_fastpath._type_check',
@@ -32,6 +34,7 @@ EXTRA_CFLAGS = {
 
 def extension(name):
     return Extension(name, [name.replace('.', os.sep) + '.pyx'],
+                     include_dirs=['chainer_fastpath'],
                      extra_compile_args=CFLAGS + EXTRA_CFLAGS.get(name, []))
 
 

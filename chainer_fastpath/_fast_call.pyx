@@ -195,7 +195,7 @@ def apply(self, inputs):
 
     self._input_indexes_to_retain = None
     self._output_indexes_to_retain = None
-    outputs = run_forward(self, in_tuple)
+    outputs = run_forward(self, in_tuple, config)
     if outputs is NOT_COMPILED:
         outputs = self.forward(in_tuple)
 
@@ -268,10 +268,11 @@ cdef tuple apply_detached(object node, tuple in_data, bint requires_grad):
     Variables built as stock builds them. The graph bookkeeping stock does
     on the node is skipped: the node is dropped as soon as this returns.
     """
+    cdef ConfigView config = ConfigView.current()
     node._input_layouts = _none_layouts(len(in_data))
-    if ConfigView.current().get('type_check'):
+    if config.get('type_check'):
         check_types(node, in_data)
-    outputs = run_forward(node, in_data)
+    outputs = run_forward(node, in_data, config)
     if outputs is NOT_COMPILED:
         outputs = node.forward(in_data)
     _check_outputs(node, outputs)

@@ -11,6 +11,7 @@ otherwise ``apply`` calls ``node.forward`` as usual.
 """
 import numpy
 
+from chainer_fastpath._audit cimport StockMethods
 from chainer_fastpath._config cimport ConfigView
 
 import chainer
@@ -60,16 +61,12 @@ cdef enum Kind:
 cdef type _FunctionNode = function_node.FunctionNode
 
 
-def _method(cls, name):
-    return getattr(cls, name)
-
-
-# class -> (kind, ((method name, the stock function it must still be), ...))
+# class -> (kind, the methods its stock forward calls)
 cdef dict _audited = {}
 
 
 def _audit(cls, kind, names):
-    _audited[cls] = (kind, tuple((n, _method(cls, n)) for n in names))
+    _audited[cls] = (kind, StockMethods(cls, names))
 
 
 if not intel64.is_ideep_available():
@@ -101,15 +98,15 @@ cdef bint methods_unchanged(object node, type cls, tuple methods):
     return True
 
 
-cdef object run_forward(object node, tuple in_data):
+cdef object run_forward(object node, tuple in_data, ConfigView config):
     """``node.forward(in_data)`` compiled, or NOT_COMPILED."""
-    cdef type cls = type(node)
-    entry = _audited.get(cls)
-    if entry is None or not methods_unchanged(node, cls, (<tuple>entry)[1]):
+    entry = _audited.get(type(node))
+    if (entry is None
+            or not (<StockMethods>(<tuple>entry)[1]).found_by(node)):
         return NOT_COMPILED
     cdef int kind = (<tuple>entry)[0]
     if kind == LINEAR:
-        return _linear(node, in_data)
+        return _linear(node, in_data, config)
     if kind == RELU:
         return _relu(node, in_data)
     if kind == ADD:
@@ -136,9 +133,9 @@ cdef object run_forward(object node, tuple in_data):
     return NOT_COMPILED
 
 
-cdef tuple _linear(object node, tuple inputs):
+cdef tuple _linear(object node, tuple inputs, ConfigView config):
     # LinearFunction.forward, iDeep unavailable, no static schedule.
-    node._config_use_ideep = ConfigView.current().get('use_ideep')
+    node._config_use_ideep = config.get('use_ideep')
     cdef object x, W, b = None
     if len(inputs) == 3:
         x, W, b = inputs

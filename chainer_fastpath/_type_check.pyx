@@ -8,13 +8,25 @@ inputs and the listed attributes of the node, so those make a complete key.
 The cache is used only while the audited method is the one in force (not
 replaced on the class or the instance). Everything else runs stock's check.
 """
+from cpython.bytes cimport PyBytes_FromStringAndSize
+from libc.string cimport memcpy
+
 import importlib
+
+import numpy
 
 from chainer import function_node
 
+from chainer_fastpath._audit cimport StockMethods
+from chainer_fastpath._ndarray cimport (
+    builtin_typenum, cfp_dims, cfp_nd, layout_ok)
+
+cdef type _ndarray = numpy.ndarray
 cdef type _FunctionNode = function_node.FunctionNode
 cdef object _base_check = _FunctionNode.check_type_forward
 cdef object _base_check_data = _FunctionNode._check_data_type_forward
+# The methods through which stock's ``apply`` runs a check.
+cdef tuple _CHECK_METHODS = ('_check_data_type_forward', 'check_type_forward')
 
 # (module, class, attributes its check_type_forward reads), from reading
 # each check in Chainer 7.8.1.
@@ -45,17 +57,22 @@ AUDITED = (
      ()),
 )
 
-# class -> (its audited check_type_forward, attribute names)
+# class -> (its check methods, attribute names)
 cdef dict _audited = {}
 # key -> True for checks that passed
 cdef dict _passed = {}
 cdef Py_ssize_t _MAX_ENTRIES = 4096
+DEF _KEY_BYTES = 512
 
 
 def _load_audited():
     for module, name, attributes in AUDITED:
         cls = getattr(importlib.import_module(module), name)
-        _audited[cls] = (cls.__dict__['check_type_forward'], attributes)
+        methods = StockMethods(cls, _CHECK_METHODS)
+        # Audited as read: the base's data check calling the class's own.
+        if methods.originals == (_base_check_data,
+                                 cls.__dict__['check_type_forward']):
+            _audited[cls] = (methods, attributes)
 
 
 _load_audited()
@@ -67,18 +84,32 @@ def clear_cache():
 
 
 cdef object _key(type cls, tuple attributes, object node, tuple in_data):
-    """The cache key, or None when an input cannot be keyed."""
-    cdef list parts = [cls, len(in_data)]
+    """The cache key, or None when an input cannot be keyed: the class, then
+    each input's dtype number and shape packed in bytes, then the values of
+    ``attributes``."""
+    cdef char buf[_KEY_BYTES]
+    cdef Py_ssize_t size = sizeof(void *), n_dims
+    cdef int num, nd
+    if not layout_ok():
+        return None
+    (<void **>buf)[0] = <void *>cls
     for a in in_data:
-        dtype = a.dtype
-        # A builtin dtype in native byte order is named by its number.
-        if dtype.isbuiltin != 1:
+        if type(a) is not _ndarray:
             return None
-        parts.append(dtype.num)
-        parts.append(a.shape)
-    for name in attributes:
-        parts.append(getattr(node, name))
-    return tuple(parts)
+        # A builtin dtype in native byte order is named by its number.
+        num = builtin_typenum(a)
+        nd = cfp_nd(a)
+        n_dims = nd * sizeof(Py_ssize_t)
+        if num < 0 or size + 2 * sizeof(int) + n_dims > _KEY_BYTES:
+            return None
+        memcpy(buf + size, &num, sizeof(int))
+        memcpy(buf + size + sizeof(int), &nd, sizeof(int))
+        memcpy(buf + size + 2 * sizeof(int), cfp_dims(a), n_dims)
+        size += 2 * sizeof(int) + n_dims
+    key = PyBytes_FromStringAndSize(buf, size)
+    if not attributes:
+        return key
+    return (key,) + tuple([getattr(node, name) for name in attributes])
 
 
 cdef int check_types(object node, tuple in_data) except -1:
@@ -87,17 +118,17 @@ cdef int check_types(object node, tuple in_data) except -1:
     ``node._input_layouts`` must already be set, as stock ``apply`` does.
     """
     cdef type cls = type(node)
-    cdef dict own = node.__dict__
-    if (cls._check_data_type_forward is not _base_check_data
-            or '_check_data_type_forward' in own
-            or 'check_type_forward' in own):
+    entry = _audited.get(cls)
+    if entry is None:
+        if (cls._check_data_type_forward is _base_check_data
+                and cls.check_type_forward is _base_check):
+            own = node.__dict__
+            if ('_check_data_type_forward' not in own
+                    and 'check_type_forward' not in own):
+                return 0    # stock runs the base class's empty check
         node._check_data_type_forward(in_data)
         return 0
-    check = cls.check_type_forward
-    if check is _base_check:
-        return 0    # stock runs the base class's empty check
-    entry = _audited.get(cls)
-    if entry is None or (<tuple>entry)[0] is not check:
+    if not (<StockMethods>(<tuple>entry)[0]).found_by(node):
         node._check_data_type_forward(in_data)
         return 0
     key = _key(cls, (<tuple>entry)[1], node, in_data)

@@ -438,3 +438,26 @@ def test_retained_inputs_hold_their_arrays():
     for s, p in zip(stock[0], patched[0]):
         numpy.testing.assert_array_equal(s, p)
     assert len(patched[1]) == 2
+
+
+def test_base_method_replaced_after_fast_calls_is_called(monkeypatch):
+    # The compiled linear forward calls retain_inputs as FunctionNode
+    # defines it; replacing it on the base class after the class was
+    # verified must still be seen, and undoing it restores the fast path.
+    chainer_fastpath.enable()
+    args = _v(2, 4), _v(3, 4)
+    F.linear(*args)
+    F.linear(*args)
+    calls = []
+    original = chainer.FunctionNode.retain_inputs
+
+    def spy(self, indexes):
+        calls.append(indexes)
+        return original(self, indexes)
+
+    monkeypatch.setattr(chainer.FunctionNode, 'retain_inputs', spy)
+    F.linear(*args)
+    assert calls == [(0, 1)]
+    monkeypatch.undo()
+    F.linear(*args)
+    assert calls == [(0, 1)]

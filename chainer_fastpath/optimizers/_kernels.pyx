@@ -25,16 +25,10 @@ from cpython.float cimport PyFloat_AS_DOUBLE
 from libc.math cimport pow as c_pow, sqrt as c_sqrt, isfinite
 from libc.stdint cimport uint16_t
 
-cdef extern from "_ndarray.h":
-    char *cfp_data(object a)
-    int cfp_nd(object a)
-    Py_ssize_t *cfp_dims(object a)
-    int cfp_flags(object a)
-    int cfp_typenum(object a)
-    char cfp_byteorder(object a)
-    int cfp_elsize(object a)
-    int CFP_NPY_C_CONTIGUOUS, CFP_NPY_ALIGNED, CFP_NPY_WRITEABLE
-    int CFP_NPY_HALF, CFP_NPY_FLOAT, CFP_NPY_DOUBLE
+from chainer_fastpath._ndarray cimport (
+    CFP_NPY_ALIGNED, CFP_NPY_C_CONTIGUOUS, CFP_NPY_DOUBLE, CFP_NPY_FLOAT,
+    CFP_NPY_HALF, CFP_NPY_WRITEABLE, cfp_byteorder, cfp_data, cfp_dims,
+    cfp_elsize, cfp_flags, cfp_nd, cfp_typenum, layout_ok)
 
 cdef extern from "_kernels.h" nogil:
     uint16_t cfp_f2h(float x)
@@ -88,36 +82,9 @@ cdef object _np_empty = numpy.empty
 cdef object _Hyperparameter = _optimizer_module.Hyperparameter
 cdef object _pymin = builtins.min
 cdef object _MISSING = object()
-cdef bint _abi_ok = False
 
 # name -> (rule class, original update_core_cpu); filled by bind().
 _originals = {}
-
-
-def _check_abi():
-    """True when the mirrored ndarray layout matches this NumPy."""
-    global _abi_ok
-    ok = True
-    for dt, num in ((numpy.float16, CFP_NPY_HALF),
-                    (numpy.float32, CFP_NPY_FLOAT),
-                    (numpy.float64, CFP_NPY_DOUBLE)):
-        a = numpy.zeros((3, 5), dtype=dt)
-        ok = ok and (<size_t>cfp_data(a) == <size_t>a.ctypes.data
-                     and cfp_nd(a) == 2 and cfp_dims(a)[0] == 3
-                     and cfp_dims(a)[1] == 5 and cfp_typenum(a) == num
-                     and a.dtype.num == num
-                     and cfp_elsize(a) == a.itemsize
-                     and (cfp_flags(a) & CFP_NPY_C_CONTIGUOUS) != 0
-                     and (cfp_flags(a) & CFP_NPY_WRITEABLE) != 0)
-        b = a[:, ::2]
-        ok = ok and (cfp_flags(b) & CFP_NPY_C_CONTIGUOUS) == 0
-        a.flags.writeable = False
-        ok = ok and (cfp_flags(a) & CFP_NPY_WRITEABLE) == 0
-    _abi_ok = ok
-    return ok
-
-
-_check_abi()
 
 
 # --------------------------------------------------------------------------
@@ -249,7 +216,7 @@ cdef str _add(Arrays *A, object a, bint writable):
 cdef str _begin(Arrays *A, object data, object grad):
     """Registers the parameter and its gradient first."""
     cdef int i
-    if not _abi_ok:
+    if not layout_ok():
         return 'numpy layout not recognised'
     if type(data) is not _ndarray:
         return 'not a numpy.ndarray'

@@ -1,7 +1,7 @@
 /* A mirror of NumPy 1.x's public PyArrayObject_fields / PyArray_Descr
- * layout, so the kernels read data pointers and flags without NumPy's
- * headers at build time. _kernels.pyx checks it against NumPy at import
- * and disables every kernel (fallback) if it does not match. */
+ * layout, so compiled code reads data pointers, dtypes, shapes and flags
+ * without NumPy's headers at build time. _ndarray.pyx checks it against
+ * NumPy at import; its users take their fallback when it does not match. */
 #ifndef CHAINER_FASTPATH_NDARRAY_H
 #define CHAINER_FASTPATH_NDARRAY_H
 #include <Python.h>
@@ -41,6 +41,7 @@ static inline int cfp_nd(PyObject *a) { return ((cfp_array *)a)->nd; }
 static inline Py_ssize_t *cfp_dims(PyObject *a) { return ((cfp_array *)a)->dimensions; }
 static inline int cfp_flags(PyObject *a) { return ((cfp_array *)a)->flags; }
 static inline int cfp_typenum(PyObject *a) { return ((cfp_array *)a)->descr->type_num; }
+static inline PyObject *cfp_descr_of(PyObject *a) { return (PyObject *)((cfp_array *)a)->descr; }
 static inline char cfp_byteorder(PyObject *a) { return ((cfp_array *)a)->descr->byteorder; }
 static inline int cfp_elsize(PyObject *a) { return ((cfp_array *)a)->descr->elsize; }
 #endif

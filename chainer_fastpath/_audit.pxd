@@ -1,0 +1,8 @@
+cdef class StockMethods:
+    cdef readonly type cls
+    cdef readonly tuple names
+    cdef readonly tuple originals
+    cdef unsigned int _version
+
+    cdef bint on_class(self) except -1
+    cdef bint found_by(self, object obj) except -1

@@ -1,0 +1,117 @@
+"""The type-check cache: a check that passed is skipped only for inputs and
+node attributes it provably cannot tell apart; everything else raises as
+stock does."""
+import pickle
+
+import numpy
+import pytest
+
+import chainer
+import chainer.functions as F
+from chainer.functions.math import basic_math
+from chainer.utils import type_check
+
+import chainer_fastpath
+from chainer_fastpath.testing import run_both
+
+
+def _v(array):
+    return chainer.Variable(array)
+
+
+def _error_after_passing(first, second):
+    """Runs ``first`` (a call whose check passes, so it is cached), then
+    ``second``; returns the type of the error ``second`` raised, or None."""
+    first()
+    try:
+        second()
+    except Exception as e:
+        return type(e).__name__
+    return None
+
+
+def _native(shape=(3,), dtype=numpy.float32):
+    return numpy.ones(shape, dtype)
+
+
+# name -> (a call that passes, a call that stock rejects or accepts)
+SEQUENCES = {
+    'byteswapped_dtype': (
+        lambda: F.add(_v(_native()), _v(_native())),
+        lambda: F.add(_v(_native()), _v(_native().astype('>f4')))),
+    'other_dtype_same_shape': (
+        lambda: F.add(_v(_native()), _v(_native())),
+        lambda: F.add(_v(_native()), _v(_native(dtype=numpy.float64)))),
+    'other_shape': (
+        lambda: F.add(_v(_native((2, 3))), _v(_native((2, 3)))),
+        lambda: F.add(_v(_native((2, 3))), _v(_native((3, 2))))),
+    'other_ndim_same_size': (
+        lambda: F.linear(_v(_native((2, 4))), _v(_native((3, 4)))),
+        lambda: F.linear(_v(_native((2, 4))), _v(_native((3, 2, 2))))),
+    'other_axis_attribute': (
+        lambda: F.concat((_v(_native((2, 3))), _v(_native((2, 4)))), 1),
+        lambda: F.concat((_v(_native((2, 3))), _v(_native((2, 4)))), 0)),
+    'unpickled_dtype_accepted': (
+        lambda: F.add(_v(_native()), _v(_native())),
+        lambda: F.add(_v(pickle.loads(pickle.dumps(_native()))),
+                      _v(_native()))),
+    'unpickled_dtype_rejected': (
+        lambda: F.add(_v(pickle.loads(pickle.dumps(_native()))),
+                      _v(pickle.loads(pickle.dumps(_native())))),
+        lambda: F.add(_v(pickle.loads(pickle.dumps(_native()))),
+                      _v(_native(dtype=numpy.float64)))),
+    # Too many dimensions for a key: checked every time.
+    'many_dimensions': (
+        lambda: F.concat([_v(_native((1,) * 16))] * 4, 0),
+        lambda: F.concat([_v(_native((1,) * 16))] * 3
+                         + [_v(_native((1,) * 16, numpy.float16))], 0)),
+}
+
+
+@pytest.mark.parametrize('name', sorted(SEQUENCES))
+def test_error_after_a_cached_pass_is_stocks(name):
+    first, second = SEQUENCES[name]
+    stock, patched = run_both(lambda: _error_after_passing(first, second))
+    assert stock == patched
+    expect_error = name not in ('unpickled_dtype_accepted',)
+    assert (stock is not None) == expect_error
+
+
+def test_cached_class_check_replaced_later_is_called(monkeypatch):
+    chainer_fastpath.enable()
+    x = _v(_native())
+    F.add(x, x)
+    F.add(x, x)      # now cached, the class verified
+    calls = []
+
+    def check(self, in_types):
+        calls.append(len(in_types))
+        type_check.expect(in_types[0].dtype == numpy.float64)
+
+    monkeypatch.setattr(basic_math.Add, 'check_type_forward', check)
+    with pytest.raises(type_check.InvalidType):
+        F.add(x, x)
+    # Stock runs a failing check twice, the second time for the message.
+    assert calls == [2, 2]
+    monkeypatch.undo()
+    F.add(x, x)
+    assert calls == [2, 2]
+
+
+def test_base_class_method_replaced_later_is_called(monkeypatch):
+    # Replacing a FunctionNode method must be seen by every subclass whose
+    # check was verified before.
+    chainer_fastpath.enable()
+    x = _v(_native())
+    F.add(x, x)
+    calls = []
+    original = chainer.FunctionNode._check_data_type_forward
+
+    def spy(self, in_data):
+        calls.append(type(self).__name__)
+        return original(self, in_data)
+
+    monkeypatch.setattr(chainer.FunctionNode, '_check_data_type_forward',
+                        spy)
+    F.add(x, x)
+    assert calls == ['Add']
