@@ -6,7 +6,9 @@ gives each type a version tag that it clears whenever the type or one of its
 bases is modified (``cls.forward = ...``, ``mock.patch.object``): a class
 verified once is verified again only after its tag changed.
 """
-from cpython.object cimport PyTypeObject
+from cpython.object cimport PyObject, PyTypeObject
+from cpython.ref cimport Py_XDECREF
+from cpython.exc cimport PyErr_Clear
 
 cdef extern from *:
     """
@@ -17,6 +19,29 @@ cdef extern from *:
     """
     unsigned int cfp_type_version(PyTypeObject *tp)
 
+cdef extern from "Python.h":
+    # What the interpreter uses for ``obj.name(...)``: 1 with the plain
+    # function when the class has it and the instance does not shadow it,
+    # without building a bound method or the instance's __dict__.
+    int _PyObject_GetMethod(PyObject *obj, PyObject *name, PyObject **method)
+
+
+cdef bint method_is(object obj, str name, object original):
+    """Whether ``obj.name`` is the function ``original`` found on the
+    class, not shadowed by an instance attribute."""
+    cdef PyObject *found = NULL
+    cdef int unbound = _PyObject_GetMethod(<PyObject *>obj, <PyObject *>name,
+                                           &found)
+    if found is NULL:
+        PyErr_Clear()   # stock's own lookup will raise it again
+        return False
+    cdef bint same = unbound == 1 and found == <PyObject *>original
+    Py_XDECREF(found)
+    return same
+
+
+cdef type _python_function = type(lambda: None)
+
 
 cdef class StockMethods:
     """The methods ``names`` of ``cls`` as they are now (the originals)."""
@@ -26,6 +51,8 @@ cdef class StockMethods:
         self.names = tuple(names)
         self.originals = tuple([getattr(cls, name) for name in self.names])
         self._version = 0
+        self._functions = all(type(f) is _python_function
+                              for f in self.originals)
 
     cdef bint on_class(self) except -1:
         """Whether ``cls`` still finds every original."""
@@ -46,6 +73,13 @@ cdef class StockMethods:
     cdef bint found_by(self, object obj) except -1:
         """Whether ``obj``, an instance of exactly ``cls``, finds every
         original: none set on the instance, none replaced on the class."""
+        cdef Py_ssize_t i
+        if self._functions:
+            # Without building the instance's __dict__.
+            for i in range(len(self.names)):
+                if not method_is(obj, <str>self.names[i], self.originals[i]):
+                    return False
+            return True
         cdef dict own = obj.__dict__
         for name in self.names:
             if name in own:

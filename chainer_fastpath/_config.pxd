@@ -2,6 +2,7 @@ cdef class ConfigView:
     """``chainer.config`` as seen by the current thread, read without
     ``LocalConfig.__getattr__``: thread-local value first, then global."""
     cdef dict _local
+    cdef dict _global_dict
     cdef object _global
     cdef object _config
 

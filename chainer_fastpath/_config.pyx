@@ -1,11 +1,20 @@
 """Per-call reads of ``chainer.config`` at C speed, same values as stock."""
 cimport cython
-from cpython.dict cimport PyDict_GetItem
+from cpython.dict cimport PyDict_GetItem, PyDict_GetItemWithError
 from cpython.object cimport PyObject
 
 from chainer import configuration
 
 cdef type _LocalConfig = configuration.LocalConfig
+cdef type _GlobalConfig = configuration.GlobalConfig
+cdef dict _module_dict = configuration.__dict__
+
+# The last LocalConfig seen, with the objects its constructor stored: they
+# never change (its __setattr__ writes to the thread-local object).
+cdef object _last_config = None
+cdef object _last_local = None
+cdef object _last_global = None
+cdef dict _last_global_dict = None
 
 
 @cython.freelist(4)
@@ -13,21 +22,37 @@ cdef class ConfigView:
 
     @staticmethod
     cdef ConfigView current():
+        global _last_config, _last_local, _last_global, _last_global_dict
         cdef ConfigView view = ConfigView.__new__(ConfigView)
         # Looked up per call: a test may swap the module's config object.
-        config = configuration.config
-        if type(config) is _LocalConfig:
-            view._local = config._local.__dict__
-            view._global = config._global
-        else:
-            view._config = config
+        cdef PyObject *found = PyDict_GetItem(_module_dict, 'config')
+        config = <object>found if found is not NULL else configuration.config
+        if config is not _last_config:
+            if type(config) is not _LocalConfig:
+                view._config = config
+                return view
+            _last_local = config._local
+            _last_global = config._global
+            # A plain GlobalConfig holds its values in its __dict__; the
+            # class only gives None to names never set.
+            _last_global_dict = (_last_global.__dict__
+                                 if type(_last_global) is _GlobalConfig
+                                 else None)
+            _last_config = config
+        view._local = _last_local.__dict__
+        view._global = _last_global
+        view._global_dict = _last_global_dict
         return view
 
     cdef object get(self, str name):
-        cdef PyObject* value
+        cdef PyObject *value
         if self._local is None:
             return getattr(self._config, name)
-        value = PyDict_GetItem(self._local, name)
-        if value is NULL:
-            return getattr(self._global, name)
-        return <object>value
+        value = PyDict_GetItemWithError(self._local, name)
+        if value is not NULL:
+            return <object>value
+        if self._global_dict is not None:
+            value = PyDict_GetItemWithError(self._global_dict, name)
+            if value is not NULL:
+                return <object>value
+        return getattr(self._global, name)

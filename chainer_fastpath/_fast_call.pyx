@@ -18,6 +18,7 @@ from chainer import configuration
 from chainer import function_node
 from chainer import variable
 
+from chainer_fastpath._audit cimport StockMethods, method_is
 from chainer_fastpath._stats cimport EntryStats
 from chainer_fastpath import _stats
 from chainer_fastpath._objects cimport new_variable
@@ -36,9 +37,11 @@ cdef object _check_layout_forward = _FunctionNode.check_layout_forward
 cdef object _label = _FunctionNode.__dict__['label']
 cdef object _output_layouts = _FunctionNode.__dict__['output_layouts']
 cdef type _VariableNode = variable.VariableNode
-cdef object _node_data = _VariableNode.__dict__['data']
 cdef object _update_data_info = _VariableNode.__dict__['_update_data_info']
 cdef object _retain_data = _Variable.__dict__['retain_data']
+# What ``Variable.retain_data`` calls on the node: the ``data`` setter.
+cdef StockMethods _node_setter = StockMethods(
+    _VariableNode, ('data', '_update_data_info'))
 
 
 def _constant_labels():
@@ -132,7 +135,7 @@ def apply(self, inputs):
     cdef Py_ssize_t i, n = 0
     cdef bint requires_grad = False
     cdef object x, y, t, data, hooks, outputs, retained, rank = 0
-    cdef list in_data = None, input_vars = None
+    cdef list in_data = None, input_vars = None, input_nodes = None
 
     if config.get('schedule_func') is not None:
         reason = 'static graph (schedule_func)'
@@ -147,6 +150,7 @@ def apply(self, inputs):
         # The inputs' Variables; None for a raw array, whose Variable is
         # made only if something needs it (graph, retention, layout check).
         input_vars = [None] * n
+        input_nodes = [None] * n
         for i in range(n):
             x = inputs[i]
             t = type(x)
@@ -163,7 +167,9 @@ def apply(self, inputs):
             in_data[i] = (<list>x._data)[0]
             if x._requires_grad:
                 requires_grad = True
-            y = x._node._rank
+            y = x._node
+            input_nodes[i] = y
+            y = y._rank
             if y > rank:
                 rank = y
     if reason is not None:
@@ -183,8 +189,7 @@ def apply(self, inputs):
     if config.get('type_check'):
         check_types(self, in_tuple)
 
-    if (type(self).check_layout_forward is not _check_layout_forward
-            or 'check_layout_forward' in self.__dict__):
+    if not method_is(self, 'check_layout_forward', _check_layout_forward):
         _materialize(input_vars, in_data)
         self.check_layout_forward(input_vars)
 
@@ -199,10 +204,11 @@ def apply(self, inputs):
     if outputs is NOT_COMPILED:
         outputs = self.forward(in_tuple)
 
-    _check_outputs(self, outputs)
+    cdef bint elementwise = self.is_elementwise
+    _check_outputs(self, outputs, elementwise)
     cdef Py_ssize_t n_out = len(<tuple>outputs)
 
-    if self.is_elementwise:
+    if elementwise:
         assert self._output_layouts is None
         self._output_layouts = _none_layouts(n_out)
     elif self._output_layouts is None:
@@ -238,10 +244,16 @@ def apply(self, inputs):
     cdef tuple ret_tuple = tuple(ret)
 
     if backprop:
-        _materialize(input_vars, in_data)
-        self.inputs = tuple([(<object>v)._node for v in input_vars])
-        self.outputs = tuple([PyWeakref_NewRef(y._node, None)
-                              for y in ret_tuple])
+        for i in range(n):
+            if input_nodes[i] is None:
+                x = input_vars[i]
+                if x is None:
+                    x = input_vars[i] = _input_variable(in_data[i])
+                input_nodes[i] = x._node
+        self.inputs = tuple(input_nodes)
+        for i in range(n_out):
+            ret[i] = PyWeakref_NewRef((<object>ret[i])._node, None)
+        self.outputs = tuple(ret)
 
         retained = self._input_indexes_to_retain
         if retained is not None:
@@ -252,7 +264,7 @@ def apply(self, inputs):
         if retained is not None:
             retained_data = []
             for index in retained:
-                ret_tuple[index].retain_data()
+                _retain(ret_tuple[index])
                 retained_data.append(outputs[index])
             self._retained_output_data = tuple(retained_data)
 
@@ -275,7 +287,7 @@ cdef tuple apply_detached(object node, tuple in_data, bint requires_grad):
     outputs = run_forward(node, in_data, config)
     if outputs is NOT_COMPILED:
         outputs = node.forward(in_data)
-    _check_outputs(node, outputs)
+    _check_outputs(node, outputs, node.is_elementwise)
     cdef tuple out = <tuple>outputs
     cdef Py_ssize_t i, n_out = len(out)
     cdef list ret = [None] * n_out
@@ -293,24 +305,20 @@ cdef inline void _retain(object var) except *:
     stock's: the node keeps the array and refreshes its dtype and shape."""
     cdef type t = type(var)
     cdef object node
-    cdef dict state
     if ((t is _Variable or t is _Parameter)
-            and t.retain_data is _retain_data
-            and 'retain_data' not in var.__dict__):
+            and method_is(var, 'retain_data', _retain_data)):
         node = var._node
-        if (type(node) is _VariableNode
-                and _VariableNode.data is _node_data
-                and _VariableNode._update_data_info is _update_data_info
+        if (type(node) is _VariableNode and _node_setter.on_class()
+                and method_is(node, '_update_data_info', _update_data_info)
                 and node._layout is None):
             data = (<list>var._data)[0]
-            state = node.__dict__
-            state['_data'] = data
+            node._data = data
             if data is None:
-                state['dtype'] = None
-                state['shape'] = None
+                node.dtype = None
+                node.shape = None
             else:
-                state['dtype'] = data.dtype
-                state['shape'] = data.shape
+                node.dtype = data.dtype
+                node.shape = data.shape
             return
     var.retain_data()
 
@@ -323,8 +331,10 @@ cdef inline void _materialize(list input_vars, list in_data):
             input_vars[i] = _input_variable(in_data[i])
 
 
-cdef inline void _check_outputs(object self, object outputs) except *:
-    """Stock's validation of ``forward``'s result, with stock's errors."""
+cdef inline void _check_outputs(object self, object outputs,
+                                bint elementwise) except *:
+    """Stock's validation of ``forward``'s result, with stock's errors;
+    ``elementwise`` is ``self.is_elementwise``."""
     cdef object y, first
     if type(outputs) is not tuple:
         raise TypeError(
@@ -335,7 +345,7 @@ cdef inline void _check_outputs(object self, object outputs) except *:
     for y in out:
         if type(y) is not _ndarray:
             all_numpy = False
-    if self.is_elementwise and len(out) > 0:
+    if elementwise and len(out) > 0:
         first = out[0].shape
         for y in out:
             if y.shape != first:
