@@ -78,7 +78,7 @@ cdef tuple _F_NAMES = ('cast', 'sum', 'sum_to', 'broadcast_to', 'reshape',
                        'split_axis', 'concat')
 cdef tuple _F_ORIGINALS = tuple([getattr(_F, n) for n in _F_NAMES])
 
-# Gradient-node methods that ``_linear`` and ``_sce_grad_2d`` reproduce.
+# Gradient-node methods that the compiled backwards reproduce.
 cdef tuple _INNER = (
     (linear.LinearGradData, 'forward'),
     (linear.LinearGradWeight, 'forward'),
@@ -87,6 +87,16 @@ cdef tuple _INNER = (
      'forward'),
     (softmax_cross_entropy._SoftmaxCrossEntropyGrad_NoDoubleBackprop,
      'forward_cpu'),
+    # The activations' gradient nodes.
+    (relu.ReLUGrad2, 'check_type_forward'),
+    (relu.ReLUGrad2, 'forward'),
+    (relu.ReLUGrad2, 'forward_cpu'),
+    (tanh.TanhGrad, 'check_type_forward'),
+    (tanh.TanhGrad, 'forward'),
+    (tanh.TanhGrad, 'forward_cpu'),
+    (sigmoid.SigmoidGrad, 'check_type_forward'),
+    (sigmoid.SigmoidGrad, 'forward'),
+    (sigmoid.SigmoidGrad, 'forward_cpu'),
     # Concat's backward: F.split_axis's node, its check and its forward.
     (split_axis.SplitAxis, '__init__'),
     (split_axis.SplitAxis, 'check_type_forward'),
@@ -347,39 +357,62 @@ cdef object _linear(object func, tuple indexes, tuple grad_outputs):
     return ret
 
 
-cdef object _relu(object func, tuple grad_outputs):
-    # ReLU.backward: ReLUGrad2(y).apply((gy,)).
+cdef tuple _activation_inputs(object func, tuple grad_outputs):
+    """``(y node, gy Variable, gy array)`` of an activation's backward, or
+    None where stock is left to handle it (cuDNN, a missing output or
+    gradient)."""
     if func._use_cudnn:
-        return NOT_COMPILED
+        return None
     gy_var = grad_outputs[0]
     y_node = _retained_output(func)
-    if y_node is None or _grad_array(gy_var) is None:
-        return NOT_COMPILED
-    return apply_detached(relu.ReLUGrad2(_array_of(y_node)),
-                          (gy_var._data[0],), gy_var._requires_grad)
+    gy = _grad_array(gy_var)
+    if y_node is None or gy is None:
+        return None
+    return y_node, gy_var, gy
 
 
-cdef object _activation(object func, tuple grad_outputs, object grad_node):
-    # Tanh / Sigmoid .backward: grad_node.apply((y, gy)).
-    gy_var = grad_outputs[0]
-    y_node = _retained_output(func)
-    if y_node is None or _grad_array(gy_var) is None:
+cdef object _relu(object func, tuple grad_outputs):
+    # ReLU.backward: ReLUGrad2(y).apply((gy,)), a node without a type check
+    # whose forward_cpu (iDeep unavailable) is gy * (y > 0) cast to gy's
+    # dtype.
+    args = _activation_inputs(func, grad_outputs)
+    if args is None:
         return NOT_COMPILED
-    return apply_detached(
-        grad_node, (_array_of(y_node), gy_var._data[0]),
-        _requires_grad_of(y_node) or gy_var._requires_grad)
+    y_node, gy_var, gy = args
+    gx = gy * (_array_of(y_node) > 0)
+    return (new_variable(_utils.force_array(gx, dtype=gy.dtype),
+                         gy_var._requires_grad, None, 0),)
 
 
 cdef object _tanh(object func, tuple grad_outputs):
-    if func._use_cudnn:
+    # Tanh.backward: TanhGrad(x).apply((y, gy)), a node without a type
+    # check whose forward_cpu is gy * (1 - y * y), 1 in y's dtype.
+    args = _activation_inputs(func, grad_outputs)
+    if args is None:
         return NOT_COMPILED
-    return _activation(func, grad_outputs, tanh.TanhGrad(None))
+    y_node, gy_var, gy = args
+    y = _array_of(y_node)
+    one = y.dtype.type(1)
+    return (new_variable(_utils.force_array(gy * (one - y * y)),
+                         _requires_grad_of(y_node) or gy_var._requires_grad,
+                         None, 0),)
 
 
 cdef object _sigmoid(object func, tuple grad_outputs):
-    if func._use_cudnn:
+    # Sigmoid.backward: SigmoidGrad((x,)).apply((y, gy)), whose type check
+    # asks for float y and gy and whose forward_cpu is gy * y * (1 - y),
+    # 1 in y's dtype.
+    args = _activation_inputs(func, grad_outputs)
+    if args is None:
         return NOT_COMPILED
-    return _activation(func, grad_outputs, sigmoid.SigmoidGrad((None,)))
+    y_node, gy_var, gy = args
+    y = _array_of(y_node)
+    if y.dtype.kind != 'f' or gy.dtype.kind != 'f':
+        return NOT_COMPILED
+    one = y.dtype.type(1)
+    return (new_variable(_utils.force_array(gy * y * (one - y)),
+                         _requires_grad_of(y_node) or gy_var._requires_grad,
+                         None, 0),)
 
 
 cdef object _add(object func, tuple indexes, tuple grad_outputs):

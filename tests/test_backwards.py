@@ -333,13 +333,21 @@ def test_mocked_gradient_node_is_called():
     ('squared_error', 'Mul', 'forward'),
     ('squared_error', 'Neg', 'forward'),
     ('squared_error', 'MulConstant', 'forward'),
+    ('relu', 'ReLUGrad2', 'forward_cpu'),
+    ('tanh', 'TanhGrad', 'forward_cpu'),
+    ('sigmoid', 'SigmoidGrad', 'check_type_forward'),
+    ('sigmoid', 'SigmoidGrad', 'forward_cpu'),
 ])
 def test_mocked_method_of_an_inner_node_is_called(case, cls, name, spy):
-    # Concat's backward applies SplitAxis, SquaredError's applies the
-    # arithmetic nodes: a spy on one of them is called, stock and patched.
+    # Concat's backward applies SplitAxis, SquaredError's the arithmetic
+    # nodes, the activations their gradient nodes: a spy on one of them is
+    # called, stock and patched.
+    from chainer.functions.activation import relu, sigmoid, tanh
     from chainer.functions.array import split_axis
     from chainer.functions.math import basic_math
-    owner = getattr(split_axis if cls == 'SplitAxis' else basic_math, cls)
+    owner = getattr({'SplitAxis': split_axis, 'ReLUGrad2': relu,
+                     'TanhGrad': tanh, 'SigmoidGrad': sigmoid}.get(
+                         cls, basic_math), cls)
     calls = spy(owner, name)
     _run(case, numpy.float32)
     stock_calls = len(calls)
