@@ -39,7 +39,8 @@ from chainer.functions.rnn import lstm
 
 from chainer_fastpath import _arith
 from chainer_fastpath._fast_call cimport apply_detached
-from chainer_fastpath._forwards cimport methods_unchanged
+from chainer_fastpath._forwards cimport NOT_COMPILED as _FORWARD_NOT_COMPILED
+from chainer_fastpath._forwards cimport lstm_grad, methods_unchanged
 from chainer_fastpath._objects cimport new_variable
 from chainer_fastpath._stats cimport EntryStats
 from chainer_fastpath import _stats
@@ -83,6 +84,8 @@ cdef tuple _INNER = (
     (linear.LinearGradData, 'forward'),
     (linear.LinearGradWeight, 'forward'),
     (sum_mod.Sum, 'forward'),
+    (lstm.LSTMGrad, '__init__'),
+    (lstm.LSTMGrad, 'forward'),
     (softmax_cross_entropy._SoftmaxCrossEntropyGrad_NoDoubleBackprop,
      'forward'),
     (softmax_cross_entropy._SoftmaxCrossEntropyGrad_NoDoubleBackprop,
@@ -502,7 +505,9 @@ cdef object _lstm(object func, tuple grad_outputs):
     if arrays is None or len(arrays) != 2 or c_node is None:
         return NOT_COMPILED
     arrays += [_array_of(c_node), gc, gh]
-    outputs = lstm.LSTMGrad().forward(tuple(arrays))
+    outputs = lstm_grad(tuple(arrays))
+    if outputs is _FORWARD_NOT_COMPILED:
+        outputs = lstm.LSTMGrad().forward(tuple(arrays))
     if (type(outputs) is not tuple or len(<tuple>outputs) != 2
             or type(outputs[0]) is not _ndarray
             or type(outputs[1]) is not _ndarray):

@@ -26,6 +26,7 @@ from chainer.functions.connection import embed_id
 from chainer.functions.connection import linear
 from chainer.functions.loss import softmax_cross_entropy
 from chainer.functions.loss import squared_error
+from chainer.functions.rnn import lstm
 from chainer.functions.math import basic_math
 
 cdef type _ndarray = numpy.ndarray
@@ -70,6 +71,7 @@ cdef enum Kind:
     SUB_FROM_CONSTANT = 14
     SQUARED_ERROR = 15
     EMBED_ID_GRAD = 16
+    LSTM = 17
 
 cdef type _FunctionNode = function_node.FunctionNode
 
@@ -111,6 +113,7 @@ if not intel64.is_ideep_available():
     _audit(squared_error.SquaredError, SQUARED_ERROR,
            ('forward', 'retain_inputs'))
     _audit(embed_id.EmbedIDGrad, EMBED_ID_GRAD, ('forward', 'retain_inputs'))
+    _audit(lstm.LSTM, LSTM, ('forward', 'retain_inputs', 'retain_outputs'))
 
 
 cdef bint methods_unchanged(object node, type cls, tuple methods):
@@ -150,6 +153,8 @@ cdef object run_forward(object node, tuple in_data):
         return _split_axis(node, in_data)
     if kind == EMBED_ID_GRAD:
         return _embed_id_grad(node, in_data)
+    if kind == LSTM:
+        return _lstm(node, in_data)
     if kind == MUL:
         # Mul.forward: may broadcast.
         node._input_indexes_to_retain = (0, 1)
@@ -404,3 +409,94 @@ cdef object _embed_id_grad(object node, tuple inputs):
     else:
         _scatter_rows[double](gW, xs, rows_gy, has_ignore, ignore_c)
     return gW,
+
+
+# Module functions the stock LSTM forward and LSTMGrad.forward look up at
+# call time.
+cdef tuple _LSTM_FUNCTIONS = (
+    (lstm, '_extract_gates'), (lstm, '_sigmoid'), (lstm, '_grad_tanh'),
+    (lstm, '_grad_sigmoid'), (numpy, 'tanh'), (numpy, 'empty_like'),
+    (chainer, 'get_cpu_array_types'))
+cdef tuple _LSTM_ORIGINALS = tuple([getattr(m, n) for m, n in _LSTM_FUNCTIONS])
+cdef object _empty_like = numpy.empty_like
+
+
+cdef bint lstm_functions_stock():
+    """Whether what the LSTM forwards call is still stock's."""
+    cdef Py_ssize_t i
+    for i in range(len(_LSTM_FUNCTIONS)):
+        module, name = _LSTM_FUNCTIONS[i]
+        if getattr(module, name) is not _LSTM_ORIGINALS[i]:
+            return False
+    return True
+
+
+cdef inline list _gates(object x):
+    # lstm._extract_gates: four strided views of x.
+    r = x.reshape((len(x), x.shape[1] // 4, 4) + x.shape[2:])
+    return [r[:, :, 0], r[:, :, 1], r[:, :, 2], r[:, :, 3]]
+
+
+cdef inline object _sigmoid_of(object x):
+    # lstm._sigmoid on NumPy.
+    half = x.dtype.type(0.5)
+    return _tanh_ufunc(x * half) * half + half
+
+
+cdef object _lstm(object node, tuple inputs):
+    # LSTM.forward on NumPy arrays, iDeep unavailable: the same NumPy calls
+    # in the same order.
+    if len(inputs) != 2 or not lstm_functions_stock():
+        return NOT_COMPILED
+    c_prev, x = inputs
+    if type(c_prev) is not _ndarray or type(x) is not _ndarray:
+        return NOT_COMPILED
+    node._input_indexes_to_retain = (0, 1)
+    a, i, f, o = _gates(x)
+    batch = len(x)
+    a = _tanh_ufunc(a)
+    i = _sigmoid_of(i)
+    f = _sigmoid_of(f)
+    o = _sigmoid_of(o)
+    c_next = _empty_like(c_prev)
+    c_next[:batch] = a * i + f * c_prev[:batch]
+    h = o * _tanh_ufunc(c_next[:batch])
+    c_next[batch:] = c_prev[batch:]
+    node._output_indexes_to_retain = (0,)
+    return c_next, h
+
+
+cdef object lstm_grad(tuple inputs):
+    """``LSTMGrad().forward(inputs)`` on NumPy arrays (gc, gh may be None),
+    iDeep unavailable, or NOT_COMPILED."""
+    if len(inputs) != 5 or not lstm_functions_stock():
+        return NOT_COMPILED
+    c_prev, x, c_next, gc, gh = inputs
+    batch = len(x)
+    gx = _empty_like(x)
+    ga, gi, gf, go = _gates(gx)
+    if gc is None:
+        gc_update = 0
+        gc_rest = 0
+    else:
+        gc_update = gc[:batch]
+        gc_rest = gc[batch:]
+    if gh is None:
+        gh = 0
+    a, i, f, o = _gates(x)
+    tanh_a = _tanh_ufunc(a)
+    sig_i = _sigmoid_of(i)
+    sig_f = _sigmoid_of(f)
+    sig_o = _sigmoid_of(o)
+    co = _tanh_ufunc(c_next[:batch])
+    gc_prev = _empty_like(c_prev)
+    # _grad_tanh(y) = 1 - y * y; _grad_sigmoid(y) = y * (1 - y).
+    gc_prev[:batch] = gh * sig_o * (1 - co * co) + gc_update
+    gc = gc_prev[:batch]
+    ga[:] = gc * sig_i * (1 - tanh_a * tanh_a)
+    gi[:] = gc * tanh_a * (sig_i * (1 - sig_i))
+    gf[:] = gc * c_prev[:batch] * (sig_f * (1 - sig_f))
+    go[:] = gh * co * (sig_o * (1 - sig_o))
+    gc_prev[:batch] *= sig_f
+    gc_prev[batch:] = gc_rest
+    return gc_prev, gx

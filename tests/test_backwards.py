@@ -119,6 +119,12 @@ CASES = {
     'lstm_both_outputs': lambda d: _apply(
         lambda c, x: F.sum(F.lstm(c, x)[0]) + F.sum(F.lstm(c, x)[1]),
         _v(2, 3, dtype=d), _v(2, 12, dtype=d)),
+    'lstm_shrinking_batch': lambda d: _apply(
+        lambda c, x: F.sum(F.lstm(c, x)[0]) + F.sum(F.lstm(c, x)[1]),
+        _v(3, 2, dtype=d), _v(2, 8, dtype=d)),
+    'lstm_3d': lambda d: _apply(
+        lambda c, x: F.lstm(c, x)[1], _v(2, 3, 2, dtype=d),
+        _v(2, 12, 2, dtype=d)),
     'concat': lambda d: _apply(lambda a, b: F.concat((a, b), axis=1),
                                _v(2, 3, dtype=d), _v(2, 4, dtype=d)),
     'concat_axis0_three': lambda d: _apply(
@@ -396,6 +402,30 @@ def test_embed_id_gradient_node_forward(dtype, compiled, python_calls):
         calls = python_calls(lambda: _run('embed_id', dtype),
                              embed_id.EmbedIDGrad.forward)
     assert calls == (0 if compiled else 1)
+
+
+@pytest.mark.parametrize('function', ['forward', 'grad_forward'])
+def test_lstm_forwards_are_compiled(function, python_calls):
+    from chainer.functions.rnn import lstm
+    target = (lstm.LSTM.forward if function == 'forward'
+              else lstm.LSTMGrad.forward)
+    assert python_calls(lambda: _run('lstm', numpy.float32), target) == 1
+    with chainer_fastpath.enabled():
+        assert python_calls(lambda: _run('lstm', numpy.float32),
+                            target) == 0
+
+
+@pytest.mark.parametrize('name', ['_sigmoid', '_grad_tanh', '_extract_gates'])
+def test_lstm_mocked_module_function_is_called(name, spy):
+    from chainer.functions.rnn import lstm
+    calls = spy(lstm, name)
+    _run('lstm', numpy.float32)
+    stock_calls = len(calls)
+    del calls[:]
+    with chainer_fastpath.enabled():
+        _run('lstm', numpy.float32)
+    assert stock_calls >= 1
+    assert len(calls) == stock_calls
 
 
 def test_embed_id_index_out_of_range_same_error_as_stock():
