@@ -6,9 +6,10 @@ Stock ``backward`` of these nodes applies new FunctionNodes to the gradients
 function hook is registered, those nodes are dropped as soon as they return,
 so nothing can observe them: what remains observable is the gradient
 Variables they return. Each function here returns the same Variables, built
-from the same NumPy calls in the same order: Linear's by calling NumPy
-directly, the others by running the stock gradient node's own type check and
-forward through ``apply_detached``.
+from the same NumPy calls in the same order: either by calling NumPy directly
+where the gradient nodes' type checks provably pass (Linear, the activations,
+Mul, SquaredError, Concat's split, ...), or by running the stock gradient
+node's own type check and forward through ``apply_detached``.
 
 A function is used only while the node's class is exactly the audited one
 and the methods and module functions its stock ``backward`` calls are still
