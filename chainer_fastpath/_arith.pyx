@@ -1,5 +1,6 @@
 """Fast path for ``F.add`` and the Variable operators ``+``, ``-``, ``*``
-with a Variable or a Python number on the right.
+with a Variable or a Python number on the right (``*`` also with a NumPy
+array), and ``number - Variable``.
 
 Stock's ``add``/``sub``/``mul`` (chainer/functions/math/basic_math.py) first
 ask ``numpy.isscalar(rhs)``, whose ``numbers.Number`` check costs more than
@@ -7,8 +8,12 @@ the rest of a small op, then ``_preprocess_rhs``, which returns a Variable
 unchanged. For an exact ``Variable`` or ``Parameter`` on the right the
 answers are known (not a scalar; returned as is), and for an exact ``int``
 or ``float`` too (a scalar), so this path applies the same FunctionNode
-directly. Any other right-hand side takes the original.
+directly. An exact ``numpy.ndarray`` is not a scalar either: for ``*`` it
+goes through stock's ``_preprocess_rhs`` as stock does. Any other right-hand
+side takes the original.
 """
+import numpy
+
 from chainer import variable
 from chainer.functions.math import basic_math
 
@@ -17,28 +22,30 @@ from chainer_fastpath import _stats
 
 cdef type _Variable = variable.Variable
 cdef type _Parameter = variable.Parameter
+cdef type _ndarray = numpy.ndarray
 cdef object _preprocess_rhs = basic_math._preprocess_rhs
 
 cdef EntryStats _stats_arith = _stats.entry('basic_math add/sub/mul')
-cdef dict _originals = {}   # 'add' | 'sub' | 'mul' -> stock function
+cdef dict _originals = {}   # 'add' | 'sub' | 'rsub' | 'mul' -> stock
 
 
 def bind_target(owner, attribute, original):
     """Returns the replacement of ``owner.attribute`` (one of stock's
-    ``add``, ``sub``, ``mul``), remembering ``original``."""
+    ``add``, ``sub``, ``rsub``, ``mul``), remembering ``original``."""
     name = original.__name__
     _originals.setdefault(name, original)
-    return {'add': add, 'sub': sub, 'mul': mul}[name]
+    return {'add': add, 'sub': sub, 'rsub': rsub, 'mul': mul}[name]
 
 
 def targets():
     """``(owner, attribute)`` of every target of this module."""
     import chainer.functions
     return [
-        (basic_math, 'add'), (basic_math, 'sub'), (basic_math, 'mul'),
+        (basic_math, 'add'), (basic_math, 'sub'), (basic_math, 'rsub'),
+        (basic_math, 'mul'),
         (chainer.functions, 'add'),
         (_Variable, '__add__'), (_Variable, '__radd__'),
-        (_Variable, '__sub__'),
+        (_Variable, '__sub__'), (_Variable, '__rsub__'),
         (_Variable, '__mul__'), (_Variable, '__rmul__'),
     ]
 
@@ -80,6 +87,15 @@ def sub(self, rhs):
     return _originals['sub'](self, rhs)
 
 
+def rsub(self, rhs):
+    """Drop-in for ``Variable.__rsub__``."""
+    if _number(rhs):
+        _stats_arith.fast += 1
+        return basic_math.SubFromConstant(rhs).apply((self,))[0]
+    _stats_arith.fallback('left-hand side of rsub not a Python number')
+    return _originals['rsub'](self, rhs)
+
+
 def mul(self, rhs):
     """Drop-in for ``Variable.__mul__``."""
     if _plain_variable(rhs):
@@ -88,6 +104,11 @@ def mul(self, rhs):
     if _number(rhs):
         _stats_arith.fast += 1
         return basic_math.MulConstant(rhs).apply((self,))[0]
+    if type(rhs) is _ndarray:
+        # Not a scalar: stock's next step, looked up as stock does.
+        _stats_arith.fast += 1
+        rhs = basic_math._preprocess_rhs(self, rhs)
+        return basic_math.Mul().apply((self, rhs))[0]
     _stats_arith.fallback('right-hand side neither a plain Variable nor '
                           'a Python number')
     return _originals['mul'](self, rhs)

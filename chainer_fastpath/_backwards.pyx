@@ -6,9 +6,10 @@ Stock ``backward`` of these nodes applies new FunctionNodes to the gradients
 function hook is registered, those nodes are dropped as soon as they return,
 so nothing can observe them: what remains observable is the gradient
 Variables they return. Each function here returns the same Variables, built
-from the same NumPy calls in the same order: Linear's by calling NumPy
-directly, the others by running the stock gradient node's own type check and
-forward through ``apply_detached``.
+from the same NumPy calls in the same order: either by calling NumPy directly
+where the gradient nodes' type checks provably pass (Linear, the activations,
+Mul, SquaredError, Concat's split, ...), or by running the stock gradient
+node's own type check and forward through ``apply_detached``.
 
 A function is used only while the node's class is exactly the audited one
 and the methods and module functions its stock ``backward`` calls are still
@@ -32,12 +33,15 @@ from chainer.functions.array import reshape
 from chainer.functions.connection import embed_id
 from chainer.functions.connection import linear
 from chainer.functions.loss import softmax_cross_entropy
+from chainer.functions.loss import squared_error
 from chainer.functions.math import basic_math
 from chainer.functions.math import sum as sum_mod
 from chainer.functions.rnn import lstm
 
+from chainer_fastpath import _arith
 from chainer_fastpath._fast_call cimport apply_detached
-from chainer_fastpath._forwards cimport methods_unchanged
+from chainer_fastpath._forwards cimport NOT_COMPILED as _FORWARD_NOT_COMPILED
+from chainer_fastpath._forwards cimport lstm_grad, methods_unchanged
 from chainer_fastpath._objects cimport new_variable
 from chainer_fastpath._stats cimport EntryStats
 from chainer_fastpath import _stats
@@ -69,23 +73,64 @@ cdef enum Kind:
     SPLIT_AXIS = 14
     MUL_CONSTANT = 15
     NEG = 16
+    SQUARED_ERROR = 17
 
 # Module functions that stock backwards look up at call time.
 cdef tuple _F_NAMES = ('cast', 'sum', 'sum_to', 'broadcast_to', 'reshape',
                        'split_axis', 'concat')
 cdef tuple _F_ORIGINALS = tuple([getattr(_F, n) for n in _F_NAMES])
 
-# Gradient-node methods that ``_linear`` and ``_sce_grad_2d`` reproduce.
+# Gradient-node methods that the compiled backwards reproduce.
 cdef tuple _INNER = (
     (linear.LinearGradData, 'forward'),
     (linear.LinearGradWeight, 'forward'),
     (sum_mod.Sum, 'forward'),
+    (lstm.LSTMGrad, '__init__'),
+    (lstm.LSTMGrad, 'forward'),
     (softmax_cross_entropy._SoftmaxCrossEntropyGrad_NoDoubleBackprop,
      'forward'),
     (softmax_cross_entropy._SoftmaxCrossEntropyGrad_NoDoubleBackprop,
      'forward_cpu'),
+    # The activations' gradient nodes.
+    (relu.ReLUGrad2, 'check_type_forward'),
+    (relu.ReLUGrad2, 'forward'),
+    (relu.ReLUGrad2, 'forward_cpu'),
+    (tanh.TanhGrad, 'check_type_forward'),
+    (tanh.TanhGrad, 'forward'),
+    (tanh.TanhGrad, 'forward_cpu'),
+    (sigmoid.SigmoidGrad, 'check_type_forward'),
+    (sigmoid.SigmoidGrad, 'forward'),
+    (sigmoid.SigmoidGrad, 'forward_cpu'),
+    # Concat's backward: F.split_axis's node, its check and its forward.
+    (split_axis.SplitAxis, '__init__'),
+    (split_axis.SplitAxis, 'check_type_forward'),
+    (split_axis.SplitAxis, 'forward'),
+    # SquaredError's backward: gy * 2 * (x0 - x1) and its negation.
+    (basic_math.MulConstant, 'forward'),
+    (basic_math.Sub, 'check_type_forward'),
+    (basic_math.Sub, 'forward'),
+    (basic_math.Mul, 'check_type_forward'),
+    (basic_math.Mul, 'forward'),
+    (basic_math.Neg, 'forward'),
+    (chainer.Variable, '__mul__'),
+    (chainer.Variable, '__sub__'),
+    (chainer.Variable, '__neg__'),
 )
 cdef tuple _INNER_ORIGINALS = tuple([getattr(c, n) for c, n in _INNER])
+# What ``_INNER`` may also hold while the patch is on: ``_arith``'s Variable
+# operators, which apply the same nodes as stock's.
+cdef dict _INNER_ALTERNATIVES = {
+    (chainer.Variable, '__mul__'): _arith.mul,
+    (chainer.Variable, '__sub__'): _arith.sub,
+}
+# Module functions the compiled backwards reproduce.
+cdef tuple _MODULE_FUNCTIONS = (
+    (numpy, 'split'),
+    (split_axis, '_get_indices_or_sections'),
+    (basic_math, '_preprocess_const'),
+)
+cdef tuple _MODULE_ORIGINALS = tuple([getattr(m, n)
+                                      for m, n in _MODULE_FUNCTIONS])
 
 # class -> (kind, ((method name, stock function), ...))
 cdef dict _audited = {}
@@ -117,6 +162,7 @@ if not intel64.is_ideep_available():
     _audit(basic_math.MulConstant, MUL_CONSTANT, ())
     _audit(basic_math.Neg, NEG, ())
     _audit(basic_math.SubFromConstant, NEG, ())
+    _audit(squared_error.SquaredError, SQUARED_ERROR, ())
 
 
 cdef bint stock_callees() except -1:
@@ -129,7 +175,13 @@ cdef bint stock_callees() except -1:
             return False
     for i in range(len(_INNER)):
         cls, name = _INNER[i]
-        if getattr(cls, name) is not _INNER_ORIGINALS[i]:
+        current = getattr(cls, name)
+        if (current is not _INNER_ORIGINALS[i]
+                and current is not _INNER_ALTERNATIVES.get((cls, name))):
+            return False
+    for i in range(len(_MODULE_FUNCTIONS)):
+        module, name = _MODULE_FUNCTIONS[i]
+        if getattr(module, name) is not _MODULE_ORIGINALS[i]:
             return False
     return True
 
@@ -192,6 +244,8 @@ cdef object _dispatch(object func, int kind, tuple indexes,
         return _mul_constant(func, grad_outputs)
     if kind == NEG:
         return _neg(grad_outputs)
+    if kind == SQUARED_ERROR:
+        return _squared_error(func, grad_outputs)
     return NOT_COMPILED
 
 
@@ -307,39 +361,62 @@ cdef object _linear(object func, tuple indexes, tuple grad_outputs):
     return ret
 
 
-cdef object _relu(object func, tuple grad_outputs):
-    # ReLU.backward: ReLUGrad2(y).apply((gy,)).
+cdef tuple _activation_inputs(object func, tuple grad_outputs):
+    """``(y node, gy Variable, gy array)`` of an activation's backward, or
+    None where stock is left to handle it (cuDNN, a missing output or
+    gradient)."""
     if func._use_cudnn:
-        return NOT_COMPILED
+        return None
     gy_var = grad_outputs[0]
     y_node = _retained_output(func)
-    if y_node is None or _grad_array(gy_var) is None:
-        return NOT_COMPILED
-    return apply_detached(relu.ReLUGrad2(_array_of(y_node)),
-                          (gy_var._data[0],), gy_var._requires_grad)
+    gy = _grad_array(gy_var)
+    if y_node is None or gy is None:
+        return None
+    return y_node, gy_var, gy
 
 
-cdef object _activation(object func, tuple grad_outputs, object grad_node):
-    # Tanh / Sigmoid .backward: grad_node.apply((y, gy)).
-    gy_var = grad_outputs[0]
-    y_node = _retained_output(func)
-    if y_node is None or _grad_array(gy_var) is None:
+cdef object _relu(object func, tuple grad_outputs):
+    # ReLU.backward: ReLUGrad2(y).apply((gy,)), a node without a type check
+    # whose forward_cpu (iDeep unavailable) is gy * (y > 0) cast to gy's
+    # dtype.
+    args = _activation_inputs(func, grad_outputs)
+    if args is None:
         return NOT_COMPILED
-    return apply_detached(
-        grad_node, (_array_of(y_node), gy_var._data[0]),
-        _requires_grad_of(y_node) or gy_var._requires_grad)
+    y_node, gy_var, gy = args
+    gx = gy * (_array_of(y_node) > 0)
+    return (new_variable(_utils.force_array(gx, dtype=gy.dtype),
+                         gy_var._requires_grad, None, 0),)
 
 
 cdef object _tanh(object func, tuple grad_outputs):
-    if func._use_cudnn:
+    # Tanh.backward: TanhGrad(x).apply((y, gy)), a node without a type
+    # check whose forward_cpu is gy * (1 - y * y), 1 in y's dtype.
+    args = _activation_inputs(func, grad_outputs)
+    if args is None:
         return NOT_COMPILED
-    return _activation(func, grad_outputs, tanh.TanhGrad(None))
+    y_node, gy_var, gy = args
+    y = _array_of(y_node)
+    one = y.dtype.type(1)
+    return (new_variable(_utils.force_array(gy * (one - y * y)),
+                         _requires_grad_of(y_node) or gy_var._requires_grad,
+                         None, 0),)
 
 
 cdef object _sigmoid(object func, tuple grad_outputs):
-    if func._use_cudnn:
+    # Sigmoid.backward: SigmoidGrad((x,)).apply((y, gy)), whose type check
+    # asks for float y and gy and whose forward_cpu is gy * y * (1 - y),
+    # 1 in y's dtype.
+    args = _activation_inputs(func, grad_outputs)
+    if args is None:
         return NOT_COMPILED
-    return _activation(func, grad_outputs, sigmoid.SigmoidGrad((None,)))
+    y_node, gy_var, gy = args
+    y = _array_of(y_node)
+    if y.dtype.kind != 'f' or gy.dtype.kind != 'f':
+        return NOT_COMPILED
+    one = y.dtype.type(1)
+    return (new_variable(_utils.force_array(gy * y * (one - y)),
+                         _requires_grad_of(y_node) or gy_var._requires_grad,
+                         None, 0),)
 
 
 cdef object _add(object func, tuple indexes, tuple grad_outputs):
@@ -429,7 +506,9 @@ cdef object _lstm(object func, tuple grad_outputs):
     if arrays is None or len(arrays) != 2 or c_node is None:
         return NOT_COMPILED
     arrays += [_array_of(c_node), gc, gh]
-    outputs = lstm.LSTMGrad().forward(tuple(arrays))
+    outputs = lstm_grad(tuple(arrays))
+    if outputs is _FORWARD_NOT_COMPILED:
+        outputs = lstm.LSTMGrad().forward(tuple(arrays))
     if (type(outputs) is not tuple or len(<tuple>outputs) != 2
             or type(outputs[0]) is not _ndarray
             or type(outputs[1]) is not _ndarray):
@@ -460,18 +539,45 @@ cdef object _embed_id(object func, tuple grad_outputs):
 
 
 cdef object _concat(object func, tuple grad_outputs):
-    # Concat.backward: F.split_axis(gy, sizes, axis) of the input sizes.
+    # Concat.backward: F.split_axis(gy, sizes, axis), sizes the cumulative
+    # input sizes along axis (a NumPy integer array): a SplitAxis node whose
+    # type check passes (checked below) and whose forward, numpy.split,
+    # returns the views of gy between [0] + list(sizes) + [n]. The same
+    # views are taken here, the offsets summed as Python integers.
     inputs = func.inputs
     if len(inputs) == 1:
         return grad_outputs
     gy_var = grad_outputs[0]
     gy = _grad_array(gy_var)
-    if gy is None:
-        return NOT_COMPILED
     axis = func.axis
-    sizes = numpy.array([v.shape[axis] for v in inputs[:-1]]).cumsum()
-    return apply_detached(split_axis.SplitAxis(sizes, axis), (gy,),
-                          gy_var._requires_grad)
+    if gy is None or type(axis) is not int:
+        return NOT_COMPILED
+    cdef Py_ssize_t ndim = gy.ndim
+    cdef Py_ssize_t ax = axis
+    cdef Py_ssize_t i, n_in = len(inputs)
+    cdef list points = [0]
+    total = 0
+    for i in range(n_in - 1):
+        total = total + inputs[i].shape[ax]
+        points.append(total)
+    # SplitAxis's check: gy.ndim > axis, gy.shape[axis] >= sizes[-1].
+    if not ndim > ax:
+        return NOT_COMPILED
+    if ax < 0:
+        ax += ndim
+        if ax < 0:
+            return NOT_COMPILED
+    n = gy.shape[ax]
+    if not n >= total:
+        return NOT_COMPILED
+    points.append(n)
+    cdef tuple lead = (slice(None),) * ax
+    cdef bint rg = gy_var._requires_grad
+    cdef list ret = []
+    for i in range(n_in):
+        view = gy[lead + (slice(points[i], points[i + 1]),)]
+        ret.append(new_variable(view, rg, None, 0))
+    return tuple(ret)
 
 
 cdef object _get_item(object func, tuple grad_outputs):
@@ -485,10 +591,28 @@ cdef object _get_item(object func, tuple grad_outputs):
         gy_var._requires_grad)
 
 
+cdef object _broadcast_shape(tuple a, tuple b):
+    """NumPy's broadcast of shapes ``a`` and ``b``, or None where they do
+    not broadcast."""
+    cdef Py_ssize_t na = len(a), nb = len(b), n = max(na, nb), i
+    cdef list out = [None] * n
+    for i in range(1, n + 1):
+        da = a[na - i] if i <= na else 1
+        db = b[nb - i] if i <= nb else 1
+        if da == db or db == 1:
+            out[n - i] = da
+        elif da == 1:
+            out[n - i] = db
+        else:
+            return None
+    return tuple(out)
+
+
 cdef object _mul(object func, tuple indexes, tuple grad_outputs):
     # Mul.backward: F.sum_to(gy * x[1 - i], x[i].shape), where the product
-    # is a Mul node (its type check passes for one float dtype) and sum_to
-    # the identity (one shape everywhere).
+    # is a Mul node (its type check passes for one float dtype and shapes
+    # that broadcast) and sum_to the identity (the product already has
+    # x[i]'s shape).
     gy_var = grad_outputs[0]
     gy = _grad_array(gy_var)
     if gy is None or func._input_indexes_to_retain != (0, 1):
@@ -501,7 +625,10 @@ cdef object _mul(object func, tuple indexes, tuple grad_outputs):
     if dtype.kind != 'f':
         return NOT_COMPILED
     for a in xs:
-        if a.dtype != dtype or a.shape != shape:
+        if a.dtype != dtype:
+            return NOT_COMPILED
+    for i in indexes:
+        if _broadcast_shape(shape, xs[1 - i].shape) != xs[i].shape:
             return NOT_COMPILED
     inputs = func.inputs
     cdef bint gy_rg = gy_var._requires_grad
@@ -550,3 +677,33 @@ cdef object _neg(tuple grad_outputs):
         return NOT_COMPILED
     return (new_variable(_utils.force_array(-gy), gy_var._requires_grad,
                          None, 0),)
+
+
+cdef object _squared_error(object func, tuple grad_outputs):
+    # SquaredError.backward: gx = gy * 2 * (x0 - x1); (gx, -gx). Each
+    # operator applies one node: MulConstant (value 2 in gy's dtype), Sub
+    # and Mul (their type checks pass for one float dtype and one shape),
+    # Neg; each forward is one NumPy operation through force_array.
+    gy_var = grad_outputs[0]
+    gy = _grad_array(gy_var)
+    if gy is None or func._input_indexes_to_retain != (0, 1):
+        return NOT_COMPILED
+    xs = _retained_inputs(func, [])
+    if xs is None:
+        return NOT_COMPILED
+    x0, x1 = xs
+    dtype = gy.dtype
+    shape = gy.shape
+    if dtype.kind != 'f':
+        return NOT_COMPILED
+    for a in xs:
+        if a.dtype != dtype or a.shape != shape:
+            return NOT_COMPILED
+    inputs = func.inputs
+    cdef bint rg = (gy_var._requires_grad or _requires_grad_of(inputs[0])
+                    or _requires_grad_of(inputs[1]))
+    g2 = _utils.force_array(dtype.type(2) * gy)
+    diff = _utils.force_array(x0 - x1)
+    gx = _utils.force_array(g2 * diff)
+    return (new_variable(gx, rg, None, 0),
+            new_variable(_utils.force_array(-gx), rg, None, 0))

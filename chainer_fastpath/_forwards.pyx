@@ -9,6 +9,7 @@ the node's class is exactly the audited one and every method the stock
 ``forward`` would call, on the class and on the instance, is still stock's;
 otherwise ``apply`` calls ``node.forward`` as usual.
 """
+cimport cython
 import numpy
 
 from chainer_fastpath._audit cimport StockMethods
@@ -21,9 +22,12 @@ from chainer.functions.activation import relu
 from chainer.functions.activation import sigmoid
 from chainer.functions.activation import tanh
 from chainer.functions.array import concat
+from chainer.functions.array import split_axis
 from chainer.functions.connection import embed_id
 from chainer.functions.connection import linear
 from chainer.functions.loss import softmax_cross_entropy
+from chainer.functions.loss import squared_error
+from chainer.functions.rnn import lstm
 from chainer.functions.math import basic_math
 
 cdef type _ndarray = numpy.ndarray
@@ -43,6 +47,11 @@ cdef object _should_use_cudnn = chainer.should_use_cudnn
 cdef object _preprocess_const = basic_math._preprocess_const
 cdef object _ascontiguousarray = numpy.ascontiguousarray
 cdef object _utils = chainer.utils
+cdef object _split = numpy.split
+cdef object _zeros = numpy.zeros
+cdef object _int64 = numpy.int64
+cdef object _float64 = numpy.float64
+cdef object _integer = numpy.integer
 
 NOT_COMPILED = object()
 
@@ -57,6 +66,13 @@ cdef enum Kind:
     SOFTMAX_CROSS_ENTROPY = 8
     ADD_CONSTANT = 9
     MUL_CONSTANT = 10
+    SPLIT_AXIS = 11
+    MUL = 12
+    SUB = 13
+    SUB_FROM_CONSTANT = 14
+    SQUARED_ERROR = 15
+    EMBED_ID_GRAD = 16
+    LSTM = 17
 
 cdef type _FunctionNode = function_node.FunctionNode
 
@@ -86,6 +102,15 @@ if not intel64.is_ideep_available():
     _audit(basic_math.MulConstant, MUL_CONSTANT, ('forward',))
     _audit(softmax_cross_entropy.SoftmaxCrossEntropy, SOFTMAX_CROSS_ENTROPY,
            ('forward', 'forward_cpu', 'retain_inputs'))
+    _audit(split_axis.SplitAxis, SPLIT_AXIS,
+           ('forward', 'indices_or_sections'))
+    _audit(basic_math.Mul, MUL, ('forward', 'retain_inputs'))
+    _audit(basic_math.Sub, SUB, ('forward',))
+    _audit(basic_math.SubFromConstant, SUB_FROM_CONSTANT, ('forward',))
+    _audit(squared_error.SquaredError, SQUARED_ERROR,
+           ('forward', 'retain_inputs'))
+    _audit(embed_id.EmbedIDGrad, EMBED_ID_GRAD, ('forward', 'retain_inputs'))
+    _audit(lstm.LSTM, LSTM, ('forward', 'retain_inputs', 'retain_outputs'))
 
 
 cdef bint methods_unchanged(object node, type cls, tuple methods):
@@ -121,7 +146,25 @@ cdef object run_forward(object node, tuple in_data, ConfigView config):
         return _embed_id(node, in_data)
     if kind == SOFTMAX_CROSS_ENTROPY:
         return _softmax_cross_entropy(node, in_data)
-    if kind == ADD_CONSTANT or kind == MUL_CONSTANT:
+    if kind == SPLIT_AXIS:
+        return _split_axis(node, in_data)
+    if kind == EMBED_ID_GRAD:
+        return _embed_id_grad(node, in_data)
+    if kind == LSTM:
+        return _lstm(node, in_data)
+    if kind == MUL:
+        # Mul.forward: may broadcast.
+        node._input_indexes_to_retain = (0, 1)
+        return _utils.force_array(in_data[0] * in_data[1]),
+    if kind == SUB:
+        return _utils.force_array(in_data[0] - in_data[1]),
+    if kind == SQUARED_ERROR:
+        x0, x1 = in_data
+        diff = x0 - x1
+        node._input_indexes_to_retain = (0, 1)
+        return _utils.force_array(diff * diff, dtype=x0.dtype),
+    if (kind == ADD_CONSTANT or kind == MUL_CONSTANT
+            or kind == SUB_FROM_CONSTANT):
         if basic_math._preprocess_const is not _preprocess_const:
             return NOT_COMPILED
         # _preprocess_const(x, value): the value in the input's dtype.
@@ -129,6 +172,8 @@ cdef object run_forward(object node, tuple in_data, ConfigView config):
         value = x.dtype.type(node.value)
         if kind == ADD_CONSTANT:
             return _utils.force_array(x + value),
+        if kind == SUB_FROM_CONSTANT:
+            return _utils.force_array(value - x),
         return _utils.force_array(value * x),
     return NOT_COMPILED
 
@@ -245,3 +290,210 @@ cdef object _softmax_cross_entropy(object node, tuple inputs):
         y = y.astype(x.dtype, copy=False)
         return y.reshape(()),
     return -log_p.reshape(t.shape),
+
+
+cdef object _split_axis(object node, tuple inputs):
+    # SplitAxis.forward, iDeep unavailable: numpy.split(x, indices or
+    # sections, axis), whose array_split takes the views
+    # swapaxes(swapaxes(x, axis, 0)[start:stop], axis, 0), the same views
+    # as x[..., start:stop, ...]. Integer offsets and sections only; what
+    # numpy.split would reject goes to stock, to raise there.
+    if len(inputs) != 1 or numpy.split is not _split:
+        return NOT_COMPILED
+    x = inputs[0]
+    axis = node.axis
+    if type(axis) is not int:
+        return NOT_COMPILED
+    cdef Py_ssize_t ndim = x.ndim
+    cdef Py_ssize_t ax = axis
+    if ax < 0:
+        ax += ndim
+    if ax < 0 or ax >= ndim:
+        return NOT_COMPILED
+    n = x.shape[ax]
+    cdef list points
+    cdef Py_ssize_t i, each, sections
+    indices = node.indices
+    if indices is not None:
+        # array_split: [0] + list(indices) + [n].
+        points = [0]
+        for p in indices:
+            if type(p) is not int and not isinstance(p, _integer):
+                return NOT_COMPILED
+            points.append(p)
+        points.append(n)
+    else:
+        if type(node.sections) is not int:
+            return NOT_COMPILED
+        sections = node.sections
+        if sections <= 0 or n % sections:
+            return NOT_COMPILED
+        each = n // sections
+        points = [i * each for i in range(sections + 1)]
+    node._xp = numpy
+    cdef tuple lead = (slice(None),) * ax
+    cdef list ret = []
+    for i in range(len(points) - 1):
+        ret.append(x[lead + (slice(points[i], points[i + 1]),)])
+    node._shapes = [r.shape for r in ret]
+    return tuple(ret)
+
+
+ctypedef fused _float_t:
+    float
+    double
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+cdef void _scatter_rows(_float_t[:, ::1] gW, const long long[::1] x,
+                        _float_t[:, ::1] gy, bint has_ignore,
+                        long long ignore) noexcept nogil:
+    # for ix, igy in zip(x, gy): gW[ix] += igy, skipping the ignore label;
+    # one IEEE add per element, in stock's order.
+    cdef Py_ssize_t i, j, r, rows = gW.shape[0], cols = gW.shape[1]
+    for i in range(x.shape[0]):
+        if has_ignore and x[i] == ignore:
+            continue
+        r = x[i]
+        if r < 0:
+            r += rows
+        for j in range(cols):
+            gW[r, j] = gW[r, j] + gy[i, j]
+
+
+cdef object _embed_id_grad(object node, tuple inputs):
+    # EmbedIDGrad.forward on NumPy: gW = zeros(w_shape, gy.dtype), then
+    # gW[ix] += igy for each index and gradient row, in order, skipping
+    # the ignore label. float32 and float64 gradients, signed integer
+    # indices within range; anything else (float16, whose add rounds
+    # through float, rows that would broadcast, indices out of range) is
+    # left to stock, which computes or raises as it does.
+    if len(inputs) != 2 or numpy.zeros is not _zeros:
+        return NOT_COMPILED
+    x, gy = inputs
+    w_shape = node.w_shape
+    ignore = node.ignore_label
+    if (type(x) is not _ndarray or type(gy) is not _ndarray
+            or type(w_shape) is not tuple or len(<tuple>w_shape) != 2
+            or x.dtype.kind != 'i'
+            or (gy.dtype != _float32 and gy.dtype != _float64)):
+        return NOT_COMPILED
+    if ignore is not None and type(ignore) is not int:
+        return NOT_COMPILED
+    rows, cols = w_shape
+    if type(rows) is not int or type(cols) is not int:
+        return NOT_COMPILED
+    n = x.size
+    if n == 0 or gy.size != n * cols:
+        return NOT_COMPILED
+    xs = x.ravel().astype(_int64, copy=False)
+    if ignore is not None and not (-2 ** 63 <= ignore < 2 ** 63):
+        return NOT_COMPILED
+    cdef bint has_ignore = ignore is not None
+    cdef long long ignore_c = ignore if has_ignore else 0
+    # Every index stock would use must be in range: stock raises otherwise.
+    kept = xs[xs != ignore_c] if has_ignore else xs
+    if kept.size and (kept.min() < -rows or kept.max() >= rows):
+        return NOT_COMPILED
+    node._input_indexes_to_retain = (0,)
+    node._gy_shape = gy.shape
+    gW = _zeros(w_shape, dtype=gy.dtype)
+    rows_gy = _ascontiguousarray(gy.reshape(n, -1))
+    xs = _ascontiguousarray(xs)
+    if gy.dtype == _float32:
+        _scatter_rows[float](gW, xs, rows_gy, has_ignore, ignore_c)
+    else:
+        _scatter_rows[double](gW, xs, rows_gy, has_ignore, ignore_c)
+    return gW,
+
+
+# Module functions the stock LSTM forward and LSTMGrad.forward look up at
+# call time.
+cdef tuple _LSTM_FUNCTIONS = (
+    (lstm, '_extract_gates'), (lstm, '_sigmoid'), (lstm, '_grad_tanh'),
+    (lstm, '_grad_sigmoid'), (numpy, 'tanh'), (numpy, 'empty_like'),
+    (chainer, 'get_cpu_array_types'))
+cdef tuple _LSTM_ORIGINALS = tuple([getattr(m, n) for m, n in _LSTM_FUNCTIONS])
+cdef object _empty_like = numpy.empty_like
+
+
+cdef bint lstm_functions_stock():
+    """Whether what the LSTM forwards call is still stock's."""
+    cdef Py_ssize_t i
+    for i in range(len(_LSTM_FUNCTIONS)):
+        module, name = _LSTM_FUNCTIONS[i]
+        if getattr(module, name) is not _LSTM_ORIGINALS[i]:
+            return False
+    return True
+
+
+cdef inline list _gates(object x):
+    # lstm._extract_gates: four strided views of x.
+    r = x.reshape((len(x), x.shape[1] // 4, 4) + x.shape[2:])
+    return [r[:, :, 0], r[:, :, 1], r[:, :, 2], r[:, :, 3]]
+
+
+cdef inline object _sigmoid_of(object x):
+    # lstm._sigmoid on NumPy.
+    half = x.dtype.type(0.5)
+    return _tanh_ufunc(x * half) * half + half
+
+
+cdef object _lstm(object node, tuple inputs):
+    # LSTM.forward on NumPy arrays, iDeep unavailable: the same NumPy calls
+    # in the same order.
+    if len(inputs) != 2 or not lstm_functions_stock():
+        return NOT_COMPILED
+    c_prev, x = inputs
+    if type(c_prev) is not _ndarray or type(x) is not _ndarray:
+        return NOT_COMPILED
+    node._input_indexes_to_retain = (0, 1)
+    a, i, f, o = _gates(x)
+    batch = len(x)
+    a = _tanh_ufunc(a)
+    i = _sigmoid_of(i)
+    f = _sigmoid_of(f)
+    o = _sigmoid_of(o)
+    c_next = _empty_like(c_prev)
+    c_next[:batch] = a * i + f * c_prev[:batch]
+    h = o * _tanh_ufunc(c_next[:batch])
+    c_next[batch:] = c_prev[batch:]
+    node._output_indexes_to_retain = (0,)
+    return c_next, h
+
+
+cdef object lstm_grad(tuple inputs):
+    """``LSTMGrad().forward(inputs)`` on NumPy arrays (gc, gh may be None),
+    iDeep unavailable, or NOT_COMPILED."""
+    if len(inputs) != 5 or not lstm_functions_stock():
+        return NOT_COMPILED
+    c_prev, x, c_next, gc, gh = inputs
+    batch = len(x)
+    gx = _empty_like(x)
+    ga, gi, gf, go = _gates(gx)
+    if gc is None:
+        gc_update = 0
+        gc_rest = 0
+    else:
+        gc_update = gc[:batch]
+        gc_rest = gc[batch:]
+    if gh is None:
+        gh = 0
+    a, i, f, o = _gates(x)
+    tanh_a = _tanh_ufunc(a)
+    sig_i = _sigmoid_of(i)
+    sig_f = _sigmoid_of(f)
+    sig_o = _sigmoid_of(o)
+    co = _tanh_ufunc(c_next[:batch])
+    gc_prev = _empty_like(c_prev)
+    # _grad_tanh(y) = 1 - y * y; _grad_sigmoid(y) = y * (1 - y).
+    gc_prev[:batch] = gh * sig_o * (1 - co * co) + gc_update
+    gc = gc_prev[:batch]
+    ga[:] = gc * sig_i * (1 - tanh_a * tanh_a)
+    gi[:] = gc * tanh_a * (sig_i * (1 - sig_i))
+    gf[:] = gc * c_prev[:batch] * (sig_f * (1 - sig_f))
+    go[:] = gh * co * (sig_o * (1 - sig_o))
+    gc_prev[:batch] *= sig_f
+    gc_prev[batch:] = gc_rest
+    return gc_prev, gx

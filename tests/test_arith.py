@@ -24,9 +24,15 @@ OPS = {
     'radd_array': lambda a, b: b.array + a,
     'sub': lambda a, b: a - b,
     'rsub_scalar': lambda a, b: 1.5 - a,
+    'rsub_int': lambda a, b: 1 - a,
+    'rsub_array': lambda a, b: b.array - a,
+    'rsub_numpy_scalar': lambda a, b: numpy.float32(2) - a,
     'mul': lambda a, b: a * b,
     'rmul_scalar': lambda a, b: 2 * b,
     'mul_array': lambda a, b: a * b.array,
+    'mul_array_broadcast': lambda a, b: a * b.array[:, :1],
+    'mul_array_float64': lambda a, b: a * b.array.astype(numpy.float64),
+    'rmul_array': lambda a, b: b.array * a,
     'add_scalar': lambda a, b: a + 1,
     'add_float_scalar': lambda a, b: a + 0.25,
     'radd_int': lambda a, b: 3 + b,
@@ -80,6 +86,28 @@ def test_variables_and_numbers_take_the_fast_path():
     assert sum(s['fallback'].values()) == 1
 
 
+def test_rsub_number_and_mul_array_take_the_fast_path():
+    chainer_fastpath.enable()
+    a = _v(2)
+    1 - a, 2.5 - a, a * a.array
+    s = chainer_fastpath.stats()['basic_math add/sub/mul']
+    assert s['fast'] == 3
+    assert s['fallback'] == {}
+    a.array - a
+    s = chainer_fastpath.stats()['basic_math add/sub/mul']
+    assert s['fallback'] == {
+        'left-hand side of rsub not a Python number': 1}
+
+
+def test_mocked_preprocess_rhs_is_called_for_an_array(spy):
+    from chainer.functions.math import basic_math
+    calls = spy(basic_math, '_preprocess_rhs')
+    chainer_fastpath.enable()
+    a = _v(2)
+    a * a.array
+    assert [type(value).__name__ for _, value in calls] == ['ndarray']
+
+
 def test_operators_restored_on_disable():
     from chainer.functions.math import basic_math
     original = chainer.Variable.__add__
@@ -87,4 +115,5 @@ def test_operators_restored_on_disable():
     assert chainer.Variable.__add__ is not original
     chainer_fastpath.disable()
     assert chainer.Variable.__add__ is original is basic_math.add
+    assert chainer.Variable.__rsub__ is basic_math.rsub
     assert F.add is basic_math.add

@@ -64,6 +64,21 @@ CASES = {
         _v(3, 4, dtype=d, requires_grad=False)),
     'mul_broadcast': lambda d: _apply(lambda a, b: a * b, _v(3, 4, dtype=d),
                                       _v(1, 4, dtype=d)),
+    # A mask: the product already has the Variable's shape, so sum_to is
+    # the identity and the compiled case applies.
+    'mul_broadcast_array': lambda d: _apply(
+        lambda a: a * numpy.array([[1], [0], [1]], d), _v(3, 4, dtype=d)),
+    'mul_broadcast_rhs_row': lambda d: _apply(
+        lambda a, b: a * b, _v(3, 4, dtype=d),
+        _v(4, dtype=d, requires_grad=False)),
+    'squared_error': lambda d: _apply(F.squared_error, _v(3, 4, dtype=d),
+                                      _v(3, 4, dtype=d)),
+    'squared_error_const_target': lambda d: _apply(
+        lambda a: F.squared_difference(a, numpy.ones((3, 4), d)),
+        _v(3, 4, dtype=d)),
+    'squared_error_masked_sum': lambda d: _apply(
+        lambda a: F.sum(F.squared_error(a, numpy.zeros((2, 5), d))
+                        * numpy.array([[1], [0]], d)), _v(2, 5, dtype=d)),
     'split_axis': lambda d: _apply(
         lambda a: F.concat(F.split_axis(a, 3, axis=1)[::-1], axis=1),
         _v(2, 6, dtype=d)),
@@ -104,6 +119,12 @@ CASES = {
     'lstm_both_outputs': lambda d: _apply(
         lambda c, x: F.sum(F.lstm(c, x)[0]) + F.sum(F.lstm(c, x)[1]),
         _v(2, 3, dtype=d), _v(2, 12, dtype=d)),
+    'lstm_shrinking_batch': lambda d: _apply(
+        lambda c, x: F.sum(F.lstm(c, x)[0]) + F.sum(F.lstm(c, x)[1]),
+        _v(3, 2, dtype=d), _v(2, 8, dtype=d)),
+    'lstm_3d': lambda d: _apply(
+        lambda c, x: F.lstm(c, x)[1], _v(2, 3, 2, dtype=d),
+        _v(2, 12, 2, dtype=d)),
     'concat': lambda d: _apply(lambda a, b: F.concat((a, b), axis=1),
                                _v(2, 3, dtype=d), _v(2, 4, dtype=d)),
     'concat_axis0_three': lambda d: _apply(
@@ -111,6 +132,13 @@ CASES = {
         _v(1, 3, dtype=d), _v(2, 3, dtype=d), _v(1, 3, dtype=d)),
     'concat_one': lambda d: _apply(lambda a: F.concat((a,)),
                                    _v(2, 3, dtype=d)),
+    'concat_negative_axis': lambda d: _apply(
+        lambda a, b: F.concat((a, b), axis=-1), _v(2, 3, 2, dtype=d),
+        _v(2, 3, 1, dtype=d)),
+    'concat_middle_axis_empty': lambda d: _apply(
+        lambda a, b, c: F.concat((a, b, c), axis=1), _v(2, 0, 2, dtype=d),
+        _v(2, 3, 2, dtype=d), _v(2, 1, 2, dtype=d)),
+    'gru_encoder': lambda d: _bigru(d),
     'get_item_slice': lambda d: _apply(lambda a: a[1:, ::2],
                                        _v(3, 5, dtype=d)),
     'get_item_int': lambda d: _apply(lambda a: a[1], _v(3, 5, dtype=d)),
@@ -119,6 +147,12 @@ CASES = {
     'embed_id_no_ignore': lambda d: _apply(
         lambda W: F.embed_id(numpy.array([[0, 3], [3, 4]], numpy.int32), W),
         _v(5, 3, dtype=d)),
+    'embed_id_negative_index_2d': lambda d: _apply(
+        lambda W: F.embed_id(numpy.array([[-1, 3, 0], [3, -5, -1]],
+                                         numpy.int64), W), _v(5, 3, dtype=d)),
+    'embed_id_ignore_negative': lambda d: _apply(
+        lambda W: F.embed_id(numpy.array([-1, 2, -1, 4], numpy.int8), W,
+                             ignore_label=-1), _v(5, 2, dtype=d)),
     'embed_id': lambda d: _apply(
         lambda W: F.embed_id(numpy.array([0, 3, 3, 1], numpy.int32), W,
                              ignore_label=1), _v(5, 3, dtype=d)),
@@ -127,6 +161,17 @@ CASES = {
 
 def _apply(f, *inputs):
     return inputs, f(*inputs)
+
+
+def _bigru(dtype):
+    # NStepBiGRU over sequences of decreasing lengths, as the sequence
+    # labeler runs it: split_axis, sigmoid, tanh, 1 - z, products, concat.
+    with chainer.using_config('dtype', dtype):
+        gru = L.NStepBiGRU(1, 3, 2, 0.0)
+    xs = [_v(n, 3, dtype=dtype) for n in (4, 3, 1)]
+    _, ys = gru(None, xs)
+    return tuple(xs) + tuple(p for _, p in sorted(gru.namedparams())), \
+        F.concat(ys, axis=0)
 
 
 def _lstm_h(c, x):
@@ -158,7 +203,13 @@ def test_gradients_same_as_stock(case, dtype, type_check):
                                   'softmax_cross_entropy', 'lstm',
                                   'embed_id', 'concat', 'get_item_slice',
                                   'mul', 'split_axis', 'mul_constant',
-                                  'neg', 'sub_from_constant'])
+                                  'neg', 'sub_from_constant',
+                                  'mul_broadcast_array',
+                                  'mul_broadcast_rhs_row', 'squared_error',
+                                  'squared_error_const_target',
+                                  'squared_error_masked_sum',
+                                  'concat_negative_axis',
+                                  'concat_middle_axis_empty'])
 def test_compiled_backward_is_used(case):
     with chainer_fastpath.enabled():
         chainer_fastpath.reset_stats()
@@ -173,9 +224,43 @@ def test_uncompiled_cases_are_counted():
         chainer_fastpath.reset_stats()
         _run('sum_axis', numpy.float32)
         _run('add_broadcast', numpy.float32)
+        # b's gradient needs sum_to over the broadcast axis.
+        _run('mul_broadcast', numpy.float32)
         counts = _node_backward()['fallback']
     assert counts == {'case left to stock: Sum': 1,
-                      'case left to stock: Add': 1}
+                      'case left to stock: Add': 1,
+                      'case left to stock: Mul': 1}
+
+
+def test_squared_error_with_broadcast_gradient_left_to_stock():
+    # A gradient of another shape than the inputs: stock's operators
+    # broadcast it; the compiled case leaves it to stock.
+    def fn():
+        a, b = _v(1, 4), _v(1, 4)
+        y = F.squared_error(a, b)
+        y._set_grad_var_without_check(chainer.Variable(
+            numpy.ones((3, 4), numpy.float32)))
+        try:
+            y.backward()
+        except Exception as e:
+            return type(e).__name__
+        return _grad_vars(a, b)
+    check_same(fn)
+    with chainer_fastpath.enabled():
+        chainer_fastpath.reset_stats()
+        fn()
+        reasons = _node_backward()['fallback']
+    assert reasons == {'case left to stock: SquaredError': 1}
+
+
+def test_gru_encoder_backward_is_all_compiled():
+    with chainer_fastpath.enabled():
+        chainer_fastpath.reset_stats()
+        _run('gru_encoder', numpy.float32)
+        reasons = _node_backward()['fallback']
+    # Only the sequence bookkeeping nodes are left to stock.
+    assert set(reasons) <= {'no compiled backward: TransposeSequence',
+                            'no compiled backward: Separate'}
 
 
 def test_mlp_training_steps_same_as_stock():
@@ -245,6 +330,118 @@ def test_mocked_gradient_node_is_called():
         linear.LinearGradWeight.forward = original
     assert calls == ['LinearGradWeight']
     assert reasons == {'patched or mocked method': 1}
+
+
+@pytest.mark.parametrize('case,cls,name', [
+    ('concat', 'SplitAxis', 'forward'),
+    ('concat', 'SplitAxis', 'check_type_forward'),
+    ('squared_error', 'Sub', 'forward'),
+    ('squared_error', 'Mul', 'forward'),
+    ('squared_error', 'Neg', 'forward'),
+    ('squared_error', 'MulConstant', 'forward'),
+    ('relu', 'ReLUGrad2', 'forward_cpu'),
+    ('tanh', 'TanhGrad', 'forward_cpu'),
+    ('sigmoid', 'SigmoidGrad', 'check_type_forward'),
+    ('sigmoid', 'SigmoidGrad', 'forward_cpu'),
+])
+def test_mocked_method_of_an_inner_node_is_called(case, cls, name, spy):
+    # Concat's backward applies SplitAxis, SquaredError's the arithmetic
+    # nodes, the activations their gradient nodes: a spy on one of them is
+    # called, stock and patched.
+    from chainer.functions.activation import relu, sigmoid, tanh
+    from chainer.functions.array import split_axis
+    from chainer.functions.math import basic_math
+    owner = getattr({'SplitAxis': split_axis, 'ReLUGrad2': relu,
+                     'TanhGrad': tanh, 'SigmoidGrad': sigmoid}.get(
+                         cls, basic_math), cls)
+    calls = spy(owner, name)
+    _run(case, numpy.float32)
+    stock_calls = len(calls)
+    del calls[:]
+    with chainer_fastpath.enabled():
+        chainer_fastpath.reset_stats()
+        _run(case, numpy.float32)
+        reasons = _node_backward()['fallback']
+    assert stock_calls >= 1
+    assert len(calls) == stock_calls
+    assert reasons == {'patched or mocked method': 1}
+
+
+def test_mocked_numpy_split_is_called_by_concat_backward(spy):
+    calls = spy(numpy, 'split')
+    with chainer_fastpath.enabled():
+        chainer_fastpath.reset_stats()
+        _run('concat', numpy.float32)
+        reasons = _node_backward()['fallback']
+    assert len(calls) == 1
+    assert reasons == {'patched or mocked method': 1}
+
+
+def test_concat_backward_gives_stock_views():
+    # The gradients are views of the concatenated gradient, as
+    # numpy.split leaves them: same shapes, strides and base.
+    def fn():
+        a, b = _v(2, 3, 2), _v(2, 1, 2)
+        y = F.concat((a, b), axis=1)
+        gy = numpy.random.uniform(-1, 1, y.shape).astype(numpy.float32)
+        y.grad = gy
+        y.backward()
+        return [(g.shape, g.strides, g.base is gy, g.flags.c_contiguous)
+                for g in (a.grad, b.grad)]
+    stock, patched = check_same(fn)
+    assert stock == patched
+
+
+@pytest.mark.parametrize('dtype,compiled', [
+    (numpy.float32, True), (numpy.float64, True), (numpy.float16, False)])
+def test_embed_id_gradient_node_forward(dtype, compiled, python_calls):
+    # EmbedIDGrad's forward, a Python loop in stock, is compiled for
+    # float32 and float64; float16 (rounded through float) stays stock's.
+    from chainer.functions.connection import embed_id
+    with chainer_fastpath.enabled():
+        calls = python_calls(lambda: _run('embed_id', dtype),
+                             embed_id.EmbedIDGrad.forward)
+    assert calls == (0 if compiled else 1)
+
+
+@pytest.mark.parametrize('function', ['forward', 'grad_forward'])
+def test_lstm_forwards_are_compiled(function, python_calls):
+    from chainer.functions.rnn import lstm
+    target = (lstm.LSTM.forward if function == 'forward'
+              else lstm.LSTMGrad.forward)
+    assert python_calls(lambda: _run('lstm', numpy.float32), target) == 1
+    with chainer_fastpath.enabled():
+        assert python_calls(lambda: _run('lstm', numpy.float32),
+                            target) == 0
+
+
+@pytest.mark.parametrize('name', ['_sigmoid', '_grad_tanh', '_extract_gates'])
+def test_lstm_mocked_module_function_is_called(name, spy):
+    from chainer.functions.rnn import lstm
+    calls = spy(lstm, name)
+    _run('lstm', numpy.float32)
+    stock_calls = len(calls)
+    del calls[:]
+    with chainer_fastpath.enabled():
+        _run('lstm', numpy.float32)
+    assert stock_calls >= 1
+    assert len(calls) == stock_calls
+
+
+def test_embed_id_index_out_of_range_same_error_as_stock():
+    # Stock fails in the forward; the gradient node would fail the same
+    # way: the compiled forward leaves it to stock.
+    from chainer.functions.connection import embed_id
+
+    def fn():
+        node = embed_id.EmbedIDGrad((3, 2))
+        try:
+            node.apply((numpy.array([0, 3], numpy.int32),
+                        numpy.ones((2, 2), numpy.float32)))
+        except Exception as e:
+            return type(e).__name__, str(e)
+    stock, patched = check_same(fn)
+    assert stock[0] == 'IndexError'
 
 
 def test_bad_gradient_dtype_same_error_as_stock():

@@ -46,6 +46,27 @@ CASES = {
                        [_v(2, 3), _v(2, 2)]),
     'split_axis': lambda: (lambda a: F.split_axis(a, 3, axis=1),
                            [_v(2, 6)]),
+    'split_axis_indices': lambda: (lambda a: F.split_axis(a, [1, 3], 0),
+                                   [_v(4, 3)]),
+    'split_axis_array_indices': lambda: (
+        lambda a: F.split_axis(a, numpy.array([2, 2, 3]), -1), [_v(2, 4)]),
+    # Stock's backward cannot handle unsorted indices: forward only.
+    'split_axis_unsorted_indices': lambda: (
+        lambda a: F.split_axis(a.array, [3, 1, -1], 1), [_v(2, 5)]),
+    'split_axis_one_section': lambda: (
+        lambda a: F.split_axis(a, 1, 0, force_tuple=False), [_v(3, 2)]),
+    'split_axis_3d_middle': lambda: (lambda a: F.split_axis(a, 2, axis=1),
+                                     [_v(2, 4, 3)]),
+    'squared_error': lambda: (F.squared_error, [_v(3, 4), _v(3, 4)]),
+    'squared_difference_array': lambda: (
+        lambda a, b: F.squared_difference(a, b.array), [_v(3, 4), _v(3, 4)]),
+    'mul_mask': lambda: (lambda a, b: a * (b.array > 0).astype(
+        numpy.float32)[:, :1], [_v(3, 4), _v(3, 4)]),
+    'mul_array_cast': lambda: (lambda a, b: a * b.array.astype(
+        numpy.float64), [_v(3, 4), _v(3, 4)]),
+    'rsub_int': lambda: (lambda a: 1 - a, [_v(3, 4)]),
+    'rsub_float16': lambda: (lambda a: 0.5 - a,
+                             [_v(3, dtype=numpy.float16)]),
     'reshape': lambda: (lambda a: F.reshape(a, (3, 4)), [_v(2, 6)]),
     'transpose': lambda: (lambda a: F.transpose(a), [_v(2, 3, 4)]),
     'getitem': lambda: (lambda a: a[1:, ::2], [_v(3, 4)]),
@@ -207,6 +228,83 @@ def test_graph_objects_have_stock_state(backprop):
 
     stock, patched = run_both(build)
     assert stock == patched
+
+
+@pytest.mark.parametrize('backprop', [True, False])
+def test_compiled_forwards_leave_stock_node_state(backprop):
+    # SplitAxis (_xp, _shapes), Mul and SquaredError (retained inputs),
+    # Sub and SubFromConstant: the graph is the one stock builds.
+    def build():
+        x = _v(2, 6)
+        m = numpy.array([[1], [0]], numpy.float32)
+        with chainer.using_config('enable_backprop', backprop):
+            a, b, c = F.split_axis(x, [1, 4], axis=1)
+            d, e = F.split_axis(b, 3, axis=1)[:2]
+            y = F.squared_error(d, e) * m + (1 - (a - c))
+        return _describe(y, {})
+
+    stock, patched = run_both(build)
+    assert stock == patched
+
+
+@pytest.mark.parametrize('name,cls', [
+    ('split_axis', 'split_axis.SplitAxis'),
+    ('split_axis_indices', 'split_axis.SplitAxis'),
+    ('squared_error', 'squared_error.SquaredError'),
+    ('mul', 'basic_math.Mul'),
+    ('mul_mask', 'basic_math.Mul'),
+    ('sub', 'basic_math.Sub'),
+    ('rsub_int', 'basic_math.SubFromConstant'),
+])
+def test_compiled_forward_is_used(name, cls, python_calls):
+    # The stock forward is Python: while the compiled one stands for it, it
+    # never runs.
+    import importlib
+    module, cls_name = cls.split('.')
+    module = importlib.import_module('chainer.functions.' + {
+        'split_axis': 'array', 'squared_error': 'loss',
+        'basic_math': 'math'}[module] + '.' + module)
+    forward = getattr(module, cls_name).forward
+    fn, xs = CASES[name]()
+    assert python_calls(lambda: fn(*xs), forward) >= 1
+    with chainer_fastpath.enabled():
+        assert python_calls(lambda: fn(*xs), forward) == 0
+
+
+def test_split_axis_unusual_arguments_go_to_stock(python_calls):
+    # Sections that are not a Python int, indices that are not integers:
+    # stock's forward runs (and raises where it raises).
+    from chainer.functions.array import split_axis
+    x = _v(2, 4)
+    with chainer_fastpath.enabled():
+        assert python_calls(lambda: F.split_axis(x, numpy.array(2), 1),
+                            split_axis.SplitAxis.forward) == 1
+
+    def bad():
+        node = split_axis.SplitAxis([1], 1)
+        node.indices = [1.5]
+        try:
+            node.apply((x,))
+        except Exception as e:
+            return type(e).__name__, str(e)
+    stock, patched = run_both(bad)
+    assert stock == patched
+    assert stock[0] == 'TypeError'
+
+
+def test_mocked_numpy_split_is_called_by_split_axis(spy):
+    calls = spy(numpy, 'split')
+    with chainer_fastpath.enabled():
+        F.split_axis(_v(2, 4), 2, 1)
+    assert len(calls) == 1
+
+
+def test_mocked_retain_inputs_of_mul_is_called(spy):
+    from chainer.functions.math import basic_math
+    calls = spy(basic_math.Mul, 'retain_inputs')
+    with chainer_fastpath.enabled():
+        _v(2) * _v(2)
+    assert [indexes for _, indexes in calls] == [(0, 1)]
 
 
 def test_lazy_grad_sum_is_recorded():
