@@ -41,7 +41,8 @@ from chainer.functions.rnn import lstm
 from chainer_fastpath import _arith
 from chainer_fastpath._fast_call cimport apply_detached
 from chainer_fastpath._forwards cimport NOT_COMPILED as _FORWARD_NOT_COMPILED
-from chainer_fastpath._forwards cimport lstm_grad, methods_unchanged
+from chainer_fastpath._audit cimport StockMethods
+from chainer_fastpath._forwards cimport lstm_grad
 from chainer_fastpath._objects cimport new_variable
 from chainer_fastpath._stats cimport EntryStats
 from chainer_fastpath import _stats
@@ -116,13 +117,26 @@ cdef tuple _INNER = (
     (chainer.Variable, '__sub__'),
     (chainer.Variable, '__neg__'),
 )
-cdef tuple _INNER_ORIGINALS = tuple([getattr(c, n) for c, n in _INNER])
-# What ``_INNER`` may also hold while the patch is on: ``_arith``'s Variable
-# operators, which apply the same nodes as stock's.
+# The classes' entries, checked by their version tags; Variable's operators
+# one by one, because while the patch is on they may also be ``_arith``'s,
+# which apply the same nodes as stock's.
 cdef dict _INNER_ALTERNATIVES = {
     (chainer.Variable, '__mul__'): _arith.mul,
     (chainer.Variable, '__sub__'): _arith.sub,
 }
+cdef tuple _INNER_VARIABLE = tuple([(n, getattr(c, n)) for c, n in _INNER
+                                    if c is chainer.Variable])
+
+
+def _inner_methods():
+    names = {}
+    for cls, name in _INNER:
+        if cls is not chainer.Variable:
+            names.setdefault(cls, []).append(name)
+    return tuple([StockMethods(cls, n) for cls, n in names.items()])
+
+
+cdef tuple _INNER_METHODS = _inner_methods()
 # Module functions the compiled backwards reproduce.
 cdef tuple _MODULE_FUNCTIONS = (
     (numpy, 'split'),
@@ -132,14 +146,14 @@ cdef tuple _MODULE_FUNCTIONS = (
 cdef tuple _MODULE_ORIGINALS = tuple([getattr(m, n)
                                       for m, n in _MODULE_FUNCTIONS])
 
-# class -> (kind, ((method name, stock function), ...))
+# class -> (kind, the methods its backward uses)
 cdef dict _audited = {}
 cdef tuple _RETAINED = ('get_retained_inputs', 'get_retained_outputs')
 
 
 def _audit(cls, kind, names):
-    _audited[cls] = (kind, tuple((n, getattr(cls, n))
-                                 for n in ('backward',) + _RETAINED + names))
+    _audited[cls] = (kind,
+                     StockMethods(cls, ('backward',) + _RETAINED + names))
 
 
 if not intel64.is_ideep_available():
@@ -173,11 +187,13 @@ cdef bint stock_callees() except -1:
     for i in range(len(_F_NAMES)):
         if getattr(_F, _F_NAMES[i]) is not _F_ORIGINALS[i]:
             return False
-    for i in range(len(_INNER)):
-        cls, name = _INNER[i]
-        current = getattr(cls, name)
-        if (current is not _INNER_ORIGINALS[i]
-                and current is not _INNER_ALTERNATIVES.get((cls, name))):
+    for i in range(len(_INNER_METHODS)):
+        if not (<StockMethods>_INNER_METHODS[i]).on_class():
+            return False
+    for name, original in _INNER_VARIABLE:
+        current = getattr(chainer.Variable, name)
+        if (current is not original and current is not
+                _INNER_ALTERNATIVES.get((chainer.Variable, name))):
             return False
     for i in range(len(_MODULE_FUNCTIONS)):
         module, name = _MODULE_FUNCTIONS[i]
@@ -197,8 +213,8 @@ cdef object run_backward(object func, tuple indexes, tuple grad_outputs,
     if entry is None:
         _stats_backward.fallback('no compiled backward: ' + cls.__name__)
         return NOT_COMPILED
-    if not callees_stock or not methods_unchanged(
-            func, cls, (<tuple>entry)[1]):
+    if not callees_stock or not (<StockMethods>(<tuple>entry)[1]).found_by(
+            func):
         _stats_backward.fallback('patched or mocked method')
         return NOT_COMPILED
     gxs = _dispatch(func, (<tuple>entry)[0], indexes, grad_outputs)

@@ -30,7 +30,10 @@ from chainer import variable as _variable_mod
 from chainer.function_node import FunctionNode
 
 from chainer_fastpath._stats cimport EntryStats
+from chainer_fastpath._audit cimport method_is
 from chainer_fastpath._config cimport ConfigView
+from chainer_fastpath._ndarray cimport (
+    cfp_descr_of, cfp_dims, cfp_nd, layout_ok)
 from chainer_fastpath._objects cimport new_variable
 from chainer_fastpath._backwards cimport (
     NOT_COMPILED, run_backward, stock_callees)
@@ -45,6 +48,7 @@ cdef object _np_array = numpy.array
 cdef type _Variable = chainer.Variable
 cdef type _Parameter = chainer.Parameter
 cdef type _VariableNode = _variable_mod.VariableNode
+cdef object _get_variable_or_none = _VariableNode.get_variable_or_none
 cdef object _check_grad_type = _variable_mod._check_grad_type
 cdef object _base_accumulate_code = FunctionNode.backward_accumulate.__code__
 cdef object _get_function_hooks = chainer.get_function_hooks
@@ -161,7 +165,11 @@ def backward(self, retain_grad=False, enable_double_backprop=False,
             # would wrap around it is ``Variable(g)``. Setting the grad and
             # then taking grad_var leaves ``_grad`` and ``_grad_var`` None
             # and ``_grad_valid`` True, as below.
-            g = _np_ones_like(data)
+            if type(data) is _ndarray and cfp_nd(data) == 0:
+                # ones_like of a 0-d array, without its Python layers.
+                g = _np_array(1, data.dtype)
+            else:
+                g = _np_ones_like(data)
             if loss_scale is not None:
                 g *= loss_scale
             grad_var = new_variable(g, True, None, 0)
@@ -397,9 +405,36 @@ cdef inline void _check_grad(func, x, gx) except *:
             dtype = x.dtype
             shape = x.shape
             if (dtype is not None and shape is not None
-                    and gx.dtype == dtype and gx.shape == shape):
+                    and _same_dtype(gx, dtype) and _same_shape(gx, shape)):
                 return
     _check_grad_type(func, x, True, gx)
+
+
+cdef inline bint _same_dtype(object a, object dtype) except -1:
+    """``a.dtype == dtype`` for an ndarray ``a``, decided without building
+    objects when ``dtype`` is ``a``'s own descr."""
+    if layout_ok() and cfp_descr_of(a) == <void *>dtype:
+        return True
+    return a.dtype == dtype
+
+
+cdef inline bint _same_shape(object a, object shape) except -1:
+    """``a.shape == shape`` for an ndarray ``a``, read from its dims."""
+    cdef Py_ssize_t i, nd
+    cdef Py_ssize_t *dims
+    if not layout_ok() or type(shape) is not tuple:
+        return a.shape == shape
+    nd = cfp_nd(a)
+    if len(<tuple>shape) != nd:
+        return False
+    dims = cfp_dims(a)
+    for i in range(nd):
+        d = (<tuple>shape)[i]
+        if type(d) is not int:
+            return a.shape == shape
+        if <Py_ssize_t>d != dims[i]:
+            return False
+    return True
 
 
 @cython.wraparound(True)
@@ -566,7 +601,11 @@ cpdef _backprop_to_all(outputs, retain_grad, loss_scale):
         in_grad = None
 
     for x in eng.leaf_nodes:
-        x_var = x.get_variable_or_none()
+        if type(x) is _VariableNode and method_is(
+                x, 'get_variable_or_none', _get_variable_or_none):
+            x_var = x._variable()
+        else:
+            x_var = x.get_variable_or_none()
         gx = eng.pop(x)
         if x_var is not None:
             _set_leaf_grad(x_var, gx)

@@ -113,16 +113,6 @@ if not intel64.is_ideep_available():
     _audit(lstm.LSTM, LSTM, ('forward', 'retain_inputs', 'retain_outputs'))
 
 
-cdef bint methods_unchanged(object node, type cls, tuple methods):
-    """Whether each ``(name, original)`` is still what ``node`` finds,
-    neither replaced on its class nor set on the instance."""
-    cdef dict own = node.__dict__
-    for name, original in methods:
-        if name in own or getattr(cls, name) is not original:
-            return False
-    return True
-
-
 cdef object run_forward(object node, tuple in_data, ConfigView config):
     """``node.forward(in_data)`` compiled, or NOT_COMPILED."""
     entry = _audited.get(type(node))
