@@ -244,10 +244,16 @@ cdef bint _all_have_grads(list params) except -1:
             return False
         if p._data[0] is None:
             continue        # namedparams(False) skips it
-        if not p._grad_valid or p._grad_var is not None:
-            return False    # let stock read (or raise) through the property
-        if p._grad is None:
-            return False
+        if not p._grad_valid:
+            return False    # let stock raise through the property
+        gv = p._grad_var
+        if gv is None:
+            if p._grad is None:
+                return False
+        elif type(gv) is not _Variable or gv._has_chainerx_array:
+            return False    # let stock read it through the property
+        elif (<list>gv._data)[0] is None:
+            return False    # ``grad_var.array``: None
     return True
 
 

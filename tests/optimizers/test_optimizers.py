@@ -475,3 +475,35 @@ def test_shared_parameter_is_updated_twice_as_stock():
             opt.update()
         return snapshot(model, opt)
     check_same(run, **FAST)
+
+
+def test_grads_from_backward_need_no_reallocation(python_calls):
+    # After backward every gradient is held as a grad_var: nothing to
+    # reallocate, so stock's reallocate_cleared_grads need not run.
+    chainer_fastpath.enable()
+    model = chainer.Sequential(L.Linear(3, 4), F.relu, L.Linear(4, 2))
+    opt = optimizers.Adam().setup(model)
+    x = numpy.ones((2, 3), numpy.float32)
+
+    def step():
+        model.cleargrads()
+        F.sum(model(x)).backward()
+        opt.update()
+
+    step()
+    assert python_calls(
+        step, chainer.GradientMethod.reallocate_cleared_grads) == 0
+
+
+def test_grad_var_without_array_is_reallocated():
+    def run():
+        model = Model(numpy.float32)
+        opt = optimizers.MomentumSGD().setup(model)
+        x = numpy.ones((2, 3), numpy.float32)
+        model.cleargrads()
+        F.sum(model(x)).backward()
+        # The gradient Variable emptied in place: grad reads None.
+        model.l1.W.grad_var.array = None
+        opt.update()
+        return snapshot(model, opt)
+    check_same(run)
