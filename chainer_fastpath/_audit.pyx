@@ -1,10 +1,13 @@
-"""Whether a class still has the methods a compiled path was audited
-against.
+"""Whether an object or class still has the methods a compiled path was
+audited against, checked per call as cheaply as the interpreter can.
 
-Looking every method up on every call costs a type lookup per name. CPython
-gives each type a version tag that it clears whenever the type or one of its
-bases is modified (``cls.forward = ...``, ``mock.patch.object``): a class
-verified once is verified again only after its tag changed.
+A function is looked up as ``obj.name(...)`` would look it up
+(``_PyObject_GetMethod``): that sees an instance attribute and a method
+replaced on the class or a base, without building a bound method or the
+instance's ``__dict__``. Anything else (a property, say) is compared on the
+class, and only after CPython's version tag of the class changed: the tag is
+cleared whenever the type or one of its bases is modified
+(``cls.forward = ...``, ``mock.patch.object``).
 """
 from cpython.object cimport PyObject, PyTypeObject
 from cpython.ref cimport Py_XDECREF
