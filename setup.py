@@ -15,6 +15,7 @@ MODULES = [
     'chainer_fastpath._config',
     'chainer_fastpath._objects',
     'chainer_fastpath._type_check',
+    'chainer_fastpath._lstm_cell',
     'chainer_fastpath._forwards',
     'chainer_fastpath._backwards',
     'chainer_fastpath._fast_call',

@@ -14,6 +14,7 @@ import numpy
 
 from chainer_fastpath._audit cimport StockMethods
 from chainer_fastpath._config cimport ConfigView
+from chainer_fastpath cimport _lstm_cell
 
 import chainer
 from chainer import function_node
@@ -431,14 +432,18 @@ cdef inline object _sigmoid_of(object x):
 
 
 cdef object _lstm(object node, tuple inputs):
-    # LSTM.forward on NumPy arrays, iDeep unavailable: the same NumPy calls
-    # in the same order.
+    # LSTM.forward on NumPy arrays, iDeep unavailable: the one-pass kernel,
+    # or where it declines, the same NumPy calls in the same order.
     if len(inputs) != 2 or not lstm_functions_stock():
         return NOT_COMPILED
     c_prev, x = inputs
     if type(c_prev) is not _ndarray or type(x) is not _ndarray:
         return NOT_COMPILED
     node._input_indexes_to_retain = (0, 1)
+    outputs = _lstm_cell.lstm_forward(c_prev, x)
+    if outputs is not None:
+        node._output_indexes_to_retain = (0,)
+        return outputs
     a, i, f, o = _gates(x)
     batch = len(x)
     a = _tanh_ufunc(a)
@@ -455,10 +460,14 @@ cdef object _lstm(object node, tuple inputs):
 
 cdef object lstm_grad(tuple inputs):
     """``LSTMGrad().forward(inputs)`` on NumPy arrays (gc, gh may be None),
-    iDeep unavailable, or NOT_COMPILED."""
+    iDeep unavailable, or NOT_COMPILED: the one-pass kernel, or where it
+    declines, stock's NumPy calls."""
     if len(inputs) != 5 or not lstm_functions_stock():
         return NOT_COMPILED
     c_prev, x, c_next, gc, gh = inputs
+    outputs = _lstm_cell.lstm_grad(c_prev, x, c_next, gc, gh)
+    if outputs is not None:
+        return outputs
     batch = len(x)
     gx = _empty_like(x)
     ga, gi, gf, go = _gates(gx)

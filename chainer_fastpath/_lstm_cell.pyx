@@ -1,0 +1,282 @@
+"""The LSTM cell's arithmetic in one pass, bit for bit what stock computes.
+
+Stock's ``LSTM.forward`` and ``LSTMGrad.forward`` chain some twenty NumPy
+calls over strided gate views; on a small batch their cost is the calls, not
+the arithmetic. Each element of their results depends only on that element's
+operands, so the same operations can run element by element:
+
+- ``+``, ``-`` and ``*`` are IEEE operations that C performs exactly as
+  NumPy's loops do, in the same order (no fused multiply-add: see setup.py;
+  constants are of the array's type, so nothing is computed wider);
+- ``tanh``, the one transcendental, stays NumPy's: one ``numpy.tanh`` call on
+  a contiguous buffer holding exactly the values stock passes to it.
+
+A floating-point exception in a loop (overflow, invalid, division by zero,
+underflow) is what stock's NumPy calls would have warned about or raised, as
+``numpy.errstate`` says; the kernels then return None and the caller runs the
+NumPy calls, which do just that.
+"""
+import numpy
+
+from chainer_fastpath._ndarray cimport (
+    CFP_NPY_C_CONTIGUOUS, CFP_NPY_DOUBLE, CFP_NPY_FLOAT, builtin_typenum,
+    cfp_data, cfp_dims, cfp_flags, cfp_nd, layout_ok)
+
+from libc.string cimport memcpy, memset
+
+cdef extern from "<fenv.h>":
+    int FE_DIVBYZERO, FE_INVALID, FE_OVERFLOW, FE_UNDERFLOW
+    int feclearexcept(int excepts) nogil
+    int fetestexcept(int excepts) nogil
+
+# Every flag numpy.errstate can act on.
+cdef int _FP_FLAGS = FE_DIVBYZERO | FE_INVALID | FE_OVERFLOW | FE_UNDERFLOW
+
+cdef type _ndarray = numpy.ndarray
+cdef object _tanh = numpy.tanh
+cdef object _empty = numpy.empty
+
+ctypedef fused real:
+    float
+    double
+
+
+cdef int _typenum(object a, int ndim):
+    """``a``'s type number when it is a C-contiguous float32 or float64
+    ndarray of ``ndim`` dimensions, else -1."""
+    if (type(a) is not _ndarray or cfp_nd(a) != ndim
+            or not cfp_flags(a) & CFP_NPY_C_CONTIGUOUS):
+        return -1
+    cdef int num = builtin_typenum(a)
+    return num if num == CFP_NPY_FLOAT or num == CFP_NPY_DOUBLE else -1
+
+
+cdef bint _same_tail(object a, object b, int ndim):
+    cdef Py_ssize_t *da = cfp_dims(a)
+    cdef Py_ssize_t *db = cfp_dims(b)
+    cdef int k
+    for k in range(2, ndim):
+        if da[k] != db[k]:
+            return False
+    return True
+
+
+# Where the gates lie: x is (batch, 4 * units, *rest) and each of its
+# batch * units blocks holds `rest` values of gate a, then i, f and o
+# (lstm._extract_gates); the cell is (cell_batch, units, *rest).
+ctypedef struct Geometry:
+    Py_ssize_t blocks       # batch * units
+    Py_ssize_t rest         # values per gate in a block
+    Py_ssize_t n            # batch * units * rest: one gate's size
+    Py_ssize_t cell_size    # the whole cell's size
+    int typenum
+
+
+cdef bint _geometry(object c, object x, Geometry *g):
+    """Fills ``g`` when ``c`` and ``x`` are what the kernels handle:
+    C-contiguous float32 or float64 arrays of one dtype and consistent
+    shapes, none empty."""
+    if not layout_ok() or type(c) is not _ndarray:
+        return False
+    cdef int ndim = cfp_nd(c)
+    if ndim < 2:
+        return False
+    cdef int num = _typenum(c, ndim)
+    if num < 0 or _typenum(x, ndim) != num:
+        return False
+    cdef Py_ssize_t *dc = cfp_dims(c)
+    cdef Py_ssize_t *dx = cfp_dims(x)
+    if (dx[1] != 4 * dc[1] or dx[0] > dc[0]
+            or not _same_tail(c, x, ndim)):
+        return False
+    g.rest = 1
+    cdef int k
+    for k in range(2, ndim):
+        g.rest *= dc[k]
+    g.blocks = dx[0] * dc[1]
+    g.n = g.blocks * g.rest
+    g.cell_size = dc[0] * dc[1] * g.rest
+    g.typenum = num
+    return g.n > 0
+
+
+cdef void _tanh_args(const real *x, real *t, Geometry g) noexcept nogil:
+    # What stock passes to tanh: gate a as is, i, f and o halved (_sigmoid).
+    cdef real half = 0.5
+    cdef Py_ssize_t b, r, R = g.rest
+    for b in range(g.blocks):
+        for r in range(R):
+            t[r] = x[r]
+        for r in range(R, 4 * R):
+            t[r] = x[r] * half
+        x += 4 * R
+        t += 4 * R
+
+
+cdef void _cell(const real *u, const real *c_prev, real *c_next,
+                Geometry g) noexcept nogil:
+    # c_next = tanh(a) * sigmoid(i) + sigmoid(f) * c_prev
+    cdef real half = 0.5, ai, af
+    cdef Py_ssize_t b, r, R = g.rest
+    for b in range(g.blocks):
+        for r in range(R):
+            ai = u[R + r] * half + half
+            af = u[2 * R + r] * half + half
+            c_next[r] = u[r] * ai + af * c_prev[r]
+        u += 4 * R
+        c_prev += R
+        c_next += R
+
+
+cdef void _output(const real *u, real *h, Geometry g) noexcept nogil:
+    # h = sigmoid(o) * tanh(c_next), h holding tanh(c_next) on entry.
+    cdef real half = 0.5, ao
+    cdef Py_ssize_t b, r, R = g.rest
+    for b in range(g.blocks):
+        for r in range(R):
+            ao = u[3 * R + r] * half + half
+            h[r] = ao * h[r]
+        u += 4 * R
+        h += R
+
+
+cdef void _grad(const real *u, const real *co, const real *c_prev,
+                const real *gc, const real *gh, real *gc_prev, real *gx,
+                Geometry g) noexcept nogil:
+    # LSTMGrad.forward's NumPy expressions, operand by operand; a missing
+    # gc or gh is stock's integer 0, which NumPy makes a 0 of the dtype.
+    cdef real half = 0.5, one = 1, zero = 0
+    cdef real aa, ai, af, ao, c, h, temp
+    cdef Py_ssize_t b, r, e = 0, R = g.rest
+    for b in range(g.blocks):
+        for r in range(R):
+            aa = u[r]
+            ai = u[R + r] * half + half
+            af = u[2 * R + r] * half + half
+            ao = u[3 * R + r] * half + half
+            c = co[e]
+            h = gh[e] if gh != NULL else zero
+            temp = h * ao * (one - c * c)
+            temp = temp + (gc[e] if gc != NULL else zero)
+            gx[r] = temp * ai * (one - aa * aa)
+            gx[R + r] = temp * aa * (ai * (one - ai))
+            gx[2 * R + r] = temp * c_prev[e] * (af * (one - af))
+            gx[3 * R + r] = h * c * (ao * (one - ao))
+            gc_prev[e] = temp * af
+            e += 1
+        u += 4 * R
+        gx += 4 * R
+
+
+cdef inline bint _clean() noexcept nogil:
+    return fetestexcept(_FP_FLAGS) == 0
+
+
+cpdef object lstm_forward(object c_prev, object x):
+    """``(c_next, h)`` as stock ``LSTM.forward`` computes them on NumPy
+    arrays, or None when the kernel does not apply or a floating-point
+    exception occurred."""
+    cdef Geometry g
+    if not _geometry(c_prev, x, &g):
+        return None
+    dtype = x.dtype
+    t = _empty(4 * g.n, dtype)
+    u = _empty(4 * g.n, dtype)
+    c_next = _empty(c_prev.shape, dtype)
+    h = _empty((len(x),) + c_prev.shape[1:], dtype)
+    cdef char *pc = cfp_data(c_prev)
+    cdef char *px = cfp_data(x)
+    cdef char *pt = cfp_data(t)
+    cdef char *pu = cfp_data(u)
+    cdef char *pn = cfp_data(c_next)
+    cdef char *ph = cfp_data(h)
+    cdef bint single = g.typenum == CFP_NPY_FLOAT
+    feclearexcept(_FP_FLAGS)
+    if single:
+        _tanh_args(<float *>px, <float *>pt, g)
+    else:
+        _tanh_args(<double *>px, <double *>pt, g)
+    if not _clean():
+        return None
+    _tanh(t, u)
+    feclearexcept(_FP_FLAGS)
+    if single:
+        _cell(<float *>pu, <float *>pc, <float *>pn, g)
+    else:
+        _cell(<double *>pu, <double *>pc, <double *>pn, g)
+    if not _clean():
+        return None
+    _tanh(c_next[:len(x)], h)
+    feclearexcept(_FP_FLAGS)
+    if single:
+        _output(<float *>pu, <float *>ph, g)
+    else:
+        _output(<double *>pu, <double *>ph, g)
+    if not _clean():
+        return None
+    cdef Py_ssize_t itemsize = 4 if single else 8
+    memcpy(pn + g.n * itemsize, pc + g.n * itemsize,
+           (g.cell_size - g.n) * itemsize)
+    return c_next, h
+
+
+cpdef object lstm_grad(object c_prev, object x, object c_next, object gc,
+                       object gh):
+    """``(gc_prev, gx)`` as stock ``LSTMGrad.forward`` computes them on
+    NumPy arrays (``gc``, ``gh`` may be None), or None when the kernel does
+    not apply or a floating-point exception occurred."""
+    cdef Geometry g
+    if not _geometry(c_prev, x, &g):
+        return None
+    cdef int ndim = cfp_nd(c_prev)
+    if (_typenum(c_next, ndim) != g.typenum
+            or c_next.shape != c_prev.shape):
+        return None
+    if gc is not None and (_typenum(gc, ndim) != g.typenum
+                           or gc.shape != c_prev.shape):
+        return None
+    if gh is not None and (_typenum(gh, ndim) != g.typenum
+                           or cfp_dims(gh)[0] != cfp_dims(x)[0]
+                           or cfp_dims(gh)[1] != cfp_dims(c_prev)[1]
+                           or not _same_tail(gh, c_prev, ndim)):
+        return None
+    dtype = x.dtype
+    cdef bint single = g.typenum == CFP_NPY_FLOAT
+    cdef Py_ssize_t itemsize = 4 if single else 8
+    # One tanh call: stock's gate arguments, then c_next[:batch].
+    t = _empty(5 * g.n, dtype)
+    u = _empty(5 * g.n, dtype)
+    gc_prev = _empty(c_prev.shape, dtype)
+    gx = _empty(x.shape, dtype)
+    cdef char *pt = cfp_data(t)
+    cdef char *pu = cfp_data(u)
+    cdef const char *pgc = cfp_data(gc) if gc is not None else NULL
+    cdef const char *pgh = cfp_data(gh) if gh is not None else NULL
+    cdef char *pgp = cfp_data(gc_prev)
+    feclearexcept(_FP_FLAGS)
+    if single:
+        _tanh_args(<float *>cfp_data(x), <float *>pt, g)
+    else:
+        _tanh_args(<double *>cfp_data(x), <double *>pt, g)
+    if not _clean():
+        return None
+    memcpy(pt + 4 * g.n * itemsize, cfp_data(c_next), g.n * itemsize)
+    _tanh(t, u)
+    feclearexcept(_FP_FLAGS)
+    if single:
+        _grad(<float *>pu, <float *>pu + 4 * g.n,
+              <float *>cfp_data(c_prev), <float *>pgc, <float *>pgh,
+              <float *>pgp, <float *>cfp_data(gx), g)
+    else:
+        _grad(<double *>pu, <double *>pu + 4 * g.n,
+              <double *>cfp_data(c_prev), <double *>pgc, <double *>pgh,
+              <double *>pgp, <double *>cfp_data(gx), g)
+    if not _clean():
+        return None
+    # gc_prev[batch:] = gc[batch:], or stock's 0 when gc is missing.
+    if pgc != NULL:
+        memcpy(pgp + g.n * itemsize, pgc + g.n * itemsize,
+               (g.cell_size - g.n) * itemsize)
+    else:
+        memset(pgp + g.n * itemsize, 0, (g.cell_size - g.n) * itemsize)
+    return gc_prev, gx

@@ -1,0 +1,144 @@
+"""The one-pass LSTM cell kernels (``_lstm_cell.pyx``) against the stock
+``LSTM.forward`` and ``LSTMGrad.forward`` they stand for: bit for bit, the
+same warnings and errors, and None wherever they leave the work to NumPy."""
+import warnings
+
+import numpy
+import pytest
+
+import chainer
+import chainer.functions as F
+from chainer.functions.rnn import lstm
+
+from chainer_fastpath import _lstm_cell
+from chainer_fastpath.testing import assert_same, run_both
+
+# (batch, cell batch, units, trailing shape)
+SHAPES = [(8, 8, 64, ()), (3, 5, 7, ()), (2, 2, 3, (2,)), (1, 4, 1, (3, 2))]
+DTYPES = [numpy.float32, numpy.float64]
+
+
+def _bits(arrays):
+    return [(a.dtype, a.shape, a.tobytes()) for a in arrays]
+
+
+def _inputs(dtype, shape, scale, seed=0):
+    batch, cell_batch, units, rest = shape
+    rng = numpy.random.RandomState(seed)
+    c = (rng.randn(cell_batch, units, *rest) * scale).astype(dtype)
+    x = (rng.randn(batch, 4 * units, *rest) * scale).astype(dtype)
+    gc = (rng.randn(cell_batch, units, *rest) * scale).astype(dtype)
+    gh = (rng.randn(batch, units, *rest) * scale).astype(dtype)
+    return c, x, gc, gh
+
+
+@pytest.mark.parametrize('dtype', DTYPES)
+@pytest.mark.parametrize('shape', SHAPES)
+@pytest.mark.parametrize('scale', [0.1, 1, 100])
+def test_forward_bit_for_bit(dtype, shape, scale):
+    c, x, _, _ = _inputs(dtype, shape, scale)
+    expected = lstm.LSTM().forward((c, x))
+    got = _lstm_cell.lstm_forward(c, x)
+    assert got is not None
+    assert _bits(got) == _bits(expected)
+
+
+@pytest.mark.parametrize('dtype', DTYPES)
+@pytest.mark.parametrize('shape', SHAPES)
+@pytest.mark.parametrize('scale', [0.1, 1, 100])
+@pytest.mark.parametrize('has_gc', [True, False])
+@pytest.mark.parametrize('has_gh', [True, False])
+def test_grad_bit_for_bit(dtype, shape, scale, has_gc, has_gh):
+    c, x, gc, gh = _inputs(dtype, shape, scale)
+    c_next = lstm.LSTM().forward((c, x))[0]
+    args = (c, x, c_next, gc if has_gc else None, gh if has_gh else None)
+    expected = lstm.LSTMGrad().forward(args)
+    got = _lstm_cell.lstm_grad(*args)
+    assert got is not None
+    assert _bits(got) == _bits(expected)
+
+
+def _unsupported():
+    c, x, gc, gh = _inputs(numpy.float32, (2, 3, 4, ()), 1)
+    return {
+        'float16': (c.astype(numpy.float16), x.astype(numpy.float16)),
+        'mixed dtypes': (c.astype(numpy.float64), x),
+        'x not contiguous': (c, numpy.asfortranarray(x)),
+        'x larger batch than c': (c[:1], x),
+        'units do not match': (c[:, :3], x),
+        'empty batch': (c, x[:0]),
+        'ndim differs': (c[:, :, None], x),
+    }
+
+
+@pytest.mark.parametrize('case', sorted(_unsupported()))
+def test_unsupported_inputs_are_left_to_numpy(case):
+    c, x = _unsupported()[case]
+    assert _lstm_cell.lstm_forward(c, x) is None
+
+
+def test_unsupported_gradients_are_left_to_numpy():
+    c, x, gc, gh = _inputs(numpy.float32, (2, 3, 4, ()), 1)
+    c_next = lstm.LSTM().forward((c, x))[0]
+    assert _lstm_cell.lstm_grad(c, x, c_next, gc.astype(numpy.float64),
+                                gh) is None
+    assert _lstm_cell.lstm_grad(c, x, c_next, gc, gh[:1]) is None
+    assert _lstm_cell.lstm_grad(c, x, c_next[:2], gc, gh) is None
+    assert _lstm_cell.lstm_grad(c, x, c_next, gc,
+                                numpy.asfortranarray(gh)) is None
+
+
+def _saturated_forget_gate():
+    # sigmoid(f) is exactly 0 and c_prev is inf: 0 * inf is invalid.
+    c, x, _, _ = _inputs(numpy.float32, (2, 2, 3, ()), 1)
+    c[0, 0] = numpy.inf
+    x.reshape(2, 3, 4)[0, 0, 2] = -1000
+    return c, x
+
+
+def test_floating_point_exception_leaves_the_work_to_numpy():
+    c, x = _saturated_forget_gate()
+    with numpy.errstate(all='ignore'):
+        assert _lstm_cell.lstm_forward(c, x) is None
+    big = numpy.full((2, 3), 3e38, numpy.float32)
+    x = numpy.zeros((2, 12), numpy.float32)
+    # gh * sigmoid(o) * (1 - co**2) + gc overflows: 3e38 * 0.5 + 3e38.
+    with numpy.errstate(all='ignore'):
+        assert _lstm_cell.lstm_grad(
+            big * 0, x, big * 0, big, big) is None
+
+
+def _tiny_cell():
+    # sigmoid(f) * c_prev is subnormal: an underflow.
+    c, x, _, _ = _inputs(numpy.float32, (2, 2, 3, ()), 1)
+    c[...] = 1e-37
+    x.reshape(2, 3, 4)[..., 2] = -8
+    return c, x
+
+
+def _lstm_warnings(inputs, errstate):
+    """What F.lstm and its backward warn about or raise, and their results'
+    bits."""
+    c, x = (chainer.Variable(a) for a in inputs())
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter('always')
+        try:
+            with numpy.errstate(**errstate):
+                c_next, h = F.lstm(c, x)
+                F.sum(c_next + h).backward()
+        except FloatingPointError as e:
+            return 'raised: ' + str(e), [str(w.message) for w in caught]
+    return ([str(w.message) for w in caught],
+            _bits([c_next.array, h.array, c.grad, x.grad]))
+
+
+@pytest.mark.parametrize('inputs,errstate,expected', [
+    (_saturated_forget_gate, {}, 'invalid value encountered in multiply'),
+    (_saturated_forget_gate, {'all': 'raise'}, 'raised: invalid value'),
+    (_tiny_cell, {'under': 'warn'}, 'underflow encountered in multiply'),
+    (_tiny_cell, {'under': 'raise'}, 'raised: underflow'),
+])
+def test_warnings_and_errors_as_stock(inputs, errstate, expected):
+    stock, patched = run_both(lambda: _lstm_warnings(inputs, errstate))
+    assert_same(stock, patched)
+    assert expected in str(stock)
