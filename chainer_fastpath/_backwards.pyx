@@ -42,6 +42,7 @@ from chainer_fastpath import _arith
 from chainer_fastpath._fast_call cimport apply_detached
 from chainer_fastpath._forwards cimport NOT_COMPILED as _FORWARD_NOT_COMPILED
 from chainer_fastpath._audit cimport StockMethods
+from chainer_fastpath cimport _softmax_cross_entropy as _sce
 from chainer_fastpath._forwards cimport lstm_grad
 from chainer_fastpath._objects cimport new_variable
 from chainer_fastpath._stats cimport EntryStats
@@ -492,8 +493,12 @@ cdef object _softmax_cross_entropy(object func, tuple grad_outputs):
 
 cdef object _sce_grad_2d(object func, object t, object gloss):
     # _SoftmaxCrossEntropyGrad_NoDoubleBackprop.forward_cpu for a cached
-    # score of a 2-D input, hard labels, no class weight. It has no type
+    # score of a 2-D input, hard labels, no class weight: the one-pass
+    # kernel, or where it declines, the same NumPy calls. It has no type
     # check, and its output, an ndarray, passes apply's.
+    gx = _sce.grad(func.y, t, func.ignore_label, gloss, func._coeff)
+    if gx is not None:
+        return gx
     gx = func.y.copy()
     t_valid = t != func.ignore_label
     t = t * t_valid

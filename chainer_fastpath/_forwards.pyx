@@ -15,6 +15,7 @@ import numpy
 from chainer_fastpath._audit cimport StockMethods
 from chainer_fastpath._config cimport ConfigView
 from chainer_fastpath cimport _lstm_cell
+from chainer_fastpath cimport _softmax_cross_entropy as _sce
 
 import chainer
 from chainer import function_node
@@ -245,7 +246,8 @@ cdef tuple _embed_id(object node, tuple inputs):
 cdef object _softmax_cross_entropy(object node, tuple inputs):
     # FunctionNode.forward -> SoftmaxCrossEntropy.forward_cpu with
     # log_softmax._log_softmax inlined, for hard labels without class
-    # weights (soft targets and weights go to stock).
+    # weights (soft targets and weights go to stock): the one-pass kernel
+    # on a matrix, or where it declines, the same NumPy calls.
     assert len(inputs) > 0
     x, t = inputs
     if node.class_weight is not None or (
@@ -254,6 +256,15 @@ cdef object _softmax_cross_entropy(object node, tuple inputs):
     node._input_indexes_to_retain = (0, 1)
     # _log_softmax asks this first; on NumPy only its config check counts.
     _should_use_cudnn('>=auto')
+    result = _sce.forward(x, t, node.ignore_label, node.normalize,
+                          node.reduce, node.cache_score)
+    if result is not None:
+        loss, y, coeff = result
+        if node.cache_score:
+            node.y = y
+        if node.reduce == 'mean':
+            node._coeff = coeff
+        return loss,
     m = x.max(axis=1, keepdims=True)
     e = x - m
     _exp(e, out=e)

@@ -11,10 +11,10 @@ operands, so the same operations can run element by element:
 - ``tanh``, the one transcendental, stays NumPy's: one ``numpy.tanh`` call on
   a contiguous buffer holding exactly the values stock passes to it.
 
-A floating-point exception in a loop (overflow, invalid, division by zero,
-underflow) is what stock's NumPy calls would have warned about or raised, as
-``numpy.errstate`` says; the kernels then return None and the caller runs the
-NumPy calls, which do just that.
+A floating-point exception in a loop that ``numpy.errstate`` does not ignore
+is one stock's NumPy calls would have warned about or raised (``_fpe``); the
+kernels then return None and the caller runs the NumPy calls, which do just
+that.
 """
 import numpy
 
@@ -24,13 +24,7 @@ from chainer_fastpath._ndarray cimport (
 
 from libc.string cimport memcpy, memset
 
-cdef extern from "<fenv.h>":
-    int FE_DIVBYZERO, FE_INVALID, FE_OVERFLOW, FE_UNDERFLOW
-    int feclearexcept(int excepts) nogil
-    int fetestexcept(int excepts) nogil
-
-# Every flag numpy.errstate can act on.
-cdef int _FP_FLAGS = FE_DIVBYZERO | FE_INVALID | FE_OVERFLOW | FE_UNDERFLOW
+from chainer_fastpath._fpe cimport feclearexcept, fetestexcept, watched
 
 cdef type _ndarray = numpy.ndarray
 cdef object _tanh = numpy.tanh
@@ -168,8 +162,6 @@ cdef void _grad(const real *u, const real *co, const real *c_prev,
         gx += 4 * R
 
 
-cdef inline bint _clean() noexcept nogil:
-    return fetestexcept(_FP_FLAGS) == 0
 
 
 cpdef object lstm_forward(object c_prev, object x):
@@ -179,6 +171,7 @@ cpdef object lstm_forward(object c_prev, object x):
     cdef Geometry g
     if not _geometry(c_prev, x, &g):
         return None
+    cdef int flags = watched()
     dtype = x.dtype
     t = _empty(4 * g.n, dtype)
     u = _empty(4 * g.n, dtype)
@@ -191,28 +184,28 @@ cpdef object lstm_forward(object c_prev, object x):
     cdef char *pn = cfp_data(c_next)
     cdef char *ph = cfp_data(h)
     cdef bint single = g.typenum == CFP_NPY_FLOAT
-    feclearexcept(_FP_FLAGS)
+    feclearexcept(flags)
     if single:
         _tanh_args(<float *>px, <float *>pt, g)
     else:
         _tanh_args(<double *>px, <double *>pt, g)
-    if not _clean():
+    if fetestexcept(flags):
         return None
     _tanh(t, u)
-    feclearexcept(_FP_FLAGS)
+    feclearexcept(flags)
     if single:
         _cell(<float *>pu, <float *>pc, <float *>pn, g)
     else:
         _cell(<double *>pu, <double *>pc, <double *>pn, g)
-    if not _clean():
+    if fetestexcept(flags):
         return None
     _tanh(c_next[:len(x)], h)
-    feclearexcept(_FP_FLAGS)
+    feclearexcept(flags)
     if single:
         _output(<float *>pu, <float *>ph, g)
     else:
         _output(<double *>pu, <double *>ph, g)
-    if not _clean():
+    if fetestexcept(flags):
         return None
     cdef Py_ssize_t itemsize = 4 if single else 8
     memcpy(pn + g.n * itemsize, pc + g.n * itemsize,
@@ -228,6 +221,7 @@ cpdef object lstm_grad(object c_prev, object x, object c_next, object gc,
     cdef Geometry g
     if not _geometry(c_prev, x, &g):
         return None
+    cdef int flags = watched()
     cdef int ndim = cfp_nd(c_prev)
     if (_typenum(c_next, ndim) != g.typenum
             or c_next.shape != c_prev.shape):
@@ -253,16 +247,16 @@ cpdef object lstm_grad(object c_prev, object x, object c_next, object gc,
     cdef const char *pgc = cfp_data(gc) if gc is not None else NULL
     cdef const char *pgh = cfp_data(gh) if gh is not None else NULL
     cdef char *pgp = cfp_data(gc_prev)
-    feclearexcept(_FP_FLAGS)
+    feclearexcept(flags)
     if single:
         _tanh_args(<float *>cfp_data(x), <float *>pt, g)
     else:
         _tanh_args(<double *>cfp_data(x), <double *>pt, g)
-    if not _clean():
+    if fetestexcept(flags):
         return None
     memcpy(pt + 4 * g.n * itemsize, cfp_data(c_next), g.n * itemsize)
     _tanh(t, u)
-    feclearexcept(_FP_FLAGS)
+    feclearexcept(flags)
     if single:
         _grad(<float *>pu, <float *>pu + 4 * g.n,
               <float *>cfp_data(c_prev), <float *>pgc, <float *>pgh,
@@ -271,7 +265,7 @@ cpdef object lstm_grad(object c_prev, object x, object c_next, object gc,
         _grad(<double *>pu, <double *>pu + 4 * g.n,
               <double *>cfp_data(c_prev), <double *>pgc, <double *>pgh,
               <double *>pgp, <double *>cfp_data(gx), g)
-    if not _clean():
+    if fetestexcept(flags):
         return None
     # gc_prev[batch:] = gc[batch:], or stock's 0 when gc is missing.
     if pgc != NULL:

@@ -33,12 +33,16 @@ typedef struct {
 #define CFP_NPY_ALIGNED 0x0100
 #define CFP_NPY_WRITEABLE 0x0400
 #define CFP_NPY_HALF 23
+#define CFP_NPY_INT 5
+#define CFP_NPY_LONG 7
+#define CFP_NPY_LONGLONG 9
 #define CFP_NPY_FLOAT 11
 #define CFP_NPY_DOUBLE 12
 
 static inline char *cfp_data(PyObject *a) { return ((cfp_array *)a)->data; }
 static inline int cfp_nd(PyObject *a) { return ((cfp_array *)a)->nd; }
 static inline Py_ssize_t *cfp_dims(PyObject *a) { return ((cfp_array *)a)->dimensions; }
+static inline Py_ssize_t *cfp_strides(PyObject *a) { return ((cfp_array *)a)->strides; }
 static inline int cfp_flags(PyObject *a) { return ((cfp_array *)a)->flags; }
 static inline int cfp_typenum(PyObject *a) { return ((cfp_array *)a)->descr->type_num; }
 static inline PyObject *cfp_descr_of(PyObject *a) { return (PyObject *)((cfp_array *)a)->descr; }

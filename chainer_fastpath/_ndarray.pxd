@@ -2,6 +2,7 @@ cdef extern from "_ndarray.h":
     char *cfp_data(object a)
     int cfp_nd(object a)
     Py_ssize_t *cfp_dims(object a)
+    Py_ssize_t *cfp_strides(object a)
     int cfp_flags(object a)
     int cfp_typenum(object a)
     char cfp_byteorder(object a)
@@ -9,6 +10,7 @@ cdef extern from "_ndarray.h":
     void *cfp_descr_of(object a)
     int CFP_NPY_C_CONTIGUOUS, CFP_NPY_ALIGNED, CFP_NPY_WRITEABLE
     int CFP_NPY_HALF, CFP_NPY_FLOAT, CFP_NPY_DOUBLE
+    int CFP_NPY_INT, CFP_NPY_LONG, CFP_NPY_LONGLONG
 
 cdef bint layout_ok()
 cdef int builtin_typenum(object a)

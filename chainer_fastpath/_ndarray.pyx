@@ -25,12 +25,17 @@ def _check_layout():
                      and a.dtype.num == num
                      and cfp_descr_of(a) == <void *>a.dtype
                      and cfp_elsize(a) == a.itemsize
+                     and cfp_strides(a)[0] == a.strides[0]
+                     and cfp_strides(a)[1] == a.strides[1]
                      and (cfp_flags(a) & CFP_NPY_C_CONTIGUOUS) != 0
                      and (cfp_flags(a) & CFP_NPY_WRITEABLE) != 0)
         b = a[:, ::2]
         ok = ok and (cfp_flags(b) & CFP_NPY_C_CONTIGUOUS) == 0
         a.flags.writeable = False
         ok = ok and (cfp_flags(a) & CFP_NPY_WRITEABLE) == 0
+    for code, num in (('i', CFP_NPY_INT), ('l', CFP_NPY_LONG),
+                      ('q', CFP_NPY_LONGLONG)):
+        ok = ok and numpy.dtype(code).num == num
     return ok
 
 

@@ -96,16 +96,33 @@ def _saturated_forget_gate():
     return c, x
 
 
-def test_floating_point_exception_leaves_the_work_to_numpy():
-    c, x = _saturated_forget_gate()
-    with numpy.errstate(all='ignore'):
-        assert _lstm_cell.lstm_forward(c, x) is None
+def _overflowing_grad():
+    # gh * sigmoid(o) * (1 - co**2) + gc overflows: 3e38 * 0.5 + 3e38.
     big = numpy.full((2, 3), 3e38, numpy.float32)
     x = numpy.zeros((2, 12), numpy.float32)
-    # gh * sigmoid(o) * (1 - co**2) + gc overflows: 3e38 * 0.5 + 3e38.
+    return big * 0, x, big * 0, big, big
+
+
+def test_watched_exception_leaves_the_work_to_numpy():
+    c, x = _saturated_forget_gate()
+    assert _lstm_cell.lstm_forward(c, x) is None
+    assert _lstm_cell.lstm_grad(*_overflowing_grad()) is None
+
+
+def test_ignored_exception_is_computed_as_numpy_computes_it():
+    # Under errstate all='ignore' NumPy neither warns nor raises: the
+    # kernel's NaN and inf are NumPy's, bit for bit.
+    c, x = _saturated_forget_gate()
+    args = _overflowing_grad()
     with numpy.errstate(all='ignore'):
-        assert _lstm_cell.lstm_grad(
-            big * 0, x, big * 0, big, big) is None
+        expected = lstm.LSTM().forward((c, x))
+        got = _lstm_cell.lstm_forward(c, x)
+        expected_grad = lstm.LSTMGrad().forward(args)
+        got_grad = _lstm_cell.lstm_grad(*args)
+    assert numpy.isnan(expected[0]).any()
+    assert numpy.isinf(expected_grad[0]).any()
+    assert _bits(got) == _bits(expected)
+    assert _bits(got_grad) == _bits(expected_grad)
 
 
 def _tiny_cell():

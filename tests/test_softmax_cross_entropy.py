@@ -1,0 +1,187 @@
+"""The one-pass softmax cross entropy kernels (``_softmax_cross_entropy.pyx``)
+against stock's ``SoftmaxCrossEntropy.forward_cpu`` and its gradient's: bit
+for bit, the same attributes, the same warnings and errors, and None
+wherever they leave the work to NumPy."""
+import warnings
+
+import numpy
+import pytest
+
+import chainer
+import chainer.functions as F
+from chainer.functions.loss import softmax_cross_entropy as sce
+
+from chainer_fastpath import _softmax_cross_entropy as kernel
+from chainer_fastpath.testing import assert_same, run_both
+
+SHAPES = [(8, 1000), (1, 1), (3, 5), (20, 7)]
+
+
+def _inputs(dtype, shape, scale, label_dtype=numpy.int32, seed=0):
+    rng = numpy.random.RandomState(seed)
+    x = (rng.randn(*shape) * scale).astype(dtype)
+    # A column of a wider matrix, as t[:, j] in a language model: strided.
+    t = rng.randint(-1, shape[1], size=(shape[0], 3)).astype(label_dtype)
+    return x, t[:, 1]
+
+
+def _stock(x, t, **kwargs):
+    node = sce.SoftmaxCrossEntropy(**kwargs)
+    loss, = node.forward_cpu((x, t))
+    return node, loss
+
+
+def _value(v):
+    # Arrays by bits; scalars by type and value (the type decides how the
+    # gradient multiplies by coeff).
+    if isinstance(v, numpy.ndarray):
+        return type(v), v.dtype, v.shape, v.tobytes()
+    return type(v), v
+
+
+@pytest.mark.parametrize('dtype', [numpy.float32, numpy.float64])
+@pytest.mark.parametrize('shape', SHAPES)
+@pytest.mark.parametrize('scale', [0.1, 1, 30, 300])
+@pytest.mark.parametrize('label_dtype', [numpy.int32, numpy.int64])
+@pytest.mark.parametrize('options', [
+    {}, {'normalize': False}, {'reduce': 'no'}, {'cache_score': False},
+    {'ignore_label': 2}])
+def test_forward_bit_for_bit(dtype, shape, scale, label_dtype, options):
+    x, t = _inputs(dtype, shape, scale, label_dtype)
+    node, expected = _stock(x, t, **options)
+    opts = dict({'normalize': True, 'reduce': 'mean', 'cache_score': True,
+                 'ignore_label': -1}, **options)
+    got = kernel.forward(x, t, opts['ignore_label'], opts['normalize'],
+                         opts['reduce'], opts['cache_score'])
+    assert got is not None
+    loss, y, coeff = got
+    assert _value(loss) == _value(expected)
+    if opts['cache_score']:
+        assert _value(y) == _value(node.y)
+    else:
+        assert y is None
+    if opts['reduce'] == 'mean':
+        assert _value(coeff) == _value(node._coeff)
+
+
+@pytest.mark.parametrize('dtype', [numpy.float32, numpy.float64])
+@pytest.mark.parametrize('shape', SHAPES)
+@pytest.mark.parametrize('scale', [0.1, 1, 30, 300])
+@pytest.mark.parametrize('options', [
+    {}, {'normalize': False}, {'reduce': 'no'}, {'ignore_label': 2}])
+def test_grad_bit_for_bit(dtype, shape, scale, options):
+    x, t = _inputs(dtype, shape, scale)
+    node, _ = _stock(x, t, **options)
+    rng = numpy.random.RandomState(1)
+    if options.get('reduce') == 'no':
+        gloss = rng.randn(shape[0]).astype(dtype)
+        coeff = None
+    else:
+        gloss = numpy.array(rng.randn(), dtype)
+        coeff = node._coeff
+    ignore_label = options.get('ignore_label', -1)
+    grad_node = sce._SoftmaxCrossEntropyGrad_NoDoubleBackprop(
+        ignore_label, None, node.y, coeff, False)
+    expected, = grad_node.forward_cpu((x, t, gloss))
+    got = kernel.grad(node.y, t, ignore_label, gloss, coeff)
+    assert got is not None
+    assert _value(got) == _value(expected)
+
+
+def test_unsupported_inputs_are_left_to_numpy():
+    x, t = _inputs(numpy.float32, (3, 5), 1)
+    forward = kernel.forward
+    assert forward(x.astype(numpy.float16), t, -1, True, 'mean', True) is None
+    assert forward(numpy.asfortranarray(x), t, -1, True, 'mean', True) is None
+    assert forward(x[None], t, -1, True, 'mean', True) is None
+    assert forward(x, t[:2], -1, True, 'mean', True) is None
+    assert forward(x, t.astype(numpy.int16), -1, True, 'mean', True) is None
+    assert forward(x, t, numpy.int32(-1), True, 'mean', True) is None
+    assert forward(x, t, 2 ** 70, True, 'mean', True) is None
+    assert forward(x, t, -1, True, 'sum', True) is None
+    assert forward(x[:0], t[:0], -1, True, 'mean', True) is None
+    y = _stock(x, t)[0].y
+    gloss = numpy.array(1, numpy.float64)
+    assert kernel.grad(y, t, -1, gloss, 0.5) is None
+
+
+@pytest.mark.parametrize('label', [5, -6, 100])
+def test_label_out_of_range_is_left_to_numpy(label):
+    x, t = _inputs(numpy.float32, (3, 5), 1)
+    t = t.copy()
+    t[1] = label
+    assert kernel.forward(x, t, -1, True, 'mean', True) is None
+    assert kernel.grad(x, t, -1, numpy.array(1, numpy.float32), 1.0) is None
+
+
+def test_negative_labels_wrap_as_numpy_indexing_does():
+    x, t = _inputs(numpy.float32, (3, 5), 1)
+    t = numpy.array([-2, -5, 4], numpy.int32)
+    node, expected = _stock(x, t)
+    loss, y, coeff = kernel.forward(x, t, -1, True, 'mean', True)
+    assert _value(loss) == _value(expected)
+
+
+def test_nan_input_is_left_to_numpy():
+    x, t = _inputs(numpy.float32, (3, 5), 1)
+    x[2, 3] = numpy.nan
+    assert kernel.forward(x, t, -1, True, 'mean', True) is None
+
+
+def _infinite_logit():
+    # inf - max(inf) is invalid.
+    x, t = _inputs(numpy.float32, (3, 5), 1)
+    x[1, 2] = numpy.inf
+    return x, t
+
+
+def _tiny_probabilities():
+    # exp of very negative logits gives subnormal scores; scaling them in
+    # the gradient underflows.
+    x, t = _inputs(numpy.float32, (3, 5), 1)
+    x[:, 0] = 200
+    return x, t
+
+
+def _sce_warnings(inputs, errstate):
+    """What F.softmax_cross_entropy and its backward warn about or raise,
+    and their results' bits."""
+    x_array, t = inputs()
+    x = chainer.Variable(x_array)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter('always')
+        try:
+            with numpy.errstate(**errstate):
+                loss = F.softmax_cross_entropy(x, t)
+                loss.backward()
+        except FloatingPointError as e:
+            return 'raised: ' + str(e), [str(w.message) for w in caught]
+    return ([str(w.message) for w in caught],
+            _value(loss.array), _value(x.grad))
+
+
+@pytest.mark.parametrize('inputs,errstate,expected', [
+    (_infinite_logit, {}, 'invalid value encountered in subtract'),
+    (_infinite_logit, {'all': 'raise'}, 'raised: invalid value'),
+    (_tiny_probabilities, {'under': 'warn'}, 'underflow encountered'),
+    (_tiny_probabilities, {'under': 'raise'}, 'raised: underflow'),
+])
+def test_warnings_and_errors_as_stock(inputs, errstate, expected):
+    stock, patched = run_both(lambda: _sce_warnings(inputs, errstate))
+    assert_same(stock, patched)
+    assert expected in str(stock)
+
+
+def test_ignored_underflow_takes_the_kernel():
+    # Under the default errstate underflow is ignored: the kernel runs and
+    # its subnormal results are NumPy's.
+    x, t = _tiny_probabilities()
+    node, expected = _stock(x, t)
+    got = kernel.forward(x, t, -1, True, 'mean', True)
+    assert got is not None and _value(got[1]) == _value(node.y)
+    gloss = numpy.array(0.7, numpy.float32)
+    grad_node = sce._SoftmaxCrossEntropyGrad_NoDoubleBackprop(
+        -1, None, node.y, node._coeff, False)
+    gx, = grad_node.forward_cpu((x, t, gloss))
+    assert _value(kernel.grad(node.y, t, -1, gloss, node._coeff)) == \
+        _value(gx)
