@@ -1,6 +1,7 @@
 """The type-check cache: a check that passed is skipped only for inputs and
 node attributes it provably cannot tell apart; everything else raises as
 stock does."""
+import importlib
 import pickle
 
 import numpy
@@ -12,6 +13,7 @@ from chainer.functions.math import basic_math
 from chainer.utils import type_check
 
 import chainer_fastpath
+from chainer_fastpath import _type_check
 from chainer_fastpath.testing import run_both
 
 
@@ -60,12 +62,45 @@ SEQUENCES = {
                       _v(pickle.loads(pickle.dumps(_native())))),
         lambda: F.add(_v(pickle.loads(pickle.dumps(_native()))),
                       _v(_native(dtype=numpy.float64)))),
+    'lstm_other_units': (
+        lambda: F.lstm(_v(_native((2, 3))), _v(_native((2, 12)))),
+        lambda: F.lstm(_v(_native((2, 3))), _v(_native((2, 8))))),
+    'lstm_larger_batch': (
+        lambda: F.lstm(_v(_native((2, 3))), _v(_native((2, 12)))),
+        lambda: F.lstm(_v(_native((2, 3))), _v(_native((3, 12))))),
+    'split_axis_other_sections': (
+        lambda: F.split_axis(_v(_native((2, 6))), 3, 1),
+        lambda: F.split_axis(_v(_native((2, 6))), 4, 1)),
+    'split_axis_other_indices': (
+        lambda: F.split_axis(_v(_native((2, 6))), (2, 4), 1),
+        lambda: F.split_axis(_v(_native((2, 6))), (2, 7), 1)),
+    'split_axis_other_axis': (
+        lambda: F.split_axis(_v(_native((2, 6))), 2, 1),
+        lambda: F.split_axis(_v(_native((2, 6))), 2, 2)),
+    'squared_error_other_dtype': (
+        lambda: F.squared_error(_v(_native()), _v(_native())),
+        lambda: F.squared_error(_v(_native()),
+                                _v(_native(dtype=numpy.float64)))),
+    'squared_error_integer': (
+        lambda: F.squared_error(_v(_native()), _v(_native())),
+        lambda: F.squared_error(_v(_native(dtype=numpy.int32)),
+                                _v(_native(dtype=numpy.int32)))),
+    'sub_from_constant_two_inputs': (
+        lambda: 1 - _v(_native()),
+        lambda: basic_math.SubFromConstant(1).apply(
+            (_v(_native()), _v(_native())))),
     # Too many dimensions for a key: checked every time.
     'many_dimensions': (
         lambda: F.concat([_v(_native((1,) * 16))] * 4, 0),
         lambda: F.concat([_v(_native((1,) * 16))] * 3
                          + [_v(_native((1,) * 16, numpy.float16))], 0)),
 }
+
+
+def test_every_audited_class_is_cached():
+    expected = {getattr(importlib.import_module(module), name)
+                for module, name, _ in _type_check.AUDITED}
+    assert _type_check.audited_classes() == expected
 
 
 @pytest.mark.parametrize('name', sorted(SEQUENCES))
