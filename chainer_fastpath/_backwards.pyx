@@ -55,6 +55,8 @@ cdef EntryStats _stats_backward = _stats.entry('FunctionNode.backward')
 cdef type _ndarray = numpy.ndarray
 cdef object _ascontiguousarray = numpy.ascontiguousarray
 cdef object _arange = numpy.arange
+# What ndarray.sum calls, without numpy.core._methods._sum around it.
+cdef object _add_reduce = numpy.add.reduce
 cdef object _F = chainer.functions
 cdef object _utils = chainer.utils
 
@@ -373,7 +375,7 @@ cdef object _linear(object func, tuple indexes, tuple grad_outputs):
         ret.append(new_variable(gW, _requires_grad_of(x_node) or gy_rg,
                                 None, 0))
     if 2 in indexes:
-        gb = numpy.asarray(gy.sum(axis=(0,), keepdims=False))
+        gb = numpy.asarray(_add_reduce(gy, (0,), None, None, False))
         ret.append(new_variable(gb, gy_rg, None, 0))
     return ret
 

@@ -53,6 +53,7 @@ def _build_table():
     from chainer_fastpath import _fast_call
     from chainer_fastpath import _force_array
     from chainer_fastpath import _fast_backward
+    from chainer_fastpath import _unchain
     from chainer_fastpath import optimizers
 
     return (
@@ -63,6 +64,7 @@ def _build_table():
         _row('backward', chainer.Variable, 'backward', _fast_backward),
         _row('backward', chainer._backprop, '_backprop_to_all',
              _fast_backward),
+        _row('backward', chainer.Variable, 'unchain_backward', _unchain),
     ) + tuple(_row('optimizers', owner, attribute, optimizers)
               for owner, attribute in optimizers.targets())
 
