@@ -13,6 +13,8 @@ from cpython.object cimport PyObject, PyTypeObject
 from cpython.ref cimport Py_XDECREF
 from cpython.exc cimport PyErr_Clear
 
+import types
+
 cdef extern from *:
     """
     static inline unsigned int cfp_type_version(PyTypeObject *tp) {
@@ -43,7 +45,9 @@ cdef bint method_is(object obj, str name, object original):
     return same
 
 
-cdef type _python_function = type(lambda: None)
+# Not ``type(lambda: None)``: in a compiled module that is Cython's own
+# function type.
+cdef type _python_function = types.FunctionType
 
 
 cdef class StockMethods:
