@@ -7,7 +7,6 @@ effect on NumPy arrays (device contexts, memory layouts when every layout is
 ``None``, empty hook lists). Whatever this path does not handle is decided
 before any state changes, and then the original runs, counted with a reason.
 """
-from cpython.weakref cimport PyWeakref_NewRef
 
 import collections
 
@@ -21,7 +20,7 @@ from chainer import variable
 from chainer_fastpath._audit cimport StockMethods, method_is
 from chainer_fastpath._stats cimport EntryStats
 from chainer_fastpath import _stats
-from chainer_fastpath._objects cimport new_variable
+from chainer_fastpath._objects cimport new_variable, weak_ref
 from chainer_fastpath._config cimport ConfigView
 from chainer_fastpath._type_check cimport check_types
 from chainer_fastpath._forwards cimport NOT_COMPILED, run_forward
@@ -252,7 +251,7 @@ def apply(self, inputs):
                 input_nodes[i] = x._node
         self.inputs = tuple(input_nodes)
         for i in range(n_out):
-            ret[i] = PyWeakref_NewRef((<object>ret[i])._node, None)
+            ret[i] = weak_ref((<object>ret[i])._node)
         self.outputs = tuple(ret)
 
         retained = self._input_indexes_to_retain

@@ -1,2 +1,3 @@
 cdef object new_variable(object data, bint requires_grad, object creator,
                          object rank)
+cdef object weak_ref(object obj)

@@ -11,6 +11,7 @@ from chainer import variable
 cdef extern from "Python.h":
     int PyObject_GenericSetAttr(object obj, object name, object value) \
         except -1
+    void PyObject_GC_UnTrack(void *op)
 
 cdef type _Variable = variable.Variable
 cdef type _VariableNode = variable.VariableNode
@@ -26,6 +27,19 @@ cdef inline void _set(object obj, str name, object value) except *:
     PyObject_GenericSetAttr(obj, name, value)
 
 
+cdef object weak_ref(object obj):
+    """``weakref.ref(obj)``, left out of the cyclic collector's lists.
+
+    A weak reference without a callback refers to nothing the collector
+    follows, so it can never be part of a cycle; CPython tracks it anyway.
+    The graph keeps two per operation alive until backward, and each one
+    tracked lengthens every collection and hastens the full ones.
+    """
+    ref = PyWeakref_NewRef(obj, None)
+    PyObject_GC_UnTrack(<void *>ref)
+    return ref
+
+
 cdef object new_variable(object data, bint requires_grad, object creator,
                          object rank):
     """``Variable(data, requires_grad=requires_grad)`` for a NumPy array,
@@ -37,7 +51,7 @@ cdef object new_variable(object data, bint requires_grad, object creator,
     memory than a dict of their own)."""
     cdef object var = _bare(_Variable)
     cdef object node = _bare(_VariableNode)
-    _set(node, '_variable', PyWeakref_NewRef(var, None))
+    _set(node, '_variable', weak_ref(var))
     _set(node, 'name', None)
     _set(node, '_requires_grad', requires_grad)
     _set(node, '_layout', None)

@@ -1,0 +1,45 @@
+"""``_objects.pyx``: the Variables, nodes and weak references the fast path
+builds, against what stock's constructors leave."""
+import gc
+import weakref
+
+import numpy
+
+import chainer
+import chainer.functions as F
+
+import chainer_fastpath
+
+
+def _graph():
+    x = chainer.Variable(numpy.ones((2, 3), numpy.float32))
+    return x, F.tanh(x * 2)
+
+
+def test_weak_references_are_left_to_reference_counting():
+    # A weakref without a callback can be in no cycle: the fast path keeps
+    # it off the collector's lists, and it still dies with its referent.
+    with chainer_fastpath.enabled():
+        _, y = _graph()
+    refs = [y.node._variable] + list(y.creator_node.outputs)
+    assert all(type(r) is weakref.ref and r.__callback__ is None
+               for r in refs)
+    assert not any(gc.is_tracked(r) for r in refs)
+    assert refs[0]() is y and refs[1]() is y.node
+    del y
+    assert refs[0]() is None and refs[1]() is None
+
+
+def _cycle():
+    _, y = _graph()
+    y.creator_node.kept = y     # node -> Variable -> node -> creator
+    return weakref.ref(y)
+
+
+def test_cycles_through_the_graph_are_still_collected():
+    stock = _cycle()            # each test starts unpatched (conftest)
+    with chainer_fastpath.enabled():
+        patched = _cycle()
+    assert stock() is not None and patched() is not None
+    gc.collect()
+    assert stock() is None and patched() is None
