@@ -24,7 +24,8 @@ from chainer_fastpath._ndarray cimport (
 
 from libc.string cimport memcpy, memset
 
-from chainer_fastpath._fpe cimport feclearexcept, fetestexcept, watched
+from chainer_fastpath._fpe cimport (
+    FE_UNDERFLOW, feclearexcept, fetestexcept, watched)
 
 cdef type _ndarray = numpy.ndarray
 cdef object _tanh = numpy.tanh
@@ -94,17 +95,42 @@ cdef bint _geometry(object c, object x, Geometry *g):
     return g.n > 0
 
 
-cdef void _tanh_args(const real *x, real *t, Geometry g) noexcept nogil:
+cdef bint _tanh_args(const real *x, real *t, Geometry g) noexcept nogil:
     # What stock passes to tanh: gate a as is, i, f and o halved (_sigmoid).
+    # False on a NaN, whose signaling kind tanh would warn about per call.
     cdef real half = 0.5
     cdef Py_ssize_t b, r, R = g.rest
     for b in range(g.blocks):
+        for r in range(4 * R):
+            if x[r] != x[r]:
+                return False
         for r in range(R):
             t[r] = x[r]
         for r in range(R, 4 * R):
             t[r] = x[r] * half
         x += 4 * R
         t += 4 * R
+    return True
+
+
+cdef bint _copy_numbers(const real *src, real *dst,
+                        Py_ssize_t n) noexcept nogil:
+    # dst[:n] = src[:n]; False on a NaN (see _tanh_args).
+    cdef Py_ssize_t k
+    for k in range(n):
+        if src[k] != src[k]:
+            return False
+        dst[k] = src[k]
+    return True
+
+
+cdef inline int _watched_for_tanh() except? -1:
+    """The flags the kernels watch, or -1 when they must not run: NumPy
+    warns once per ufunc call, and stock makes five tanh calls where a
+    kernel makes one or two, so while underflow (the one exception tanh
+    raises on numbers) is watched, the NumPy calls run."""
+    cdef int flags = watched()
+    return -1 if flags & FE_UNDERFLOW else flags
 
 
 cdef void _cell(const real *u, const real *c_prev, real *c_next,
@@ -171,7 +197,9 @@ cpdef object lstm_forward(object c_prev, object x):
     cdef Geometry g
     if not _geometry(c_prev, x, &g):
         return None
-    cdef int flags = watched()
+    cdef int flags = _watched_for_tanh()
+    if flags < 0:
+        return None
     dtype = x.dtype
     t = _empty(4 * g.n, dtype)
     u = _empty(4 * g.n, dtype)
@@ -183,13 +211,13 @@ cpdef object lstm_forward(object c_prev, object x):
     cdef char *pu = cfp_data(u)
     cdef char *pn = cfp_data(c_next)
     cdef char *ph = cfp_data(h)
-    cdef bint single = g.typenum == CFP_NPY_FLOAT
+    cdef bint single = g.typenum == CFP_NPY_FLOAT, numbers
     feclearexcept(flags)
     if single:
-        _tanh_args(<float *>px, <float *>pt, g)
+        numbers = _tanh_args(<float *>px, <float *>pt, g)
     else:
-        _tanh_args(<double *>px, <double *>pt, g)
-    if fetestexcept(flags):
+        numbers = _tanh_args(<double *>px, <double *>pt, g)
+    if not numbers or fetestexcept(flags):
         return None
     _tanh(t, u)
     feclearexcept(flags)
@@ -221,7 +249,9 @@ cpdef object lstm_grad(object c_prev, object x, object c_next, object gc,
     cdef Geometry g
     if not _geometry(c_prev, x, &g):
         return None
-    cdef int flags = watched()
+    cdef int flags = _watched_for_tanh()
+    if flags < 0:
+        return None
     cdef int ndim = cfp_nd(c_prev)
     if (_typenum(c_next, ndim) != g.typenum
             or c_next.shape != c_prev.shape):
@@ -247,14 +277,18 @@ cpdef object lstm_grad(object c_prev, object x, object c_next, object gc,
     cdef const char *pgc = cfp_data(gc) if gc is not None else NULL
     cdef const char *pgh = cfp_data(gh) if gh is not None else NULL
     cdef char *pgp = cfp_data(gc_prev)
+    cdef bint numbers
     feclearexcept(flags)
     if single:
-        _tanh_args(<float *>cfp_data(x), <float *>pt, g)
+        numbers = (_tanh_args(<float *>cfp_data(x), <float *>pt, g)
+                   and _copy_numbers(<float *>cfp_data(c_next),
+                                     <float *>pt + 4 * g.n, g.n))
     else:
-        _tanh_args(<double *>cfp_data(x), <double *>pt, g)
-    if fetestexcept(flags):
+        numbers = (_tanh_args(<double *>cfp_data(x), <double *>pt, g)
+                   and _copy_numbers(<double *>cfp_data(c_next),
+                                     <double *>pt + 4 * g.n, g.n))
+    if not numbers or fetestexcept(flags):
         return None
-    memcpy(pt + 4 * g.n * itemsize, cfp_data(c_next), g.n * itemsize)
     _tanh(t, u)
     feclearexcept(flags)
     if single:

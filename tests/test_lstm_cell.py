@@ -125,6 +125,31 @@ def test_ignored_exception_is_computed_as_numpy_computes_it():
     assert _bits(got_grad) == _bits(expected_grad)
 
 
+@pytest.mark.parametrize('where', ['x', 'c_next'])
+def test_nan_is_left_to_numpy(where):
+    # tanh warns about a signaling NaN once per call, and stock makes more
+    # calls than the kernels: NaNs go to the NumPy calls.
+    c, x, gc, gh = _inputs(numpy.float32, (2, 3, 4, ()), 1)
+    c_next = lstm.LSTM().forward((c, x))[0]
+    if where == 'x':
+        x[1, 5] = numpy.nan
+        assert _lstm_cell.lstm_forward(c, x) is None
+    else:
+        c_next[0, 2] = numpy.nan
+    assert _lstm_cell.lstm_grad(c, x, c_next, gc, gh) is None
+
+
+def test_watched_underflow_leaves_the_work_to_numpy():
+    # Nothing underflows here; a watched underflow is enough, for the same
+    # reason as NaNs.
+    c, x, gc, gh = _inputs(numpy.float32, (2, 3, 4, ()), 1)
+    c_next = lstm.LSTM().forward((c, x))[0]
+    with numpy.errstate(under='warn'):
+        assert _lstm_cell.lstm_forward(c, x) is None
+        assert _lstm_cell.lstm_grad(c, x, c_next, gc, gh) is None
+    assert _lstm_cell.lstm_forward(c, x) is not None
+
+
 def _tiny_cell():
     # sigmoid(f) * c_prev is subnormal: an underflow.
     c, x, _, _ = _inputs(numpy.float32, (2, 2, 3, ()), 1)
