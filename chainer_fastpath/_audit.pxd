@@ -4,6 +4,7 @@ cdef class StockMethods:
     cdef readonly tuple originals
     cdef unsigned int _version
     cdef bint _functions
+    cdef tuple _shadowable
 
     cdef bint on_class(self) except -1
     cdef bint found_by(self, object obj) except -1

@@ -7,7 +7,9 @@ replaced on the class or a base, without building a bound method or the
 instance's ``__dict__``. Anything else (a property, say) is compared on the
 class, and only after CPython's version tag of the class changed: the tag is
 cleared whenever the type or one of its bases is modified
-(``cls.forward = ...``, ``mock.patch.object``).
+(``cls.forward = ...``, ``mock.patch.object``); the instance's ``__dict__``
+is read only for a name an instance attribute could shadow (neither a
+function nor a data descriptor).
 """
 from cpython.object cimport PyObject, PyTypeObject
 from cpython.ref cimport Py_XDECREF
@@ -60,6 +62,12 @@ cdef class StockMethods:
         self._version = 0
         self._functions = all(type(f) is _python_function
                               for f in self.originals)
+        # What an instance attribute could shadow: not a function (looked
+        # up as a method) nor a data descriptor (which wins over it).
+        self._shadowable = tuple([
+            n for n, f in zip(self.names, self.originals)
+            if type(f) is not _python_function
+            and not hasattr(type(f), '__set__')])
 
     cdef bint on_class(self) except -1:
         """Whether ``cls`` still finds every original."""
@@ -81,14 +89,18 @@ cdef class StockMethods:
         """Whether ``obj``, an instance of exactly ``cls``, finds every
         original: none set on the instance, none replaced on the class."""
         cdef Py_ssize_t i
-        if self._functions:
-            # Without building the instance's __dict__.
-            for i in range(len(self.names)):
-                if not method_is(obj, <str>self.names[i], self.originals[i]):
-                    return False
-            return True
-        cdef dict own = obj.__dict__
-        for name in self.names:
-            if name in own:
+        # Functions without building the instance's __dict__.
+        for i in range(len(self.names)):
+            if (type(self.originals[i]) is _python_function
+                    and not method_is(obj, <str>self.names[i],
+                                      self.originals[i])):
                 return False
+        if self._functions:
+            return True
+        cdef dict own
+        if self._shadowable:
+            own = obj.__dict__
+            for name in self._shadowable:
+                if name in own:
+                    return False
         return self.on_class()

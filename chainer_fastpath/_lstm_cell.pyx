@@ -124,11 +124,14 @@ cdef bint _copy_numbers(const real *src, real *dst,
     return True
 
 
-cdef inline int _watched_for_tanh() except? -1:
-    """The flags the kernels watch, or -1 when they must not run: NumPy
-    warns once per ufunc call, and stock makes five tanh calls where a
-    kernel makes one or two, so while underflow (the one exception tanh
-    raises on numbers) is watched, the NumPy calls run."""
+cdef int _start(object c_prev, object x, Geometry *g) except? -2:
+    """The flags a kernel watches, with ``g`` filled, or -1 when it must not
+    run: inputs it does not handle, or underflow watched. NumPy warns once
+    per ufunc call, and stock makes five tanh calls where a kernel makes one
+    or two, so while underflow (the one exception tanh raises on numbers)
+    is watched, the NumPy calls run."""
+    if not _geometry(c_prev, x, g):
+        return -1
     cdef int flags = watched()
     return -1 if flags & FE_UNDERFLOW else flags
 
@@ -195,9 +198,7 @@ cpdef object lstm_forward(object c_prev, object x):
     arrays, or None when the kernel does not apply or a floating-point
     exception occurred."""
     cdef Geometry g
-    if not _geometry(c_prev, x, &g):
-        return None
-    cdef int flags = _watched_for_tanh()
+    cdef int flags = _start(c_prev, x, &g)
     if flags < 0:
         return None
     dtype = x.dtype
@@ -247,9 +248,7 @@ cpdef object lstm_grad(object c_prev, object x, object c_next, object gc,
     NumPy arrays (``gc``, ``gh`` may be None), or None when the kernel does
     not apply or a floating-point exception occurred."""
     cdef Geometry g
-    if not _geometry(c_prev, x, &g):
-        return None
-    cdef int flags = _watched_for_tanh()
+    cdef int flags = _start(c_prev, x, &g)
     if flags < 0:
         return None
     cdef int ndim = cfp_nd(c_prev)

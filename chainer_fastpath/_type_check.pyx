@@ -17,7 +17,7 @@ import numpy
 
 from chainer import function_node
 
-from chainer_fastpath._audit cimport StockMethods
+from chainer_fastpath._audit cimport StockMethods, method_is
 from chainer_fastpath._ndarray cimport (
     builtin_typenum, cfp_dims, cfp_nd, layout_ok)
 
@@ -131,12 +131,9 @@ cdef int check_types(object node, tuple in_data) except -1:
     cdef type cls = type(node)
     entry = _audited.get(cls)
     if entry is None:
-        if (cls._check_data_type_forward is _base_check_data
-                and cls.check_type_forward is _base_check):
-            own = node.__dict__
-            if ('_check_data_type_forward' not in own
-                    and 'check_type_forward' not in own):
-                return 0    # stock runs the base class's empty check
+        if (method_is(node, '_check_data_type_forward', _base_check_data)
+                and method_is(node, 'check_type_forward', _base_check)):
+            return 0    # stock runs the base class's empty check
         node._check_data_type_forward(in_data)
         return 0
     if not (<StockMethods>(<tuple>entry)[0]).found_by(node):
