@@ -2,8 +2,8 @@
 (and its PyTorch twin where torch is installed), in separate one-thread
 processes taking turns, reported side by side.
 
-One process per mode and round runs all selected workloads in sequence; the
-modes alternate order from round to round, so drift hits them alike.
+Each mode's repeats of a workload alternate with the other modes', so that
+drift on the machine hits them alike, and only one process runs at a time.
 """
 import importlib.util
 import json
@@ -43,20 +43,38 @@ def installed(module):
     return importlib.util.find_spec(module) is not None
 
 
-def _run_worker(mode, jobs, repeats, on_record):
-    """Runs one worker process over ``jobs`` ((name, steps) pairs), calling
-    ``on_record`` with each workload's record as it arrives."""
-    env = dict(os.environ, CHAINER_FASTPATH='1', **ONE_THREAD)
-    cmd = [sys.executable, '-m', 'chainer_fastpath.bench.worker', mode,
-           str(repeats)] + ['{}:{}'.format(n, s) for n, s in jobs]
-    with subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE,
-                          text=True) as proc:
-        for line in proc.stdout:
-            if line.startswith('{'):
-                on_record(json.loads(line))
-    if proc.returncode:
-        raise RuntimeError('the {} benchmark process failed (exit code {})'
-                           .format(mode, proc.returncode))
+class Worker:
+    """A running worker process of one mode (see :mod:`.worker`)."""
+
+    def __init__(self, mode):
+        self.mode = mode
+        env = dict(os.environ, CHAINER_FASTPATH='1', **ONE_THREAD)
+        self.proc = subprocess.Popen(
+            [sys.executable, '-m', 'chainer_fastpath.bench.worker', mode],
+            env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            text=True)
+
+    def ask(self, *command):
+        """Sends one command and returns the worker's answer."""
+        try:
+            self.proc.stdin.write(' '.join(map(str, command)) + '\n')
+            self.proc.stdin.flush()
+            line = self.proc.stdout.readline()
+        except BrokenPipeError:
+            line = ''
+        if not line:
+            raise RuntimeError(
+                'the {} benchmark process failed (exit code {})'.format(
+                    self.mode, self.proc.wait()))
+        return json.loads(line)
+
+    def close(self):
+        try:
+            self.proc.stdin.close()
+        except BrokenPipeError:
+            pass
+        self.proc.wait()
+        self.proc.stdout.close()
 
 
 def _progress(done, total, label, milestone=False):
@@ -86,44 +104,52 @@ def _fmt_time(seconds):
 def measure_all(names, rounds, repeats, with_torch=False):
     """Returns ``{name: entry}``; an entry holds per-step seconds under each
     mode run (``stock``, ``patched``, ``torch``), ``result`` and ``note``
-    by mode, or ``skipped`` with the reason."""
-    jobs = {'stock': [(n, WORKLOADS[n][1]) for n in names]}
-    jobs['patched'] = jobs['stock']
-    if with_torch:
-        jobs[TORCH] = [(n, s) for n, s in jobs['stock'] if n in TORCH_TWINS]
-    modes = [m for m in jobs if jobs[m]]
+    by mode, or ``skipped`` with the reason.
+
+    Each round starts one worker per mode. Workload by workload, the
+    workers build it, then take turns running one repeat each, in an order
+    that reverses from repeat to repeat; the k-th times of the modes were
+    measured next to each other, so drift on the machine hits them alike.
+    """
+    modes = list(MODES) + ([TORCH] if with_torch else [])
     results = {n: {'result': {}, 'note': {}} for n in names}
-    total = rounds * sum(len(jobs[m]) for m in modes)
-    done = [0]
-
-    def on_record(record):
-        entry = results[record['name']]
-        mode = record['mode']
-        if 'skipped' in record:
-            entry['skipped'] = record['skipped']
-        else:
-            entry.setdefault(mode, []).extend(record['times'])
-            entry['result'].setdefault(mode, record['result'])
-            if 'note' in record:
-                entry['note'].setdefault(mode, record['note'])
-        done[0] += 1
-        _progress(done[0], total, '{} ({})'.format(record['name'], mode))
-
+    total, done = rounds * len(names) * repeats, 0
     for r in range(rounds):
-        for mode in (modes if r % 2 == 0 else modes[::-1]):
-            _run_worker(mode, jobs[mode], repeats, on_record)
-            _progress(done[0], total, 'round {}/{}: {} done'.format(
-                r + 1, rounds, mode), milestone=True)
+        workers = {m: Worker(m) for m in modes}
+        try:
+            for name in names:
+                entry, steps = results[name], WORKLOADS[name][1]
+                here = [m for m in modes if m != TORCH or name in TORCH_TWINS]
+                for mode in (here if r % 2 == 0 else here[::-1]):
+                    answer = workers[mode].ask('setup', name, steps)
+                    if 'skipped' in answer:
+                        entry['skipped'] = answer['skipped']
+                ready = [] if 'skipped' in entry else here
+                for i in range(repeats):
+                    for mode in (ready if (r + i) % 2 == 0 else ready[::-1]):
+                        entry.setdefault(mode, []).append(
+                            workers[mode].ask('run')['time'])
+                    done += 1
+                    _progress(done, total, '{} (round {}/{})'.format(
+                        name, r + 1, rounds))
+                for mode in ready:
+                    answer = workers[mode].ask('result')
+                    entry['result'].setdefault(mode, answer['result'])
+                    if 'note' in answer:
+                        entry['note'].setdefault(mode, answer['note'])
+        finally:
+            for worker in workers.values():
+                worker.close()
+        _progress(done, total, 'round {}/{} done'.format(r + 1, rounds),
+                  milestone=True)
     return results
 
 
 def speedup(entry):
-    """``(median ratio, min, max)`` of stock over patched time: the ratio of
-    the medians, and the extremes over all pairs of measurements."""
-    ratios = [s / p for s in entry['stock'] for p in entry['patched']]
-    return (statistics.median(entry['stock'])
-            / statistics.median(entry['patched']),
-            min(ratios), max(ratios))
+    """``(median, min, max)`` of stock over patched time, over the pairs of
+    measurements taken next to each other."""
+    ratios = [s / p for s, p in zip(entry['stock'], entry['patched'])]
+    return statistics.median(ratios), min(ratios), max(ratios)
 
 
 def same_result(entry):
@@ -168,8 +194,9 @@ def format_table(results, with_torch):
         if i == 0:
             lines.append('  '.join('-' * w for w in widths))
     lines.append('')
-    lines.append('speedup: stock/patched time, median (min-max over all '
-                 'pairs); patched/PyTorch above 1: PyTorch eager is faster.')
+    lines.append('speedup: stock/patched time, median (min-max) over the '
+                 'pairs measured one after the other; patched/PyTorch above '
+                 '1: PyTorch eager is faster.')
     if not with_torch:
         lines.append(NO_TORCH)
     return '\n'.join(lines + notes)

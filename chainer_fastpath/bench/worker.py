@@ -1,14 +1,23 @@
-"""One benchmark process: ``python -m chainer_fastpath.bench.worker MODE
-REPEATS NAME:STEPS...``, MODE one of stock, patched, torch.
+"""One benchmark process, ``python -m chainer_fastpath.bench.worker MODE``
+(MODE one of stock, patched, torch), driven one command per line on stdin
+and answering each with one JSON line on stdout:
 
-Runs the named workloads one after another (their PyTorch twins in torch
-mode) and prints one JSON line per workload as soon as it is done: per-step
-seconds of each repeat and the result, or why it was skipped.
+- ``setup NAME STEPS``: builds workload NAME (its PyTorch twin in torch
+  mode) and runs one warm-up step; answers ``{"ready": true}``, or
+  ``{"skipped": why}`` when the workload cannot run here;
+- ``run``: times STEPS steps; answers ``{"time": seconds per step}``;
+- ``result``: answers ``{"result": float}`` (and ``"note"`` where the
+  workload has one) and drops the workload.
+
+The runner asks one process at a time, so no two ever compete for the CPU,
+and interleaves the modes' repeats of a workload.
 """
 import gc
 import json
 import sys
 import time
+
+COMMANDS = ('setup', 'run', 'result')
 
 
 def _make(name, mode):
@@ -18,41 +27,62 @@ def _make(name, mode):
     return WORKLOADS[name][0](seed=0)
 
 
-def measure(name, mode, steps, repeats, warmup=1):
-    """Times ``repeats`` runs of ``steps`` steps after ``warmup`` steps
-    (first calls fill caches; one step does that) and returns the record."""
-    from chainer_fastpath.bench.workloads import Skip
-    try:
-        made = _make(name, mode)
-    except Skip as e:
-        return {'name': name, 'mode': mode, 'skipped': str(e)}
-    step, result = made[:2]
-    for _ in range(warmup):
-        step()
-    times = []
-    for _ in range(repeats):
+class Session:
+    """The workload a worker holds between ``setup`` and ``result``."""
+
+    def __init__(self, mode):
+        self.mode = mode
+        self.made = None
+        self.steps = 0
+
+    def setup(self, name, steps, warmup=1):
+        """Builds ``name`` and runs ``warmup`` steps (first calls fill
+        caches; one step does that)."""
+        from chainer_fastpath.bench.workloads import Skip
+        try:
+            self.made = _make(name, self.mode)
+        except Skip as e:
+            return {'skipped': str(e)}
+        self.steps = int(steps)
+        for _ in range(warmup):
+            self.made[0]()
+        return {'ready': True}
+
+    def run(self):
+        step, steps = self.made[0], self.steps
         t0 = time.perf_counter()
         for _ in range(steps):
             step()
-        times.append((time.perf_counter() - t0) / steps)
-    record = {'name': name, 'mode': mode, 'times': times, 'result': result()}
-    if len(made) > 2:
-        record['note'] = made[2]()
-    return record
+        return {'time': (time.perf_counter() - t0) / steps}
+
+    def result(self):
+        reply = {'result': self.made[1]()}
+        if len(self.made) > 2:
+            reply['note'] = self.made[2]()
+        self.made = None
+        # What one workload leaves behind must not slow the next.
+        gc.collect()
+        return reply
+
+
+def serve(session, commands, out):
+    """Answers each line of ``commands`` on ``out`` until they end."""
+    for line in commands:
+        command, *args = line.split()
+        if command not in COMMANDS:
+            raise ValueError('unknown command: {!r}'.format(line))
+        reply = getattr(session, command)(*args)
+        out.write(json.dumps(reply) + '\n')
+        out.flush()
 
 
 def main(argv):
-    mode, repeats, *jobs = argv
+    mode, = argv
     if mode == 'patched':
         import chainer_fastpath
         if not chainer_fastpath.enable():
             raise RuntimeError('the fast path could not be enabled')
-    for job in jobs:
-        name, steps = job.rsplit(':', 1)
-        print(json.dumps(measure(name, mode, int(steps), int(repeats))),
-              flush=True)
-        # What one workload leaves behind must not slow the next.
-        gc.collect()
+    serve(Session(mode), sys.stdin, sys.stdout)
     return 0
 
 

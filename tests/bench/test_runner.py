@@ -55,6 +55,54 @@ def test_table_marks_mismatch_skip_and_notes():
     assert 'tree_net: accuracy 0.9' in table.splitlines()
 
 
+class _FakeWorker:
+    """Stands in for a worker process: logs each command it is asked."""
+    log = []
+
+    def __init__(self, mode):
+        self.mode = mode
+
+    def ask(self, command, *args):
+        self.log.append((self.mode, command))
+        if command == 'setup':
+            return {'ready': True}
+        if command == 'run':
+            return {'time': float(len(self.log))}
+        return {'result': 1.0}
+
+    def close(self):
+        self.log.append((self.mode, 'close'))
+
+
+def test_repeats_alternate_modes_one_at_a_time(monkeypatch):
+    monkeypatch.setattr(runner, 'Worker', _FakeWorker)
+    _FakeWorker.log = []
+    results = runner.measure_all(['digits_trainer', 'mlp_train'], rounds=2,
+                                 repeats=3, with_torch=True)
+    runs = [m for m, c in _FakeWorker.log if c == 'run']
+    # digits_trainer has no PyTorch twin; mlp_train has. The order reverses
+    # from one repeat to the next, and from one round to the next.
+    assert runs == (
+        ['stock', 'patched', 'patched', 'stock', 'stock', 'patched']
+        + ['stock', 'patched', 'torch', 'torch', 'patched', 'stock',
+           'stock', 'patched', 'torch']
+        + ['patched', 'stock', 'stock', 'patched', 'patched', 'stock']
+        + ['torch', 'patched', 'stock', 'stock', 'patched', 'torch',
+           'torch', 'patched', 'stock'])
+    # The k-th times of the modes were taken one after the other.
+    for entry in results.values():
+        for s, p in zip(entry['stock'], entry['patched']):
+            assert abs(s - p) == 1
+    assert len(results['mlp_train']['torch']) == 6
+    assert 'torch' not in results['digits_trainer']
+    assert [c for m, c in _FakeWorker.log].count('close') == 6
+
+
+def test_speedup_pairs_neighbouring_measurements():
+    entry = {'stock': [4.0, 8.0, 6.0], 'patched': [1.0, 4.0, 2.0]}
+    assert runner.speedup(entry) == (3.0, 2.0, 4.0)
+
+
 def test_plot_without_matplotlib_fails_before_running(monkeypatch, capsys):
     monkeypatch.setattr(runner, 'installed', lambda module: False)
 

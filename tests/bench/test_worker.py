@@ -1,27 +1,39 @@
-"""The worker process: one JSON line per workload, as it finishes."""
+"""The worker process: one JSON answer per command line."""
+import io
 import json
 import os
 import subprocess
 import sys
 
+import pytest
+
 from chainer_fastpath.bench import worker
 
 
-def test_worker_prints_one_record_per_workload():
+def test_worker_answers_each_command():
+    commands = ['setup add 3', 'run', 'run', 'result',
+                'setup mlp_train 2', 'run', 'result']
     out = subprocess.run(
-        [sys.executable, '-m', 'chainer_fastpath.bench.worker', 'patched',
-         '2', 'add:3', 'mlp_train:2'],
+        [sys.executable, '-m', 'chainer_fastpath.bench.worker', 'patched'],
         env=dict(os.environ, CHAINER_FASTPATH='1'), check=True,
-        stdout=subprocess.PIPE, text=True).stdout
-    records = [json.loads(line) for line in out.splitlines()]
-    assert [(r['name'], r['mode']) for r in records] == [
-        ('add', 'patched'), ('mlp_train', 'patched')]
-    for r in records:
-        assert len(r['times']) == 2 and isinstance(r['result'], float)
+        input='\n'.join(commands) + '\n', stdout=subprocess.PIPE,
+        text=True).stdout
+    answers = [json.loads(line) for line in out.splitlines()]
+    assert len(answers) == len(commands)
+    assert answers[0] == answers[4] == {'ready': True}
+    for i in (1, 2, 5):
+        assert answers[i]['time'] > 0
+    for i in (3, 6):
+        assert isinstance(answers[i]['result'], float)
 
 
-def test_skip_is_a_record(monkeypatch):
+def test_skip_is_an_answer(monkeypatch):
     monkeypatch.setitem(sys.modules, 'sklearn.datasets', None)
-    record = worker.measure('digits_trainer', 'stock', 1, 1)
-    assert record == {'name': 'digits_trainer', 'mode': 'stock',
-                      'skipped': 'scikit-learn is not installed'}
+    answer = worker.Session('stock').setup('digits_trainer', 1)
+    assert answer == {'skipped': 'scikit-learn is not installed'}
+
+
+def test_unknown_command_is_refused():
+    with pytest.raises(ValueError, match='unknown command'):
+        worker.serve(worker.Session('stock'), ['__init__ stock'],
+                     io.StringIO())
