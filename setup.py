@@ -23,6 +23,7 @@ MODULES = [
     'chainer_fastpath._fast_call',
     'chainer_fastpath._arith',
     'chainer_fastpath._force_array',
+    'chainer_fastpath._link_call',
     'chainer_fastpath._fast_backward',
     'chainer_fastpath._unchain',
     'chainer_fastpath.optimizers._kernels',

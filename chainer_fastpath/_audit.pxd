@@ -11,3 +11,4 @@ cdef class StockMethods:
 
 
 cdef bint method_is(object obj, str name, object original)
+cdef unsigned int type_version(object cls)

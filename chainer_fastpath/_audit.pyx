@@ -33,6 +33,11 @@ cdef extern from "Python.h":
     int _PyObject_GetMethod(PyObject *obj, PyObject *name, PyObject **method)
 
 
+cdef unsigned int type_version(object cls):
+    """CPython's version tag of the class ``cls``, 0 when it has none."""
+    return cfp_type_version(<PyTypeObject *>cls)
+
+
 cdef bint method_is(object obj, str name, object original):
     """Whether ``obj.name`` is the function ``original`` found on the
     class, not shadowed by an instance attribute."""

@@ -52,6 +52,7 @@ def _build_table():
     from chainer_fastpath import _arith
     from chainer_fastpath import _fast_call
     from chainer_fastpath import _force_array
+    from chainer_fastpath import _link_call
     from chainer_fastpath import _fast_backward
     from chainer_fastpath import _unchain
     from chainer_fastpath import optimizers
@@ -59,6 +60,7 @@ def _build_table():
     return (
         _row('forward', chainer.FunctionNode, 'apply', _fast_call),
         _row('forward', chainer.utils, 'force_array', _force_array),
+        _row('forward', chainer.Link, '__call__', _link_call),
     ) + tuple(_row('forward', owner, attribute, _arith)
               for owner, attribute in _arith.targets()) + (
         _row('backward', chainer.Variable, 'backward', _fast_backward),

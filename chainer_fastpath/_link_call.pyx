@@ -1,0 +1,124 @@
+"""``Link.__call__`` compiled: with no link hooks, ``self.forward(*args,
+**kwargs)`` after the checks stock makes.
+
+Stock builds the hook view and asks ``super(Link, self)`` for a mixin's
+``__call__`` on every call; the miss raises and clears an AttributeError,
+which makes most of the few microseconds a model pays per link call. Here
+what depends only on the class (the private methods stock calls, a mixin's
+``__call__``) is checked once per class and version of the class, and the
+rest per call. Link hooks, global or local, a mixin's ``__call__`` and a
+class whose ``Link`` methods were replaced run the original, counted.
+"""
+import chainer
+from chainer import link as link_module
+
+from chainer_fastpath._audit cimport method_is, type_version
+from chainer_fastpath._stats cimport EntryStats
+from chainer_fastpath import _stats
+
+# Not ``cdef type``: Cython's check wants exactly ``type``, and Link's
+# metaclass derives from ABCMeta.
+cdef object _Link = link_module.Link
+cdef object _check_init_done = _Link.__dict__['_Link__check_init_done']
+cdef object _n_local_hooks = _Link.__dict__['_n_local_link_hooks']
+cdef object _stock_get_link_hooks = chainer._get_link_hooks
+cdef object _thread_local = chainer._thread_local
+
+cdef EntryStats _stats_call = _stats.entry('Link.__call__')
+cdef object _original = None
+
+
+def bind(original):
+    """Gives the module the stock ``Link.__call__`` it falls back to."""
+    global _original
+    _original = original
+
+
+# Classes found plain, by address and version tag. CPython never hands out a
+# version tag twice and gives a class a new one whenever it or a base is
+# modified, so a matching pair means the very class, unchanged since it was
+# checked; no reference is held, so no class is kept alive.
+cdef struct _Checked:
+    void *cls
+    unsigned int version
+
+cdef enum:
+    _SLOTS = 64
+cdef _Checked _checked[_SLOTS]
+
+
+cdef inline Py_ssize_t _slot(object cls):
+    return (<size_t><void *>cls >> 4) % _SLOTS
+
+
+cdef object _lookup(object cls, str name):
+    """What ``instance.name`` finds on the class (``_PyType_Lookup``)."""
+    for c in cls.__mro__:
+        d = c.__dict__
+        if name in d:
+            return d[name]
+    return None
+
+
+cdef str _class_reason(object cls):
+    """Why instances of ``cls`` cannot take the fast path, or None."""
+    if not issubclass(cls, _Link):
+        return 'not a Link'
+    if (_lookup(cls, '_Link__check_init_done') is not _check_init_done
+            or _lookup(cls, '_n_local_link_hooks') is not _n_local_hooks):
+        return 'Link methods replaced'
+    # Stock calls ``super(Link, self).__call__`` where a class after Link
+    # defines one (a mixin), instead of ``forward``.
+    cdef tuple mro = cls.__mro__
+    for c in mro[mro.index(_Link) + 1:]:
+        if '__call__' in c.__dict__:
+            return 'a mixin defines __call__'
+    return None
+
+
+cdef bint _plain_class(object cls) except -1:
+    cdef unsigned int version = type_version(cls)
+    cdef Py_ssize_t i = _slot(cls)
+    if (version != 0 and _checked[i].cls == <void *>cls
+            and _checked[i].version == version):
+        return True
+    if _class_reason(cls) is not None:
+        return False
+    # Reading ``__mro__`` above has given the class a tag if it had none.
+    version = type_version(cls)
+    if version != 0:
+        _checked[i].cls = <void *>cls
+        _checked[i].version = version
+    return True
+
+
+cdef str _reason(self):
+    """Why this call cannot take the fast path, or None."""
+    cls = type(self)
+    if not _plain_class(cls):
+        return _class_reason(cls)
+    if not method_is(self, '_Link__check_init_done', _check_init_done):
+        return 'Link methods replaced'
+    if not self._Link__init_done:
+        return 'Link.__init__() not called'     # the original raises
+    if chainer._get_link_hooks is not _stock_get_link_hooks:
+        return 'chainer._get_link_hooks replaced'
+    hooks = getattr(_thread_local, 'link_hooks', None)
+    if hooks is None:
+        hooks = _stock_get_link_hooks()
+    if hooks:
+        return 'link hooks'
+    local = self._local_link_hooks
+    if local is not None and len(local) > 0:
+        return 'link hooks'
+    return None
+
+
+def __call__(self, *args, **kwargs):
+    """Drop-in for ``chainer.Link.__call__``."""
+    reason = _reason(self)
+    if reason is not None:
+        _stats_call.fallback(reason)
+        return _original(self, *args, **kwargs)
+    _stats_call.fast += 1
+    return self.forward(*args, **kwargs)
