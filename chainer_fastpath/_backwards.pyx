@@ -44,7 +44,7 @@ from chainer_fastpath._forwards cimport NOT_COMPILED as _FORWARD_NOT_COMPILED
 from chainer_fastpath._audit cimport StockMethods
 from chainer_fastpath cimport _softmax_cross_entropy as _sce
 from chainer_fastpath._forwards cimport lstm_grad
-from chainer_fastpath._objects cimport new_variable
+from chainer_fastpath._objects cimport new_variable, node_data
 from chainer_fastpath._stats cimport EntryStats
 from chainer_fastpath import _stats
 
@@ -275,7 +275,7 @@ cdef inline object _array_of(object node):
     var = node._variable()
     if var is not None:
         return (<list>var._data)[0]
-    return node.data
+    return node_data(node)
 
 
 cdef inline bint _requires_grad_of(object node):
@@ -295,7 +295,7 @@ cdef list _retained_inputs(object func, list arrays):
     inputs = func.inputs
     for i in indexes:
         node = inputs[i]
-        if node.data is None:
+        if node_data(node) is None:
             return None
         a = _array_of(node)
         if type(a) is not _ndarray:
@@ -352,7 +352,7 @@ cdef object _linear(object func, tuple indexes, tuple grad_outputs):
         return NOT_COMPILED
     x_node = inputs[0]
     W_node = inputs[1]
-    if x_node.data is None or W_node.data is None:
+    if node_data(x_node) is None or node_data(W_node) is None:
         return NOT_COMPILED
     x = _array_of(x_node)
     W = _array_of(W_node)

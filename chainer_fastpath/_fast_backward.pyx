@@ -34,7 +34,7 @@ from chainer_fastpath._audit cimport method_is
 from chainer_fastpath._config cimport ConfigView
 from chainer_fastpath._ndarray cimport (
     cfp_descr_of, cfp_dims, cfp_nd, layout_ok)
-from chainer_fastpath._objects cimport new_variable
+from chainer_fastpath._objects cimport new_variable, node_data
 from chainer_fastpath._backwards cimport (
     NOT_COMPILED, run_backward, stock_callees)
 from chainer_fastpath import _stats
@@ -52,6 +52,7 @@ cdef object _get_variable_or_none = _VariableNode.get_variable_or_none
 cdef object _check_grad_type = _variable_mod._check_grad_type
 cdef object _base_accumulate_code = FunctionNode.backward_accumulate.__code__
 cdef object _get_function_hooks = chainer.get_function_hooks
+cdef object _thread_local = chainer._thread_local
 cdef object _OrderedDict = collections.OrderedDict
 cdef object _heappush = heapq.heappush
 cdef object _heappop = heapq.heappop
@@ -300,6 +301,15 @@ cdef object _f_add():
     return _F_add
 
 
+cdef inline object _function_hooks():
+    """``chainer.get_function_hooks()``: the thread's dict, read directly
+    once it exists."""
+    try:
+        return _thread_local.function_hooks
+    except AttributeError:
+        return _get_function_hooks()
+
+
 cdef inline bint _can_sum_arrays(a, b) except -1:
     """Whether ``F.add(a, b)`` would be unobservable: two plain Variables of
     NumPy arrays of one dtype and shape, no hooks, no graph recorded."""
@@ -313,7 +323,7 @@ cdef inline bint _can_sum_arrays(a, b) except -1:
         return False
     if aa.dtype != ba.dtype or aa.shape != ba.shape:
         return False
-    if _get_function_hooks():
+    if _function_hooks():
         return False
     if ConfigView.current().get('enable_backprop'):
         return False
@@ -330,12 +340,6 @@ cdef inline object _creator_of(node):
         return node._creator_node
     return node.creator_node
 
-
-cdef inline object _node_data(node):
-    """``node.data``."""
-    if type(node) is _VariableNode:
-        return node._data
-    return node.data
 
 
 cdef inline bint _requires_grad(node) except -1:
@@ -523,7 +527,7 @@ cpdef _backprop_to_all(outputs, retain_grad, loss_scale):
         eng.add_node(y)
     y = None
 
-    base_hooks = _get_function_hooks().values()
+    base_hooks = _function_hooks().values()
     cdef bint callees_stock = stock_callees()
     cand_funcs = eng.cand_funcs
     while cand_funcs:
@@ -547,7 +551,7 @@ cpdef _backprop_to_all(outputs, retain_grad, loss_scale):
         all_numpy = True
         in_data = []
         for x in inputs:
-            d = _node_data(x)
+            d = node_data(x)
             if d is not None and type(d) is not _ndarray:
                 all_numpy = False
             in_data.append(d)
@@ -563,7 +567,7 @@ cpdef _backprop_to_all(outputs, retain_grad, loss_scale):
 
         local = func._local_function_hooks
         if local is not None and len(local) != 0:
-            local_hooks = _OrderedDict(_get_function_hooks())
+            local_hooks = _OrderedDict(_function_hooks())
             local_hooks.update(func.local_function_hooks)
             hooks = local_hooks.values()
         else:

@@ -1,3 +1,4 @@
 cdef object new_variable(object data, bint requires_grad, object creator,
                          object rank)
 cdef object weak_ref(object obj)
+cdef object node_data(object node)

@@ -27,6 +27,14 @@ cdef inline void _set(object obj, str name, object value) except *:
     PyObject_GenericSetAttr(obj, name, value)
 
 
+cdef object node_data(object node):
+    """``node.data``: for a VariableNode the property only returns
+    ``_data``, which is read directly."""
+    if type(node) is _VariableNode:
+        return node._data
+    return node.data
+
+
 cdef object weak_ref(object obj):
     """``weakref.ref(obj)``, left out of the cyclic collector's lists.
 
