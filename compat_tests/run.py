@@ -183,8 +183,12 @@ def cache_key(files, args):
         except metadata.PackageNotFoundError:
             return 'absent'
 
+    # The optional packages some upstream tests skip without (Pillow's
+    # image datasets, matplotlib's plots, h5py's serializers): installing
+    # one changes stock's outcomes.
     versions = [version(d) for d in (
-        'chainer', 'numpy', 'scipy', 'setuptools', 'pytest')]
+        'chainer', 'numpy', 'scipy', 'setuptools', 'pytest',
+        'pillow', 'matplotlib', 'h5py')]
     h = hashlib.sha256()
     parts = [sys.version] + versions + [
         args.keyword or '', str(args.chunk_files)] + files
