@@ -59,9 +59,13 @@ class Worker:
         try:
             self.proc.stdin.write(' '.join(map(str, command)) + '\n')
             self.proc.stdin.flush()
-            line = self.proc.stdout.readline()
         except BrokenPipeError:
-            line = ''
+            pass
+        return self.answer()
+
+    def answer(self):
+        """Waits for the worker's next answer and returns it."""
+        line = self.proc.stdout.readline()
         if not line:
             raise RuntimeError(
                 'the {} benchmark process failed (exit code {})'.format(
@@ -117,6 +121,10 @@ def measure_all(names, rounds, repeats, with_torch=False):
     for r in range(rounds):
         workers = {m: Worker(m) for m in modes}
         try:
+            # Started together, they must all have finished importing
+            # before the first timing.
+            for worker in workers.values():
+                worker.answer()
             for name in names:
                 entry, steps = results[name], WORKLOADS[name][1]
                 here = [m for m in modes if m != TORCH or name in TORCH_TWINS]

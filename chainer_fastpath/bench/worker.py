@@ -1,6 +1,7 @@
 """One benchmark process, ``python -m chainer_fastpath.bench.worker MODE``
-(MODE one of stock, patched, torch), driven one command per line on stdin
-and answering each with one JSON line on stdout:
+(MODE one of stock, patched, torch): once imported it says
+``{"ready": true}``, then it is driven one command per line on stdin and
+answers each with one JSON line on stdout:
 
 - ``setup NAME STEPS``: builds workload NAME (its PyTorch twin in torch
   mode) and runs one warm-up step; answers ``{"ready": true}``, or
@@ -65,15 +66,20 @@ class Session:
         return reply
 
 
+def _send(out, answer):
+    out.write(json.dumps(answer) + '\n')
+    out.flush()
+
+
 def serve(session, commands, out):
-    """Answers each line of ``commands`` on ``out`` until they end."""
+    """Says it is ready on ``out``, then answers each line of ``commands``
+    until they end."""
+    _send(out, {'ready': True})
     for line in commands:
         command, *args = line.split()
         if command not in COMMANDS:
             raise ValueError('unknown command: {!r}'.format(line))
-        reply = getattr(session, command)(*args)
-        out.write(json.dumps(reply) + '\n')
-        out.flush()
+        _send(out, getattr(session, command)(*args))
 
 
 def main(argv):
@@ -82,6 +88,8 @@ def main(argv):
         import chainer_fastpath
         if not chainer_fastpath.enable():
             raise RuntimeError('the fast path could not be enabled')
+    # Imported before saying ready: what the first setup would import.
+    import chainer_fastpath.bench.workloads  # NOQA
     serve(Session(mode), sys.stdin, sys.stdout)
     return 0
 

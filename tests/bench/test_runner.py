@@ -62,6 +62,10 @@ class _FakeWorker:
     def __init__(self, mode):
         self.mode = mode
 
+    def answer(self):
+        self.log.append((self.mode, 'ready'))
+        return {'ready': True}
+
     def ask(self, command, *args):
         self.log.append((self.mode, command))
         if command == 'setup':
@@ -96,6 +100,10 @@ def test_repeats_alternate_modes_one_at_a_time(monkeypatch):
     assert len(results['mlp_train']['torch']) == 6
     assert 'torch' not in results['digits_trainer']
     assert [c for m, c in _FakeWorker.log].count('close') == 6
+    # Each round waits for all its workers before the first setup.
+    log = [c for m, c in _FakeWorker.log]
+    first_setup = log.index('setup')
+    assert log[:first_setup] == ['ready'] * 3
 
 
 def test_speedup_pairs_neighbouring_measurements():

@@ -18,7 +18,8 @@ def test_worker_answers_each_command():
         env=dict(os.environ, CHAINER_FASTPATH='1'), check=True,
         input='\n'.join(commands) + '\n', stdout=subprocess.PIPE,
         text=True).stdout
-    answers = [json.loads(line) for line in out.splitlines()]
+    hello, *answers = [json.loads(line) for line in out.splitlines()]
+    assert hello == {'ready': True}
     assert len(answers) == len(commands)
     assert answers[0] == answers[4] == {'ready': True}
     for i in (1, 2, 5):
@@ -34,6 +35,7 @@ def test_skip_is_an_answer(monkeypatch):
 
 
 def test_unknown_command_is_refused():
+    out = io.StringIO()
     with pytest.raises(ValueError, match='unknown command'):
-        worker.serve(worker.Session('stock'), ['__init__ stock'],
-                     io.StringIO())
+        worker.serve(worker.Session('stock'), ['__init__ stock'], out)
+    assert out.getvalue() == '{"ready": true}\n'
