@@ -341,7 +341,6 @@ cdef inline object _creator_of(node):
     return node.creator_node
 
 
-
 cdef inline bint _requires_grad(node) except -1:
     """``node.requires_grad``."""
     if type(node) is _VariableNode:

@@ -60,7 +60,7 @@ cdef object _lookup(object cls, str name):
     return None
 
 
-cdef str _class_reason(object cls):
+cdef str _audit_class(object cls):
     """Why instances of ``cls`` cannot take the fast path, or None."""
     if not issubclass(cls, _Link):
         return 'not a Link'
@@ -76,27 +76,28 @@ cdef str _class_reason(object cls):
     return None
 
 
-cdef bint _plain_class(object cls) except -1:
+cdef str _class_reason(object cls):
+    """:func:`_audit_class`, remembered for a plain class until its version
+    tag changes."""
     cdef unsigned int version = type_version(cls)
     cdef Py_ssize_t i = _slot(cls)
     if (version != 0 and _checked[i].cls == <void *>cls
             and _checked[i].version == version):
-        return True
-    if _class_reason(cls) is not None:
-        return False
-    # Reading ``__mro__`` above has given the class a tag if it had none.
+        return None
+    reason = _audit_class(cls)
+    # Reading ``__mro__`` has given the class a tag if it had none.
     version = type_version(cls)
-    if version != 0:
+    if reason is None and version != 0:
         _checked[i].cls = <void *>cls
         _checked[i].version = version
-    return True
+    return reason
 
 
 cdef str _reason(self):
     """Why this call cannot take the fast path, or None."""
-    cls = type(self)
-    if not _plain_class(cls):
-        return _class_reason(cls)
+    reason = _class_reason(type(self))
+    if reason is not None:
+        return reason
     if not method_is(self, '_Link__check_init_done', _check_init_done):
         return 'Link methods replaced'
     if not self._Link__init_done:
