@@ -35,6 +35,7 @@ from chainer_fastpath._config cimport ConfigView
 from chainer_fastpath._ndarray cimport (
     cfp_descr_of, cfp_dims, cfp_nd, layout_ok)
 from chainer_fastpath._objects cimport new_variable, node_data
+from chainer_fastpath._fast_call cimport function_hooks
 from chainer_fastpath._backwards cimport (
     NOT_COMPILED, run_backward, stock_callees)
 from chainer_fastpath import _stats
@@ -51,8 +52,6 @@ cdef type _VariableNode = _variable_mod.VariableNode
 cdef object _get_variable_or_none = _VariableNode.get_variable_or_none
 cdef object _check_grad_type = _variable_mod._check_grad_type
 cdef object _base_accumulate_code = FunctionNode.backward_accumulate.__code__
-cdef object _get_function_hooks = chainer.get_function_hooks
-cdef object _thread_local = chainer._thread_local
 cdef object _OrderedDict = collections.OrderedDict
 cdef object _heappush = heapq.heappush
 cdef object _heappop = heapq.heappop
@@ -301,15 +300,6 @@ cdef object _f_add():
     return _F_add
 
 
-cdef inline object _function_hooks():
-    """``chainer.get_function_hooks()``: the thread's dict, read directly
-    once it exists."""
-    try:
-        return _thread_local.function_hooks
-    except AttributeError:
-        return _get_function_hooks()
-
-
 cdef inline bint _can_sum_arrays(a, b) except -1:
     """Whether ``F.add(a, b)`` would be unobservable: two plain Variables of
     NumPy arrays of one dtype and shape, no hooks, no graph recorded."""
@@ -323,7 +313,7 @@ cdef inline bint _can_sum_arrays(a, b) except -1:
         return False
     if aa.dtype != ba.dtype or aa.shape != ba.shape:
         return False
-    if _function_hooks():
+    if function_hooks():
         return False
     if ConfigView.current().get('enable_backprop'):
         return False
@@ -526,7 +516,7 @@ cpdef _backprop_to_all(outputs, retain_grad, loss_scale):
         eng.add_node(y)
     y = None
 
-    base_hooks = _function_hooks().values()
+    base_hooks = function_hooks().values()
     cdef bint callees_stock = stock_callees()
     cand_funcs = eng.cand_funcs
     while cand_funcs:
@@ -566,7 +556,7 @@ cpdef _backprop_to_all(outputs, retain_grad, loss_scale):
 
         local = func._local_function_hooks
         if local is not None and len(local) != 0:
-            local_hooks = _OrderedDict(_function_hooks())
+            local_hooks = _OrderedDict(function_hooks())
             local_hooks.update(func.local_function_hooks)
             hooks = local_hooks.values()
         else:

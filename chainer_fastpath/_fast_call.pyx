@@ -106,13 +106,18 @@ cdef str _array_reason(object a):
     return 'array type ' + type(a).__name__
 
 
+cdef object function_hooks():
+    """``chainer.get_function_hooks()``: the thread's dict, read directly
+    once it exists."""
+    try:
+        return _thread_local.function_hooks
+    except AttributeError:
+        return _get_function_hooks()
+
+
 cdef list _hooks_of(object self):
     """The function hooks to call, as stock orders them, or None."""
-    cdef object hooks
-    try:
-        hooks = _thread_local.function_hooks
-    except AttributeError:
-        hooks = _get_function_hooks()
+    cdef object hooks = function_hooks()
     local = self._local_function_hooks
     if local is not None and len(local) > 0:
         hooks = _OrderedDict(hooks)
