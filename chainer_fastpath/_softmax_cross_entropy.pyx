@@ -102,26 +102,44 @@ cdef _Targets _targets(object t, object ignore_label, Py_ssize_t rows,
     return r
 
 
-cdef bint _shifted(const real *x, real *e, real *m, Py_ssize_t rows,
+cdef void _shifted(const real *x, real *e, real *m, Py_ssize_t rows,
                    Py_ssize_t cols) noexcept nogil:
-    # m = x.max(axis=1); e = x - m. False on a NaN, whose sign and payload
-    # NumPy's max would choose.
+    # m = x.max(axis=1); e = x - m, where x holds no NaN (a NaN reaches the
+    # row's sum of exp(e), where the caller finds it). Four running maxima
+    # free of branches let the compiler use max instructions; where zeros
+    # of both signs tie for the maximum, they may pick the other one than
+    # NumPy, which no output shows: e only feeds exp (exp(-0) == exp(+0))
+    # and m is added to log(sum(exp(e))) >= +0, which absorbs the sign.
     cdef Py_ssize_t i, j
-    cdef real v, top
+    cdef real t0, t1, t2, t3
     for i in range(rows):
-        top = x[0]
+        t0 = t1 = t2 = t3 = x[0]
+        j = 0
+        while j + 4 <= cols:
+            t0 = x[j] if x[j] > t0 else t0
+            t1 = x[j + 1] if x[j + 1] > t1 else t1
+            t2 = x[j + 2] if x[j + 2] > t2 else t2
+            t3 = x[j + 3] if x[j + 3] > t3 else t3
+            j += 4
+        while j < cols:
+            t0 = x[j] if x[j] > t0 else t0
+            j += 1
+        t0 = t1 if t1 > t0 else t0
+        t2 = t3 if t3 > t2 else t2
+        t0 = t2 if t2 > t0 else t0
         for j in range(cols):
-            v = x[j]
-            if v != v:
-                return False
-            if v > top:
-                top = v
-        for j in range(cols):
-            e[j] = x[j] - top
-        m[i] = top
+            e[j] = x[j] - t0
+        m[i] = t0
         x += cols
         e += cols
-    return True
+
+
+cdef bint _any_nan(const real *a, Py_ssize_t n) noexcept nogil:
+    cdef Py_ssize_t k
+    for k in range(n):
+        if a[k] != a[k]:
+            return True
+    return False
 
 
 cdef void _log_softmax(const real *x, const real *m, const real *log_s,
@@ -199,20 +217,28 @@ cpdef object forward(object x, object t, object ignore_label,
     cdef int flags = watched()
 
     dtype = x.dtype
-    cdef bint single = num == CFP_NPY_FLOAT, ok
+    cdef bint single = num == CFP_NPY_FLOAT, nan
     e = _empty((rows, cols), dtype)
     m = _empty(rows, dtype)
     feclearexcept(flags)
     if single:
-        ok = _shifted(<float *>cfp_data(x), <float *>cfp_data(e),
-                      <float *>cfp_data(m), rows, cols)
+        _shifted(<float *>cfp_data(x), <float *>cfp_data(e),
+                 <float *>cfp_data(m), rows, cols)
     else:
-        ok = _shifted(<double *>cfp_data(x), <double *>cfp_data(e),
-                      <double *>cfp_data(m), rows, cols)
-    if not ok or fetestexcept(flags):
+        _shifted(<double *>cfp_data(x), <double *>cfp_data(e),
+                 <double *>cfp_data(m), rows, cols)
+    if fetestexcept(flags):
         return None
     _exp(e, e)
     s = _add_reduce(e, 1)
+    # A NaN in x, or inf - inf in e, makes its row's sum NaN; NumPy would
+    # choose which NaN max returns, and the caller runs stock's calls.
+    if single:
+        nan = _any_nan(<float *>cfp_data(s), rows)
+    else:
+        nan = _any_nan(<double *>cfp_data(s), rows)
+    if nan:
+        return None
     _log(s, s)
     log_y = _empty((rows, cols), dtype)
     log_p = _empty(rows, dtype)

@@ -122,10 +122,43 @@ def test_negative_labels_wrap_as_numpy_indexing_does():
     assert _value(loss) == _value(expected)
 
 
-def test_nan_input_is_left_to_numpy():
-    x, t = _inputs(numpy.float32, (3, 5), 1)
-    x[2, 3] = numpy.nan
-    assert kernel.forward(x, t, -1, True, 'mean', True) is None
+@pytest.mark.parametrize('dtype', [numpy.float32, numpy.float64])
+@pytest.mark.parametrize('column', [0, 3, 6, 8])
+@pytest.mark.parametrize('errstate', [{}, {'invalid': 'ignore'}])
+def test_nan_input_is_left_to_numpy(dtype, column, errstate):
+    # In the first element, in the unrolled part and in the tail of a row;
+    # found whether or not NumPy watches the invalid flag.
+    x, t = _inputs(dtype, (3, 9), 1)
+    x[2, column] = numpy.nan
+    with numpy.errstate(**errstate):
+        assert kernel.forward(x, t, -1, True, 'mean', True) is None
+
+
+@pytest.mark.parametrize('dtype', [numpy.float32, numpy.float64])
+@pytest.mark.parametrize('row', [
+    [-0.0, 0.0, -0.0, 0.0, -0.0, -1.0],
+    [0.0, -0.0, 0.0, -0.0, 0.0, -2.0],
+    [-3.0, -0.0, -1.0, -2.0, 0.0, -0.0],
+    [-0.0, -0.0, -0.0, -0.0, -0.0, -0.0],
+    [-numpy.inf, -0.0, -numpy.inf, -5.0, -numpy.inf, 0.0],
+])
+def test_zero_maxima_of_either_sign_give_stock_bits(dtype, row):
+    # The kernel's row maximum may be the other zero than NumPy's; no
+    # output may show it.
+    x = numpy.array([row, row[::-1], row[1:] + row[:1]], dtype)
+    t = numpy.array([0, 1, 5], numpy.int32)
+    for options in [{}, {'reduce': 'no'}]:
+        node, expected = _stock(x, t, **options)
+        got = kernel.forward(x, t, -1, True, options.get('reduce', 'mean'),
+                             True)
+        assert _value(got[0]) == _value(expected)
+        assert _value(got[1]) == _value(node.y)
+
+
+def test_infinity_minus_infinity_is_left_to_numpy():
+    x, t = _infinite_logit()
+    with numpy.errstate(invalid='ignore'):
+        assert kernel.forward(x, t, -1, True, 'mean', True) is None
 
 
 def _infinite_logit():
