@@ -182,21 +182,22 @@ cdef void _grad_rows(const real *y, real *gx, const Py_ssize_t *index,
                      const bint *valid, const real *gloss, Py_ssize_t step,
                      Py_ssize_t rows, Py_ssize_t cols) noexcept nogil:
     # gx = y.copy(); gx[arange, t] -= 1; gx *= t_valid[:, None];
-    # gx *= g, g one scalar (step 0) or gloss[:, None] (step 1).
-    cdef Py_ssize_t i, j
+    # gx *= g, g one scalar (step 0) or gloss[:, None] (step 1). The row is
+    # computed as if no column were the label's, a loop the compiler
+    # vectorises, then the label's column again. The first value of that
+    # column may raise a flag stock's would not (0 * inf, an underflow);
+    # the caller then only takes the NumPy calls.
+    cdef Py_ssize_t i, j, k
     cdef real one = 1, zero = 0, w, g
     for i in range(rows):
         w = one if valid[i] else zero
         g = gloss[i * step]
         for j in range(cols):
-            if j == index[i]:
-                gx[j] = (y[j] - one) * w * g
-            else:
-                gx[j] = y[j] * w * g
+            gx[j] = y[j] * w * g
+        k = index[i]
+        gx[k] = (y[k] - one) * w * g
         y += cols
         gx += cols
-
-
 
 
 cpdef object forward(object x, object t, object ignore_label,

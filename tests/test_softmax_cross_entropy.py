@@ -218,3 +218,26 @@ def test_ignored_underflow_takes_the_kernel():
     gx, = grad_node.forward_cpu((x, t, gloss))
     assert _value(kernel.grad(node.y, t, -1, gloss, node._coeff)) == \
         _value(gx)
+
+
+@pytest.mark.parametrize('errstate', [{}, {'invalid': 'ignore'}])
+def test_label_column_flags_only_move_work_to_numpy(errstate):
+    # A label whose score is exactly 0, times an infinite gradient: stock
+    # computes (0 - 1) * inf there; the kernel's first pass over the row
+    # computes 0 * inf too, which is invalid. It then gives stock's bits or
+    # leaves the work to NumPy, never another result.
+    x = numpy.zeros((2, 6), numpy.float32)
+    x[:, 2] = -200
+    t = numpy.array([2, 2], numpy.int32)
+    node, _ = _stock(x, t)
+    assert node.y[0, 2] == 0
+    gloss = numpy.array(numpy.inf, numpy.float32)
+    grad_node = sce._SoftmaxCrossEntropyGrad_NoDoubleBackprop(
+        -1, None, node.y, node._coeff, False)
+    with numpy.errstate(**errstate):
+        expected, = grad_node.forward_cpu((x, t, gloss))
+        got = kernel.grad(node.y, t, -1, gloss, node._coeff)
+    if errstate:
+        assert _value(got) == _value(expected)
+    else:
+        assert got is None
