@@ -98,30 +98,43 @@ cdef bint _geometry(object c, object x, Geometry *g):
 cdef bint _tanh_args(const real *x, real *t, Geometry g) noexcept nogil:
     # What stock passes to tanh: gate a as is, i, f and o halved (_sigmoid).
     # False on a NaN, whose signaling kind tanh would warn about per call.
+    # The NaN test sets a flag rather than branching, so that the loops
+    # stay straight; an LSTM link's gates (one value each) take the first.
     cdef real half = 0.5
     cdef Py_ssize_t b, r, R = g.rest
+    cdef bint nan = False
+    if R == 1:
+        for b in range(g.blocks):
+            nan |= ((x[0] != x[0]) | (x[1] != x[1]) | (x[2] != x[2])
+                    | (x[3] != x[3]))
+            t[0] = x[0]
+            t[1] = x[1] * half
+            t[2] = x[2] * half
+            t[3] = x[3] * half
+            x += 4
+            t += 4
+        return not nan
     for b in range(g.blocks):
         for r in range(4 * R):
-            if x[r] != x[r]:
-                return False
+            nan |= x[r] != x[r]
         for r in range(R):
             t[r] = x[r]
         for r in range(R, 4 * R):
             t[r] = x[r] * half
         x += 4 * R
         t += 4 * R
-    return True
+    return not nan
 
 
 cdef bint _copy_numbers(const real *src, real *dst,
                         Py_ssize_t n) noexcept nogil:
     # dst[:n] = src[:n]; False on a NaN (see _tanh_args).
     cdef Py_ssize_t k
+    cdef bint nan = False
     for k in range(n):
-        if src[k] != src[k]:
-            return False
+        nan |= src[k] != src[k]
         dst[k] = src[k]
-    return True
+    return not nan
 
 
 cdef int _start(object c_prev, object x, Geometry *g) except? -2:
@@ -136,61 +149,91 @@ cdef int _start(object c_prev, object x, Geometry *g) except? -2:
     return -1 if flags & FE_UNDERFLOW else flags
 
 
+# Each kernel below is one element's arithmetic, r the value's index in
+# its block; the loops give the compiler a constant R == 1 (an LSTM link's
+# gates) where they can, so that no inner loop of one pass is left.
+
+cdef inline void _cell_at(const real *u, const real *c_prev, real *c_next,
+                          Py_ssize_t r, Py_ssize_t R) noexcept nogil:
+    # c_next = tanh(a) * sigmoid(i) + sigmoid(f) * c_prev
+    cdef real half = 0.5
+    cdef real ai = u[R + r] * half + half
+    cdef real af = u[2 * R + r] * half + half
+    c_next[r] = u[r] * ai + af * c_prev[r]
+
+
 cdef void _cell(const real *u, const real *c_prev, real *c_next,
                 Geometry g) noexcept nogil:
-    # c_next = tanh(a) * sigmoid(i) + sigmoid(f) * c_prev
-    cdef real half = 0.5, ai, af
     cdef Py_ssize_t b, r, R = g.rest
+    if R == 1:
+        for b in range(g.blocks):
+            _cell_at(u + 4 * b, c_prev + b, c_next + b, 0, 1)
+        return
     for b in range(g.blocks):
         for r in range(R):
-            ai = u[R + r] * half + half
-            af = u[2 * R + r] * half + half
-            c_next[r] = u[r] * ai + af * c_prev[r]
+            _cell_at(u, c_prev, c_next, r, R)
         u += 4 * R
         c_prev += R
         c_next += R
 
 
-cdef void _output(const real *u, real *h, Geometry g) noexcept nogil:
+cdef inline void _output_at(const real *u, real *h, Py_ssize_t r,
+                            Py_ssize_t R) noexcept nogil:
     # h = sigmoid(o) * tanh(c_next), h holding tanh(c_next) on entry.
-    cdef real half = 0.5, ao
+    cdef real half = 0.5
+    h[r] = (u[3 * R + r] * half + half) * h[r]
+
+
+cdef void _output(const real *u, real *h, Geometry g) noexcept nogil:
     cdef Py_ssize_t b, r, R = g.rest
+    if R == 1:
+        for b in range(g.blocks):
+            _output_at(u + 4 * b, h + b, 0, 1)
+        return
     for b in range(g.blocks):
         for r in range(R):
-            ao = u[3 * R + r] * half + half
-            h[r] = ao * h[r]
+            _output_at(u, h, r, R)
         u += 4 * R
         h += R
+
+
+cdef inline void _grad_at(const real *u, const real *co, const real *c_prev,
+                          const real *gc, const real *gh, real *gc_prev,
+                          real *gx, Py_ssize_t r, Py_ssize_t R,
+                          Py_ssize_t e) noexcept nogil:
+    # LSTMGrad.forward's NumPy expressions, operand by operand; a missing
+    # gc or gh is stock's integer 0, which NumPy makes a 0 of the dtype.
+    cdef real half = 0.5, one = 1, zero = 0
+    cdef real aa = u[r]
+    cdef real ai = u[R + r] * half + half
+    cdef real af = u[2 * R + r] * half + half
+    cdef real ao = u[3 * R + r] * half + half
+    cdef real c = co[e]
+    cdef real h = gh[e] if gh != NULL else zero
+    cdef real temp = h * ao * (one - c * c)
+    temp = temp + (gc[e] if gc != NULL else zero)
+    gx[r] = temp * ai * (one - aa * aa)
+    gx[R + r] = temp * aa * (ai * (one - ai))
+    gx[2 * R + r] = temp * c_prev[e] * (af * (one - af))
+    gx[3 * R + r] = h * c * (ao * (one - ao))
+    gc_prev[e] = temp * af
 
 
 cdef void _grad(const real *u, const real *co, const real *c_prev,
                 const real *gc, const real *gh, real *gc_prev, real *gx,
                 Geometry g) noexcept nogil:
-    # LSTMGrad.forward's NumPy expressions, operand by operand; a missing
-    # gc or gh is stock's integer 0, which NumPy makes a 0 of the dtype.
-    cdef real half = 0.5, one = 1, zero = 0
-    cdef real aa, ai, af, ao, c, h, temp
     cdef Py_ssize_t b, r, e = 0, R = g.rest
+    if R == 1:
+        for b in range(g.blocks):
+            _grad_at(u + 4 * b, co, c_prev, gc, gh, gc_prev, gx + 4 * b,
+                     0, 1, b)
+        return
     for b in range(g.blocks):
         for r in range(R):
-            aa = u[r]
-            ai = u[R + r] * half + half
-            af = u[2 * R + r] * half + half
-            ao = u[3 * R + r] * half + half
-            c = co[e]
-            h = gh[e] if gh != NULL else zero
-            temp = h * ao * (one - c * c)
-            temp = temp + (gc[e] if gc != NULL else zero)
-            gx[r] = temp * ai * (one - aa * aa)
-            gx[R + r] = temp * aa * (ai * (one - ai))
-            gx[2 * R + r] = temp * c_prev[e] * (af * (one - af))
-            gx[3 * R + r] = h * c * (ao * (one - ao))
-            gc_prev[e] = temp * af
+            _grad_at(u, co, c_prev, gc, gh, gc_prev, gx, r, R, e)
             e += 1
         u += 4 * R
         gx += 4 * R
-
-
 
 
 cpdef object lstm_forward(object c_prev, object x):
