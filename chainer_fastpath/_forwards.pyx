@@ -16,6 +16,7 @@ from chainer_fastpath._audit cimport StockMethods
 from chainer_fastpath._config cimport ConfigView
 from chainer_fastpath cimport _lstm_cell
 from chainer_fastpath cimport _softmax_cross_entropy as _sce
+from chainer_fastpath._fpe cimport feclearexcept, fetestexcept, watched
 
 import chainer
 from chainer import function_node
@@ -369,8 +370,9 @@ cdef object _embed_id_grad(object node, tuple inputs):
     # gW[ix] += igy for each index and gradient row, in order, skipping
     # the ignore label. float32 and float64 gradients, signed integer
     # indices within range; anything else (float16, whose add rounds
-    # through float, rows that would broadcast, indices out of range) is
-    # left to stock, which computes or raises as it does.
+    # through float, rows that would broadcast, indices out of range, a
+    # floating-point exception that numpy.errstate does not ignore) is left
+    # to stock, which computes, warns or raises as it does.
     if len(inputs) != 2 or numpy.zeros is not _zeros:
         return NOT_COMPILED
     x, gy = inputs
@@ -403,10 +405,14 @@ cdef object _embed_id_grad(object node, tuple inputs):
     gW = _zeros(w_shape, dtype=gy.dtype)
     rows_gy = _ascontiguousarray(gy.reshape(n, -1))
     xs = _ascontiguousarray(xs)
+    cdef int flags = watched()
+    feclearexcept(flags)
     if gy.dtype == _float32:
         _scatter_rows[float](gW, xs, rows_gy, has_ignore, ignore_c)
     else:
         _scatter_rows[double](gW, xs, rows_gy, has_ignore, ignore_c)
+    if fetestexcept(flags):
+        return NOT_COMPILED
     return gW,
 
 

@@ -444,6 +444,29 @@ def test_embed_id_index_out_of_range_same_error_as_stock():
     assert stock[0] == 'IndexError'
 
 
+@pytest.mark.parametrize('errstate', [{}, {'over': 'raise'},
+                                      {'over': 'ignore'}])
+def test_embed_id_gradient_overflow_warns_as_stock(errstate):
+    # Two rows of one index summed past float32's range: stock's add warns
+    # (or raises); the compiled gradient leaves that case to it.
+    import warnings
+
+    def fn():
+        W = chainer.Parameter(numpy.zeros((5, 3), numpy.float32))
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter('always')
+            try:
+                with numpy.errstate(**errstate):
+                    y = F.embed_id(numpy.array([1, 1, 2], numpy.int32), W)
+                    y.grad = numpy.full((3, 3), 3e38, numpy.float32)
+                    y.backward()
+            except FloatingPointError as e:
+                return 'raised: ' + str(e), [str(w.message) for w in caught]
+        return W.grad, [str(w.message) for w in caught]
+    stock, patched = check_same(fn)
+    assert 'overflow' in str(stock) or errstate == {'over': 'ignore'}
+
+
 def test_bad_gradient_dtype_same_error_as_stock():
     # A float64 gradient given to a float32 linear output: stock casts
     # the data gradient back and then rejects the mismatch.
