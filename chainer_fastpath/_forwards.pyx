@@ -347,6 +347,59 @@ ctypedef fused _float_t:
     double
 
 
+cdef class _EmbedGrad:
+    """EmbedIDGrad's operands as its NumPy loop reads them: the indices as
+    contiguous int64, the gradient as one contiguous row per index."""
+    cdef object xs, rows_gy, dtype
+    cdef bint has_ignore
+    cdef long long ignore
+
+
+cdef _EmbedGrad _embed_grad_operands(object w_shape, object ignore, object x,
+                                     object gy):
+    """None unless stock's ``EmbedIDGrad.forward`` on ``(x, gy)`` is what
+    the loops below compute: float32 or float64 gradient rows of the
+    weight's width, signed integer indices, every one stock would use in
+    range (stock raises IndexError otherwise)."""
+    if (type(x) is not _ndarray or type(gy) is not _ndarray
+            or type(w_shape) is not tuple or len(<tuple>w_shape) != 2
+            or x.dtype.kind != 'i'
+            or (gy.dtype != _float32 and gy.dtype != _float64)):
+        return None
+    if ignore is not None and (type(ignore) is not int
+                               or not (-2 ** 63 <= ignore < 2 ** 63)):
+        return None
+    rows, cols = w_shape
+    if (type(rows) is not int or type(cols) is not int
+            or not 0 <= rows < 2 ** 63):
+        return None
+    n = x.size
+    if n == 0 or gy.size != n * cols:
+        return None
+    cdef _EmbedGrad g = _EmbedGrad.__new__(_EmbedGrad)
+    g.xs = _ascontiguousarray(x.ravel().astype(_int64, copy=False))
+    g.has_ignore = ignore is not None
+    g.ignore = ignore if g.has_ignore else 0
+    if not _indices_in_range(g.xs, g.has_ignore, g.ignore, rows):
+        return None
+    g.rows_gy = _ascontiguousarray(gy.reshape(n, -1))
+    g.dtype = gy.dtype
+    return g
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+cdef bint _indices_in_range(const long long[::1] x, bint has_ignore,
+                            long long ignore, long long rows) noexcept nogil:
+    cdef Py_ssize_t i
+    for i in range(x.shape[0]):
+        if has_ignore and x[i] == ignore:
+            continue
+        if x[i] < -rows or x[i] >= rows:
+            return False
+    return True
+
+
 @cython.boundscheck(False)
 @cython.wraparound(False)
 cdef void _scatter_rows(_float_t[:, ::1] gW, const long long[::1] x,
@@ -368,49 +421,26 @@ cdef void _scatter_rows(_float_t[:, ::1] gW, const long long[::1] x,
 cdef object _embed_id_grad(object node, tuple inputs):
     # EmbedIDGrad.forward on NumPy: gW = zeros(w_shape, gy.dtype), then
     # gW[ix] += igy for each index and gradient row, in order, skipping
-    # the ignore label. float32 and float64 gradients, signed integer
-    # indices within range; anything else (float16, whose add rounds
-    # through float, rows that would broadcast, indices out of range, a
-    # floating-point exception that numpy.errstate does not ignore) is left
-    # to stock, which computes, warns or raises as it does.
+    # the ignore label. What _embed_grad_operands declines (float16, whose
+    # add rounds through float, rows that would broadcast, indices out of
+    # range) and a floating-point exception that numpy.errstate does not
+    # ignore are left to stock, which computes, warns or raises as it does.
     if len(inputs) != 2 or numpy.zeros is not _zeros:
         return NOT_COMPILED
     x, gy = inputs
-    w_shape = node.w_shape
-    ignore = node.ignore_label
-    if (type(x) is not _ndarray or type(gy) is not _ndarray
-            or type(w_shape) is not tuple or len(<tuple>w_shape) != 2
-            or x.dtype.kind != 'i'
-            or (gy.dtype != _float32 and gy.dtype != _float64)):
-        return NOT_COMPILED
-    if ignore is not None and type(ignore) is not int:
-        return NOT_COMPILED
-    rows, cols = w_shape
-    if type(rows) is not int or type(cols) is not int:
-        return NOT_COMPILED
-    n = x.size
-    if n == 0 or gy.size != n * cols:
-        return NOT_COMPILED
-    xs = x.ravel().astype(_int64, copy=False)
-    if ignore is not None and not (-2 ** 63 <= ignore < 2 ** 63):
-        return NOT_COMPILED
-    cdef bint has_ignore = ignore is not None
-    cdef long long ignore_c = ignore if has_ignore else 0
-    # Every index stock would use must be in range: stock raises otherwise.
-    kept = xs[xs != ignore_c] if has_ignore else xs
-    if kept.size and (kept.min() < -rows or kept.max() >= rows):
+    cdef _EmbedGrad g = _embed_grad_operands(node.w_shape, node.ignore_label,
+                                             x, gy)
+    if g is None:
         return NOT_COMPILED
     node._input_indexes_to_retain = (0,)
     node._gy_shape = gy.shape
-    gW = _zeros(w_shape, dtype=gy.dtype)
-    rows_gy = _ascontiguousarray(gy.reshape(n, -1))
-    xs = _ascontiguousarray(xs)
+    gW = _zeros(node.w_shape, dtype=g.dtype)
     cdef int flags = watched()
     feclearexcept(flags)
-    if gy.dtype == _float32:
-        _scatter_rows[float](gW, xs, rows_gy, has_ignore, ignore_c)
+    if g.dtype == _float32:
+        _scatter_rows[float](gW, g.xs, g.rows_gy, g.has_ignore, g.ignore)
     else:
-        _scatter_rows[double](gW, xs, rows_gy, has_ignore, ignore_c)
+        _scatter_rows[double](gW, g.xs, g.rows_gy, g.has_ignore, g.ignore)
     if fetestexcept(flags):
         return NOT_COMPILED
     return gW,
