@@ -43,7 +43,7 @@ from chainer_fastpath._fast_call cimport apply_detached
 from chainer_fastpath._forwards cimport NOT_COMPILED as _FORWARD_NOT_COMPILED
 from chainer_fastpath._audit cimport StockMethods
 from chainer_fastpath cimport _softmax_cross_entropy as _sce
-from chainer_fastpath._forwards cimport lstm_grad
+from chainer_fastpath._forwards cimport embed_id_grad_into, lstm_grad
 from chainer_fastpath._objects cimport new_variable, node_data
 from chainer_fastpath._stats cimport EntryStats
 from chainer_fastpath import _stats
@@ -559,6 +559,46 @@ cdef object _embed_id(object func, tuple grad_outputs):
         tuple(arrays),
         _retained_inputs_require_grad(func) or gy_var._requires_grad)[0]
     return None, gW
+
+
+# What building and applying EmbedIDGrad calls, when embed_id_into stands
+# in for it.
+cdef StockMethods _EMBED_ID_GRAD = StockMethods(
+    embed_id.EmbedIDGrad,
+    ('__init__', 'check_type_forward', 'forward', 'retain_inputs'))
+
+
+cdef bint embed_id_into(object func, tuple grad_outputs, object acc_var,
+                        bint callees_stock) except -1:
+    """For the caller that records no graph, has no function hook and owns
+    ``acc_var``, W's gradient sum so far: adds W's gradient from
+    EmbedIDFunction ``func``'s stock ``backward`` into it, as the caller's
+    in-place sum of the two would (``embed_id_grad_into``), and returns
+    True; or False, with nothing done, where ``run_backward`` must be
+    taken."""
+    entry = _audited.get(type(func))
+    if (entry is None or (<tuple>entry)[0] != EMBED_ID or not callees_stock
+            or not (<StockMethods>(<tuple>entry)[1]).found_by(func)
+            or not _EMBED_ID_GRAD.on_class()):
+        return False
+    gy_var = grad_outputs[0]
+    gy = _grad_array(gy_var)
+    if gy is None:
+        return False
+    arrays = _retained_inputs(func, [])
+    if arrays is None or len(arrays) != 1:
+        return False
+    # The sum's Variable keeps its requires_grad only when the gradient's
+    # adds nothing to it (Engine.reduce).
+    if (not acc_var._requires_grad
+            and (_retained_inputs_require_grad(func)
+                 or gy_var._requires_grad)):
+        return False
+    if not embed_id_grad_into((<list>acc_var._data)[0], func._w_shape,
+                              func.ignore_label, arrays[0], gy):
+        return False
+    _stats_backward.fast += 1
+    return True
 
 
 cdef object _concat(object func, tuple grad_outputs):

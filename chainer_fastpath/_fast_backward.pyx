@@ -28,6 +28,7 @@ from chainer import _backprop_utils
 from chainer import backend
 from chainer import variable as _variable_mod
 from chainer.function_node import FunctionNode
+from chainer.functions.connection import embed_id
 
 from chainer_fastpath._stats cimport EntryStats
 from chainer_fastpath._audit cimport method_is
@@ -37,7 +38,8 @@ from chainer_fastpath._ndarray cimport (
 from chainer_fastpath._objects cimport new_variable, node_data
 from chainer_fastpath._fast_call cimport function_hooks
 from chainer_fastpath._backwards cimport (
-    NOT_COMPILED, run_backward, stock_callees)
+    NOT_COMPILED, embed_id_into, run_backward, stock_callees)
+from chainer_fastpath._forwards cimport adds_zeros_exactly
 from chainer_fastpath import _stats
 
 cdef EntryStats _stats_backward = _stats.entry('Variable.backward')
@@ -49,6 +51,7 @@ cdef object _np_array = numpy.array
 cdef type _Variable = chainer.Variable
 cdef type _Parameter = chainer.Parameter
 cdef type _VariableNode = _variable_mod.VariableNode
+cdef type _EmbedIDFunction = embed_id.EmbedIDFunction
 cdef object _get_variable_or_none = _VariableNode.get_variable_or_none
 cdef object _check_grad_type = _variable_mod._check_grad_type
 cdef object _base_accumulate_code = FunctionNode.backward_accumulate.__code__
@@ -209,6 +212,8 @@ cdef class _Engine:
     cdef set seen_set
     cdef dict grads
     cdef dict owned          # node -> Variable whose array this engine owns
+    cdef dict exact_sums     # node -> its owned Variable, whose array
+    #                          adds_zeros_exactly
     cdef set leaf_nodes
 
     def __cinit__(self):
@@ -216,6 +221,7 @@ cdef class _Engine:
         self.seen_set = set()
         self.grads = {}
         self.owned = {}
+        self.exact_sums = {}
         self.leaf_nodes = set()
 
     cdef inline void add_cand(self, cand) except *:
@@ -465,6 +471,10 @@ cdef void _backprop_step(_Engine eng, func, tuple target_input_indexes,
             _amend_exception(func, e)
             raise
     else:
+        if detached and _embed_id_summed(eng, func, target_input_indexes,
+                                         grad_outputs, grad_inputs,
+                                         callees_stock):
+            return
         try:
             gxs = NOT_COMPILED
             if detached:
@@ -501,6 +511,36 @@ cdef void _backprop_step(_Engine eng, func, tuple target_input_indexes,
     if not func.lazy_grad_sum:
         for x, lst in grad_inputs.items():
             eng.reduce(x, lst)
+
+
+cdef bint _embed_id_summed(_Engine eng, func, tuple target_input_indexes,
+                           tuple grad_outputs, object grad_inputs,
+                           bint callees_stock) except -1:
+    """An EmbedIDFunction's gradient for W added straight into W's
+    gradient sum, where the engine owns that sum and would add the
+    gradient to it in place next (``Engine.reduce``): stock's dense
+    gradient is zero outside the rows the indices name, and adding zeros
+    to a sum free of -0.0 and signaling NaNs changes nothing. Saves
+    building the dense gradient and adding all of it. False where the
+    usual path must run."""
+    if (type(func) is not _EmbedIDFunction
+            or target_input_indexes != (1,) or func.lazy_grad_sum):
+        return False
+    node = func.inputs[1]
+    cdef list lst = grad_inputs[node]
+    if len(lst) != 1:
+        return False
+    a = lst[0]
+    if (a is not eng.owned.get(node) or type(a) is not _Variable
+            or a._layout is not None or function_hooks()):
+        return False
+    if eng.exact_sums.get(node) is not a:
+        # Once true, in-place sums keep it true: an IEEE sum is never a
+        # signaling NaN, and is -0.0 only where both terms are.
+        if not adds_zeros_exactly((<list>a._data)[0]):
+            return False
+        eng.exact_sums[node] = a
+    return embed_id_into(func, grad_outputs, a, callees_stock)
 
 
 cpdef _backprop_to_all(outputs, retain_grad, loss_scale):

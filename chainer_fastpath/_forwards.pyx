@@ -10,6 +10,7 @@ the node's class is exactly the audited one and every method the stock
 otherwise ``apply`` calls ``node.forward`` as usual.
 """
 cimport cython
+from libc.stdint cimport uint32_t, uint64_t
 import numpy
 
 from chainer_fastpath._audit cimport StockMethods
@@ -444,6 +445,141 @@ cdef object _embed_id_grad(object node, tuple inputs):
     if fetestexcept(flags):
         return NOT_COMPILED
     return gW,
+
+
+cdef bint embed_id_grad_into(object acc, object w_shape, object ignore,
+                             object x, object gy) except -1:
+    """``numpy.add(acc, gW, out=acc)``, ``gW`` what stock's
+    ``EmbedIDGrad(w_shape, ignore).forward((x, gy))`` returns, without
+    building ``gW``: its rows of zeros leave ``acc`` as it is, given that
+    ``acc`` holds no -0.0 and no signaling NaN (``adds_zeros_exactly``).
+    False, with ``acc`` untouched, where ``_embed_id_grad`` would leave the
+    work to stock, a row's sum is a NaN (whose payload NumPy's add
+    chooses), or the batch is too large for the duplicate search."""
+    if numpy.zeros is not _zeros:
+        return False
+    cdef _EmbedGrad g = _embed_grad_operands(w_shape, ignore, x, gy)
+    if (g is None or type(acc) is not _ndarray or acc.dtype != g.dtype
+            or acc.shape != w_shape or not acc.flags.c_contiguous):
+        return False
+    cdef Py_ssize_t n = len(g.xs)
+    if n > 256:    # duplicates are found by comparing each index with
+        return False    # those before it
+    tmp = _empty((n, (<tuple>w_shape)[1]), dtype=g.dtype)
+    order = _empty(n, numpy.intp)
+    cdef Py_ssize_t k
+    cdef int flags = watched()
+    feclearexcept(flags)
+    if g.dtype == _float32:
+        k = _rows_added[float](acc, g.xs, g.rows_gy, g.has_ignore, g.ignore,
+                               tmp, order)
+    else:
+        k = _rows_added[double](acc, g.xs, g.rows_gy, g.has_ignore,
+                                g.ignore, tmp, order)
+    if k < 0 or fetestexcept(flags):
+        return False
+    if g.dtype == _float32:
+        _put_rows[float](acc, tmp, order, k)
+    else:
+        _put_rows[double](acc, tmp, order, k)
+    return True
+
+
+cdef inline Py_ssize_t _row_of(long long index, Py_ssize_t rows) noexcept nogil:
+    # The row a negative index wraps to, as NumPy indexing wraps it.
+    return <Py_ssize_t>(index + rows if index < 0 else index)
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+cdef Py_ssize_t _rows_added(const _float_t[:, ::1] acc,
+                            const long long[::1] x,
+                            const _float_t[:, ::1] gy, bint has_ignore,
+                            long long ignore, _float_t[:, ::1] tmp,
+                            Py_ssize_t[::1] order) noexcept nogil:
+    # For each row r that x names, in order of first appearance:
+    # tmp[k] = acc[r] + ((0 + gy[i1]) + gy[i2] ...), the row's gradients in
+    # stock's order (_scatter_rows), and order[k] = r. Returns the number
+    # of rows, or -1 on a NaN.
+    cdef Py_ssize_t i, j, c, k = 0, r, rows = acc.shape[0]
+    cdef Py_ssize_t cols = acc.shape[1], n = x.shape[0]
+    cdef _float_t zero = 0, v
+    cdef bint nan = False, seen
+    for i in range(n):
+        if has_ignore and x[i] == ignore:
+            continue
+        r = _row_of(x[i], rows)
+        seen = False
+        for j in range(i):
+            if (not (has_ignore and x[j] == ignore)
+                    and _row_of(x[j], rows) == r):
+                seen = True
+                break
+        if seen:
+            continue
+        for c in range(cols):
+            tmp[k, c] = zero + gy[i, c]
+        for j in range(i + 1, n):
+            if (not (has_ignore and x[j] == ignore)
+                    and _row_of(x[j], rows) == r):
+                for c in range(cols):
+                    tmp[k, c] = tmp[k, c] + gy[j, c]
+        for c in range(cols):
+            v = acc[r, c] + tmp[k, c]
+            nan |= v != v
+            tmp[k, c] = v
+        order[k] = r
+        k += 1
+    return -1 if nan else k
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+cdef void _put_rows(_float_t[:, ::1] acc, const _float_t[:, ::1] tmp,
+                    const Py_ssize_t[::1] order, Py_ssize_t k) noexcept nogil:
+    cdef Py_ssize_t i, c
+    for i in range(k):
+        for c in range(acc.shape[1]):
+            acc[order[i], c] = tmp[i, c]
+
+
+cdef bint adds_zeros_exactly(object acc) except -1:
+    """Whether ``acc + 0`` is ``acc``, bit for bit and raising no
+    floating-point exception: a C-contiguous float32 or float64 array with
+    no -0.0 (which + 0.0 makes +0.0) and no signaling NaN (which it makes
+    quiet, raising invalid)."""
+    if (type(acc) is not _ndarray or not acc.flags.c_contiguous
+            or (acc.dtype != _float32 and acc.dtype != _float64)):
+        return False
+    if acc.dtype == _float32:
+        return not _has_bits[uint32_t](
+            acc.reshape(-1).view(numpy.uint32), 0x80000000u, 0x7f800000u,
+            0x00400000u)
+    return not _has_bits[uint64_t](
+        acc.reshape(-1).view(numpy.uint64), 0x8000000000000000u,
+        0x7ff0000000000000u, 0x0008000000000000u)
+
+
+ctypedef fused _bits_t:
+    uint32_t
+    uint64_t
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+cdef bint _has_bits(const _bits_t[::1] a, _bits_t neg_zero, _bits_t exponent,
+                    _bits_t quiet) noexcept nogil:
+    # Any -0.0, or any NaN (all exponent bits, some mantissa bit) whose
+    # quiet bit is clear.
+    cdef Py_ssize_t i
+    cdef _bits_t v, mantissa = exponent ^ (neg_zero - 1)
+    cdef bint found = False
+    for i in range(a.shape[0]):
+        v = a[i]
+        found |= (v == neg_zero) | (((v & exponent) == exponent)
+                                    & ((v & mantissa) != 0)
+                                    & ((v & quiet) == 0))
+    return found
 
 
 # Module functions the stock LSTM forward and LSTMGrad.forward look up at

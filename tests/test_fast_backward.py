@@ -561,3 +561,101 @@ def test_seeded_loss_gradient_state(retain_grad, loss_scale):
                 [(k, type(v).__name__) for k, v in gv.__dict__.items()],
                 None if gv is None else gv.requires_grad)
     check_same(fn)
+
+
+# -- an EmbedID weight's gradient, summed row by row ----------------------
+
+_INDEXES = [
+    numpy.array([3, 1, 3, 0], numpy.int32),        # one row twice
+    numpy.array([[-1, 2], [4, -5]], numpy.int64),  # negatives wrap
+    numpy.array([2, 2, 2, 1], numpy.int32),
+    numpy.array([0, 4, -1, 1], numpy.int32),
+    numpy.array([1, 3, 3, 3], numpy.int8),
+]
+
+
+def _embed_loss(W, ignore_label=None, tokens=5):
+    loss = 0
+    for x in _INDEXES[:tokens]:
+        y = F.embed_id(x, W, ignore_label=ignore_label)
+        loss += F.sum(y * _v(*y.shape, dtype=W.dtype))
+    return loss
+
+
+@pytest.mark.parametrize('dtype', [numpy.float32, numpy.float64])
+@pytest.mark.parametrize('ignore_label', [None, -1, 3])
+def test_embed_id_weight_gradient_summed_in_place(dtype, ignore_label,
+                                                  python_calls):
+    # From the third token on, W's gradient is added into its sum without
+    # building EmbedIDGrad's dense gradient: bit for bit stock's sum.
+    from chainer.functions.connection import embed_id
+
+    def fn():
+        W = chainer.Parameter(_v(5, 3, dtype=dtype).array)
+        _embed_loss(W, ignore_label).backward()
+        return W.grad
+    check_same(fn)
+    with chainer_fastpath.enabled():
+        built = python_calls(fn, embed_id.EmbedIDGrad.__init__)
+    assert built == 2
+    assert python_calls(fn, embed_id.EmbedIDGrad.__init__) == 5
+
+
+def test_embed_id_weight_gradient_with_a_hook_is_dense(python_calls):
+    from chainer.functions.connection import embed_id
+
+    def fn():
+        W = chainer.Parameter(_v(5, 3).array)
+        with function_hook.FunctionHook():
+            _embed_loss(W).backward()
+        return W.grad
+    check_same(fn)
+    with chainer_fastpath.enabled():
+        assert python_calls(fn, embed_id.EmbedIDGrad.__init__) == 5
+
+
+def test_embed_id_gradient_into_a_sum_holding_negative_zeros():
+    # W * c with c = -0.0 gives W the gradient -0.0; two of them, of a
+    # higher rank than the EmbedID nodes, are summed first, to -0.0. Stock
+    # then adds the dense gradients, whose zeros make that +0.0 in row 5,
+    # which no index names: it must not stay -0.0.
+    def fn():
+        W = chainer.Parameter(_v(7, 3).array)
+        c = F.identity(F.identity(
+            chainer.Variable(numpy.full((7, 3), -0.0, numpy.float32))))
+        loss = _embed_loss(W)
+        loss += F.sum(W * c) + F.sum(W * c)
+        loss.backward()
+        return W.grad
+    stock, patched = check_same(fn)
+    assert not numpy.signbit(stock[5]).any() and not stock[5].any()
+
+
+@pytest.mark.parametrize('errstate', [{}, {'over': 'raise'}])
+@pytest.mark.parametrize('rows,scales', [
+    ([1, 1, 2], (2e38, 1, 1)),              # in the row's own sum
+    ([1, 2, 3], (1.5e38, 1.5e38, 1.5e38)),  # where it meets the sum
+])
+def test_embed_id_gradient_overflow_into_a_sum_warns_as_stock(
+        errstate, rows, scales):
+    # Backward takes the tokens last first: the first token's gradient is
+    # the one added into the sum of the other two, and it overflows
+    # float32 there.
+    import warnings
+
+    def fn():
+        W = chainer.Parameter(numpy.zeros((5, 3), numpy.float32))
+        loss = 0
+        for scale in scales:
+            y = F.embed_id(numpy.array(rows, numpy.int32), W)
+            loss += F.sum(y * numpy.float32(scale))
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter('always')
+            try:
+                with numpy.errstate(**errstate):
+                    loss.backward()
+            except FloatingPointError as e:
+                return 'raised: ' + str(e), [str(w.message) for w in caught]
+        return W.grad, [str(w.message) for w in caught]
+    stock, patched = check_same(fn)
+    assert 'overflow' in str(stock)
