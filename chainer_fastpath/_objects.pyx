@@ -6,7 +6,11 @@ Each function leaves exactly the instance state the stock constructor would
 from cpython.object cimport PyObject, PyTypeObject
 from cpython.weakref cimport PyWeakref_NewRef
 
+import numpy
+
 from chainer import variable
+
+from chainer_fastpath._ndarray cimport cfp_dims, cfp_nd, layout_ok
 
 cdef extern from "Python.h":
     int PyObject_GenericSetAttr(object obj, object name, object value) \
@@ -16,6 +20,7 @@ cdef extern from "Python.h":
 cdef type _Variable = variable.Variable
 cdef type _VariableNode = variable.VariableNode
 cdef tuple _NO_ARGS = ()
+cdef type _ndarray = numpy.ndarray
 
 
 cdef inline object _bare(type cls):
@@ -48,6 +53,39 @@ cdef object weak_ref(object obj):
     return ref
 
 
+# The shapes of recent arrays, handed out again by shape_of.
+cdef list _shapes = [None] * 8
+cdef Py_ssize_t _next_shape = 0
+
+
+cdef object shape_of(object data):
+    """``data.shape``; for an ndarray whose shape equals a recent one, that
+    recent tuple. A VariableNode keeps its array's shape, and a new tuple
+    per node is one more object that brings the cyclic collector's next
+    collection closer, and with it the next full one; a tuple of ints is
+    immutable, so handing one out twice is unobservable."""
+    global _next_shape
+    if type(data) is not _ndarray or not layout_ok():
+        return data.shape
+    cdef int nd = cfp_nd(data)
+    cdef Py_ssize_t *dims = cfp_dims(data)
+    cdef Py_ssize_t i, k
+    cdef tuple t
+    for i in range(8):
+        t = <tuple>_shapes[i] if _shapes[i] is not None else None
+        if t is None or len(t) != nd:
+            continue
+        for k in range(nd):
+            if <Py_ssize_t>t[k] != dims[k]:
+                break
+        else:
+            return t
+    shape = data.shape
+    _shapes[_next_shape] = shape
+    _next_shape = (_next_shape + 1) % 8
+    return shape
+
+
 cdef object new_variable(object data, bint requires_grad, object creator,
                          object rank):
     """``Variable(data, requires_grad=requires_grad)`` for a NumPy array,
@@ -64,7 +102,7 @@ cdef object new_variable(object data, bint requires_grad, object creator,
     _set(node, '_requires_grad', requires_grad)
     _set(node, '_layout', None)
     _set(node, 'dtype', data.dtype)
-    _set(node, 'shape', data.shape)
+    _set(node, 'shape', shape_of(data))
     if creator is not None:
         _set(node, '_creator_node', creator)
         _set(node, '_rank', rank + 1)

@@ -43,3 +43,17 @@ def test_cycles_through_the_graph_are_still_collected():
     assert stock() is not None and patched() is not None
     gc.collect()
     assert stock() is None and patched() is None
+
+
+def test_nodes_of_equal_shapes_share_one_tuple():
+    # A node's shape tuple is a recent equal one when there is one, so the
+    # collector counts fewer new objects; each still equals its array's.
+    shapes = [(8, 64), (64, 8), (2,), (2, 1), (), (8, 64), (2, 1), (3, 0)]
+    with chainer_fastpath.enabled():
+        ys = [F.identity(chainer.Variable(numpy.zeros(s, numpy.float32)))
+              for s in shapes]
+    for s, y in zip(shapes, ys):
+        assert type(y.node.shape) is tuple and y.node.shape == s
+        assert all(type(d) is int for d in y.node.shape)
+    assert ys[5].node.shape is ys[0].node.shape
+    assert ys[6].node.shape is ys[3].node.shape
