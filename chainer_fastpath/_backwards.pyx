@@ -588,8 +588,8 @@ cdef bint embed_id_into(object func, tuple grad_outputs, object acc_var,
     arrays = _retained_inputs(func, [])
     if arrays is None or len(arrays) != 1:
         return False
-    # The sum's Variable keeps its requires_grad only when the gradient's
-    # adds nothing to it (Engine.reduce).
+    # Engine.reduce sums in place only where the sum's requires_grad stays
+    # as it is; the gradient's is what _embed_id gives it.
     if (not acc_var._requires_grad
             and (_retained_inputs_require_grad(func)
                  or gy_var._requires_grad)):
