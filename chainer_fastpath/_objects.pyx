@@ -53,8 +53,9 @@ cdef object weak_ref(object obj):
     return ref
 
 
-# The shapes of recent arrays, handed out again by shape_of.
-cdef list _shapes = [None] * 8
+# The shapes of recent arrays, handed out again by shape_of (the empty
+# tuple is a 0-d array's shape, so it can stand for "none yet").
+cdef list _shapes = [()] * 8
 cdef Py_ssize_t _next_shape = 0
 
 
@@ -72,8 +73,8 @@ cdef object shape_of(object data):
     cdef Py_ssize_t i, k
     cdef tuple t
     for i in range(8):
-        t = <tuple>_shapes[i] if _shapes[i] is not None else None
-        if t is None or len(t) != nd:
+        t = <tuple>_shapes[i]
+        if len(t) != nd:
             continue
         for k in range(nd):
             if <Py_ssize_t>t[k] != dims[k]:
