@@ -1,4 +1,9 @@
-"""Builds the Cython extensions; metadata lives in pyproject.toml."""
+"""Builds the Cython extensions; metadata lives in pyproject.toml.
+
+Every ``.pyx`` file under the package is an extension of the same dotted
+name, so adding a compiled module needs no change here.
+"""
+import glob
 import os
 
 from Cython.Build import cythonize
@@ -8,44 +13,26 @@ from setuptools import Extension, setup
 # and add: no fused multiply-add contraction.
 CFLAGS = ['-O3', '-ffp-contract=off']
 
-MODULES = [
-    'chainer_fastpath._stats',
-    'chainer_fastpath._ndarray',
-    'chainer_fastpath._audit',
-    'chainer_fastpath._config',
-    'chainer_fastpath._objects',
-    'chainer_fastpath._type_check',
-    'chainer_fastpath._fpe',
-    'chainer_fastpath._lstm_cell',
-    'chainer_fastpath._softmax_cross_entropy',
-    'chainer_fastpath._forwards',
-    'chainer_fastpath._backwards',
-    'chainer_fastpath._fast_call',
-    'chainer_fastpath._arith',
-    'chainer_fastpath._force_array',
-    'chainer_fastpath._link_call',
-    'chainer_fastpath._fast_backward',
-    'chainer_fastpath._unchain',
-    'chainer_fastpath.optimizers._kernels',
-    'chainer_fastpath.optimizers._update',
-]
-
 # Per-module extra flags. -fno-math-errno lets sqrt vectorize; it changes
 # no result (sqrt stays IEEE, only errno is not set).
 EXTRA_CFLAGS = {
     'chainer_fastpath.optimizers._kernels': ['-fno-math-errno'],
 }
 
+# Where the C headers that .pxd files declare (``cdef extern from``) live.
+INCLUDE_DIRS = ['chainer_fastpath/_core']
 
-def extension(name):
-    return Extension(name, [name.replace('.', os.sep) + '.pyx'],
-                     include_dirs=['chainer_fastpath'],
+
+def extension(path):
+    name = os.path.splitext(path)[0].replace(os.sep, '.')
+    return Extension(name, [path], include_dirs=INCLUDE_DIRS,
                      extra_compile_args=CFLAGS + EXTRA_CFLAGS.get(name, []))
 
 
 setup(
     ext_modules=cythonize(
-        [extension(m) for m in MODULES],
+        [extension(p) for p in sorted(glob.glob(
+            os.path.join('chainer_fastpath', '**', '*.pyx'), recursive=True))],
         compiler_directives={
             'language_level': 3,
             'boundscheck': False,

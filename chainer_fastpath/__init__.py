@@ -14,7 +14,7 @@ import sys
 
 __version__ = '0.1.0'
 __all__ = ['enable', 'disable', 'is_enabled', 'enabled', 'stats', 'report',
-           'reset_stats', 'PARTS']
+           'reset_stats', 'get_original', 'PARTS']
 
 logger = logging.getLogger('chainer_fastpath')
 
@@ -29,7 +29,7 @@ def _env_flag(name):
 
 
 def _configure_verbose():
-    from chainer_fastpath import _stats
+    from chainer_fastpath._core import _stats
 
     verbose = bool(_env_flag('CHAINER_FASTPATH_VERBOSE'))
     _stats.set_verbose(verbose)
@@ -43,11 +43,15 @@ def _configure_verbose():
             logger.addHandler(handler)
 
 
-def enable(forward=True, backward=True, optimizers=True):
+def enable(forward=True, backward=True, optimizers=True, exclude=()):
     """Installs the fast paths selected by the arguments.
 
+    ``exclude`` names rows of the patch table to leave stock, as
+    ``Owner.attribute`` (``'Link.__call__'``; ``python -m chainer_fastpath
+    report`` lists them); an unknown name raises ValueError.
+
     Returns True when the selected parts are installed. Calling it again is
-    harmless; it installs exactly the parts asked for by the latest call.
+    harmless; it installs exactly the rows asked for by the latest call.
     Returns False, touching nothing, when ``CHAINER_FASTPATH=0`` is set or the
     installed Chainer version is not supported; the reason is logged.
     """
@@ -67,7 +71,8 @@ def enable(forward=True, backward=True, optimizers=True):
     _configure_verbose()
     selected = {'forward': forward, 'backward': backward,
                 'optimizers': optimizers}
-    _patch.install([p for p in PARTS if selected[p]])
+    _patch.install(_patch.select([p for p in PARTS if selected[p]],
+                                 exclude))
     return True
 
 
@@ -86,33 +91,41 @@ def is_enabled():
 
 
 @contextlib.contextmanager
-def enabled(forward=True, backward=True, optimizers=True):
+def enabled(forward=True, backward=True, optimizers=True, exclude=()):
     """Context manager: the fast path is on inside, as it was before after.
 
     Yields what :func:`enable` returned.
     """
     from chainer_fastpath import _patch
 
-    with _patch._lock:
-        previous = tuple(r.part for r in _patch.installed())
+    previous = _patch.installed()
     try:
         yield enable(forward=forward, backward=backward,
-                     optimizers=optimizers)
+                     optimizers=optimizers, exclude=exclude)
     finally:
         _patch.install(previous)
+
+
+def get_original(owner, name):
+    """The stock object that the fast path replaces at ``owner.name``
+    (``get_original(chainer.FunctionNode, 'apply')``), whether or not it is
+    enabled; KeyError for a target that is not patched."""
+    from chainer_fastpath import _patch
+
+    return _patch.get_original(owner, name)
 
 
 def stats():
     """Calls per patched entry point: ``{name: {'fast': n, 'fallback':
     {reason: n}}}``, counted since import or :func:`reset_stats`."""
-    from chainer_fastpath import _stats
+    from chainer_fastpath._core import _stats
 
     return _stats.snapshot()
 
 
 def reset_stats():
     """Sets every counter back to zero."""
-    from chainer_fastpath import _stats
+    from chainer_fastpath._core import _stats
 
     _stats.reset()
 

@@ -24,8 +24,7 @@ def _cmd_report(args):
         'cannot be enabled'))
     from chainer_fastpath import _patch
     for row in _patch.table():
-        print('  {:<10} {}.{}'.format(
-            row.part, row.owner.__qualname__, row.attribute))
+        print('  {:<10} {}'.format(row.part, row.name))
     return 0 if on else 1
 
 

@@ -14,40 +14,47 @@ side takes the original.
 """
 import numpy
 
+import chainer.functions
 from chainer import variable
 from chainer.functions.math import basic_math
 
-from chainer_fastpath._stats cimport EntryStats
-from chainer_fastpath import _stats
+from chainer_fastpath._core._stats cimport EntryStats
+from chainer_fastpath._core import _registry
+from chainer_fastpath._core import _stats
 
 cdef type _Variable = variable.Variable
 cdef type _Parameter = variable.Parameter
 cdef type _ndarray = numpy.ndarray
 cdef object _preprocess_rhs = basic_math._preprocess_rhs
 
-cdef EntryStats _stats_arith = _stats.entry('basic_math add/sub/mul')
+# Counted under the name of the stock function each one replaces.
+cdef EntryStats _stats_add = _stats.entry('basic_math.add')
+cdef EntryStats _stats_sub = _stats.entry('basic_math.sub')
+cdef EntryStats _stats_rsub = _stats.entry('basic_math.rsub')
+cdef EntryStats _stats_mul = _stats.entry('basic_math.mul')
 cdef dict _originals = {}   # 'add' | 'sub' | 'rsub' | 'mul' -> stock
 
+# Stock installs each of its four functions under several names (F.add and
+# the Variable operators are basic_math's very functions); so does this.
+TARGETS = (
+    (basic_math, 'add'), (basic_math, 'sub'), (basic_math, 'rsub'),
+    (basic_math, 'mul'),
+    (chainer.functions, 'add'),
+    (_Variable, '__add__'), (_Variable, '__radd__'),
+    (_Variable, '__sub__'), (_Variable, '__rsub__'),
+    (_Variable, '__mul__'), (_Variable, '__rmul__'),
+)
 
-def bind_target(owner, attribute, original):
-    """Returns the replacement of ``owner.attribute`` (one of stock's
-    ``add``, ``sub``, ``rsub``, ``mul``), remembering ``original``."""
+
+def bind(owner, attribute, original):
+    """Keeps ``original`` (one of stock's ``add``, ``sub``, ``rsub``,
+    ``mul``) to fall back to; returns its replacement, which applies the
+    same nodes."""
     name = original.__name__
     _originals.setdefault(name, original)
-    return {'add': add, 'sub': sub, 'rsub': rsub, 'mul': mul}[name]
-
-
-def targets():
-    """``(owner, attribute)`` of every target of this module."""
-    import chainer.functions
-    return [
-        (basic_math, 'add'), (basic_math, 'sub'), (basic_math, 'rsub'),
-        (basic_math, 'mul'),
-        (chainer.functions, 'add'),
-        (_Variable, '__add__'), (_Variable, '__radd__'),
-        (_Variable, '__sub__'), (_Variable, '__rsub__'),
-        (_Variable, '__mul__'), (_Variable, '__rmul__'),
-    ]
+    replacement = {'add': add, 'sub': sub, 'rsub': rsub, 'mul': mul}[name]
+    _registry.accept_equivalent(original, replacement)
+    return replacement
 
 
 cdef inline bint _plain_variable(object x):
@@ -64,12 +71,12 @@ def add(*xs):
     """Drop-in for ``chainer.functions.add``."""
     if len(xs) == 2:
         if _plain_variable(xs[1]):
-            _stats_arith.fast += 1
+            _stats_add.fast += 1
             return basic_math.Add().apply(xs)[0]
         if _number(xs[1]):
-            _stats_arith.fast += 1
+            _stats_add.fast += 1
             return basic_math.AddConstant(xs[1]).apply((xs[0],))[0]
-    _stats_arith.fallback('right-hand side neither a plain Variable nor '
+    _stats_add.fallback('right-hand side neither a plain Variable nor '
                           'a Python number')
     return _originals['add'](*xs)
 
@@ -77,12 +84,12 @@ def add(*xs):
 def sub(self, rhs):
     """Drop-in for ``Variable.__sub__``."""
     if _plain_variable(rhs):
-        _stats_arith.fast += 1
+        _stats_sub.fast += 1
         return basic_math.Sub().apply((self, rhs))[0]
     if _number(rhs):
-        _stats_arith.fast += 1
+        _stats_sub.fast += 1
         return basic_math.AddConstant(-rhs).apply((self,))[0]
-    _stats_arith.fallback('right-hand side neither a plain Variable nor '
+    _stats_sub.fallback('right-hand side neither a plain Variable nor '
                           'a Python number')
     return _originals['sub'](self, rhs)
 
@@ -90,25 +97,25 @@ def sub(self, rhs):
 def rsub(self, rhs):
     """Drop-in for ``Variable.__rsub__``."""
     if _number(rhs):
-        _stats_arith.fast += 1
+        _stats_rsub.fast += 1
         return basic_math.SubFromConstant(rhs).apply((self,))[0]
-    _stats_arith.fallback('left-hand side of rsub not a Python number')
+    _stats_rsub.fallback('left-hand side of rsub not a Python number')
     return _originals['rsub'](self, rhs)
 
 
 def mul(self, rhs):
     """Drop-in for ``Variable.__mul__``."""
     if _plain_variable(rhs):
-        _stats_arith.fast += 1
+        _stats_mul.fast += 1
         return basic_math.Mul().apply((self, rhs))[0]
     if _number(rhs):
-        _stats_arith.fast += 1
+        _stats_mul.fast += 1
         return basic_math.MulConstant(rhs).apply((self,))[0]
     if type(rhs) is _ndarray:
         # Not a scalar: stock's next step, looked up as stock does.
-        _stats_arith.fast += 1
+        _stats_mul.fast += 1
         rhs = basic_math._preprocess_rhs(self, rhs)
         return basic_math.Mul().apply((self, rhs))[0]
-    _stats_arith.fallback('right-hand side neither a plain Variable nor '
+    _stats_mul.fallback('right-hand side neither a plain Variable nor '
                           'a Python number')
     return _originals['mul'](self, rhs)

@@ -24,23 +24,23 @@ import heapq
 import numpy
 
 import chainer
+from chainer import _backprop
 from chainer import _backprop_utils
 from chainer import backend
 from chainer import variable as _variable_mod
 from chainer.function_node import FunctionNode
-from chainer.functions.connection import embed_id
 
-from chainer_fastpath._stats cimport EntryStats
-from chainer_fastpath._audit cimport method_is
-from chainer_fastpath._config cimport ConfigView
-from chainer_fastpath._ndarray cimport (
-    cfp_descr_of, cfp_dims, cfp_nd, layout_ok)
-from chainer_fastpath._objects cimport new_variable, node_data
-from chainer_fastpath._fast_call cimport function_hooks
-from chainer_fastpath._backwards cimport (
-    NOT_COMPILED, embed_id_into, run_backward, stock_callees)
-from chainer_fastpath._forwards cimport adds_zeros_exactly
-from chainer_fastpath import _stats
+from chainer_fastpath._core._stats cimport EntryStats
+from chainer_fastpath._core._audit cimport method_is
+from chainer_fastpath._core._config cimport ConfigView
+from chainer_fastpath._core._config cimport function_hooks
+from chainer_fastpath._core._ndarray cimport (
+    adds_zeros_exactly, cfp_descr_of, cfp_dims, cfp_nd, layout_ok)
+from chainer_fastpath._core._objects cimport new_variable, node_data
+from chainer_fastpath._core._registry cimport (
+    NOT_HANDLED, Compiled, lookup, run_backward, run_backward_into,
+    stock_callees)
+from chainer_fastpath._core import _stats
 
 cdef EntryStats _stats_backward = _stats.entry('Variable.backward')
 cdef object _original_backward = None
@@ -51,14 +51,12 @@ cdef object _np_array = numpy.array
 cdef type _Variable = chainer.Variable
 cdef type _Parameter = chainer.Parameter
 cdef type _VariableNode = _variable_mod.VariableNode
-cdef type _EmbedIDFunction = embed_id.EmbedIDFunction
 cdef object _get_variable_or_none = _VariableNode.get_variable_or_none
 cdef object _check_grad_type = _variable_mod._check_grad_type
 cdef object _base_accumulate_code = FunctionNode.backward_accumulate.__code__
 cdef object _OrderedDict = collections.OrderedDict
 cdef object _heappush = heapq.heappush
 cdef object _heappop = heapq.heappop
-cdef object _using_config = chainer.using_config
 cdef object _using_device = chainer.using_device
 cdef object _get_device_from_array = backend.get_device_from_array
 cdef object _get_columns = _backprop_utils._get_columns
@@ -72,22 +70,18 @@ cdef EntryStats _stats_to_all = _stats.entry('_backprop._backprop_to_all')
 cdef object _original_to_all = None
 
 
-def bind(original):
-    """Gives the module the stock ``backward`` it falls back to."""
-    global _original_backward
-    _original_backward = original
+TARGETS = ((_Variable, 'backward'), (_backprop, '_backprop_to_all'))
 
 
-def bind_target(owner, attribute, original):
-    """The patch-table protocol for a module with several targets."""
-    global _original_to_all
-    if owner is _Variable and attribute == 'backward':
-        bind(original)
+def bind(owner, attribute, original):
+    """Keeps the stock ``owner.attribute`` to fall back to; returns its
+    replacement."""
+    global _original_backward, _original_to_all
+    if attribute == 'backward':
+        _original_backward = original
         return backward
-    if attribute == '_backprop_to_all':
-        _original_to_all = original
-        return backprop_to_all
-    raise KeyError((owner, attribute))
+    _original_to_all = original
+    return backprop_to_all
 
 
 def backprop_to_all(outputs, retain_grad, loss_scale):
@@ -460,6 +454,7 @@ cdef void _backprop_step(_Engine eng, func, tuple target_input_indexes,
     may stand in for it."""
     cdef Py_ssize_t len_gxs, n_inputs
     cdef list lst
+    cdef Compiled entry
     inputs = func.inputs
     if func.backward_accumulate.__code__ is not _base_accumulate_code:
         grad_inputs_tuple = tuple([
@@ -471,16 +466,17 @@ cdef void _backprop_step(_Engine eng, func, tuple target_input_indexes,
             _amend_exception(func, e)
             raise
     else:
-        if detached and _embed_id_summed(eng, func, target_input_indexes,
-                                         grad_outputs, grad_inputs,
-                                         callees_stock):
+        entry = lookup(type(func)) if detached else None
+        if entry is not None and _summed_into(
+                eng, entry, func, target_input_indexes, grad_outputs,
+                grad_inputs, callees_stock):
             return
         try:
-            gxs = NOT_COMPILED
+            gxs = NOT_HANDLED
             if detached:
-                gxs = run_backward(func, target_input_indexes, grad_outputs,
-                                   callees_stock)
-            if gxs is NOT_COMPILED:
+                gxs = run_backward(entry, func, target_input_indexes,
+                                   grad_outputs, callees_stock)
+            if gxs is NOT_HANDLED:
                 gxs = func.backward(target_input_indexes, grad_outputs)
         except Exception as e:
             _amend_exception(func, e)
@@ -513,20 +509,21 @@ cdef void _backprop_step(_Engine eng, func, tuple target_input_indexes,
             eng.reduce(x, lst)
 
 
-cdef bint _embed_id_summed(_Engine eng, func, tuple target_input_indexes,
-                           tuple grad_outputs, object grad_inputs,
-                           bint callees_stock) except -1:
-    """An EmbedIDFunction's gradient for W added straight into W's
-    gradient sum, where the engine owns that sum and would add the
-    gradient to it in place next (``Engine.reduce``): stock's dense
-    gradient is zero outside the rows the indices name, and adding zeros
-    to a sum free of -0.0 and signaling NaNs changes nothing. Saves
-    building the dense gradient and adding all of it. False where the
-    usual path must run."""
-    if (type(func) is not _EmbedIDFunction
-            or target_input_indexes != (1,) or func.lazy_grad_sum):
+cdef bint _summed_into(_Engine eng, Compiled entry, func,
+                       tuple target_input_indexes, tuple grad_outputs,
+                       object grad_inputs, bint callees_stock) except -1:
+    """The gradient of ``func``'s one input that needs one added straight
+    into that input's gradient sum by ``entry.backward_into``, where the
+    engine owns that sum and would add the gradient to it in place next
+    (``Engine.reduce``). For a gradient that is zero outside a few rows
+    (EmbedID's), adding zeros to a sum free of -0.0 and signaling NaNs
+    changes nothing, so only the rows are added. False where the usual
+    path must run."""
+    if (entry.backward_into is NULL
+            or target_input_indexes != (entry.into_index,)
+            or func.lazy_grad_sum):
         return False
-    node = func.inputs[1]
+    node = func.inputs[entry.into_index]
     cdef list lst = grad_inputs[node]
     if len(lst) != 1:
         return False
@@ -540,7 +537,7 @@ cdef bint _embed_id_summed(_Engine eng, func, tuple target_input_indexes,
         if not adds_zeros_exactly((<list>a._data)[0]):
             return False
         eng.exact_sums[node] = a
-    return embed_id_into(func, grad_outputs, a, callees_stock)
+    return run_backward_into(entry, func, grad_outputs, a, callees_stock)
 
 
 cpdef _backprop_to_all(outputs, retain_grad, loss_scale):

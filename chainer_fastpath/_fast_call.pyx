@@ -17,13 +17,14 @@ from chainer import configuration
 from chainer import function_node
 from chainer import variable
 
-from chainer_fastpath._audit cimport StockMethods, method_is
-from chainer_fastpath._stats cimport EntryStats
-from chainer_fastpath import _stats
-from chainer_fastpath._objects cimport new_variable, weak_ref
-from chainer_fastpath._config cimport ConfigView
-from chainer_fastpath._type_check cimport check_types
-from chainer_fastpath._forwards cimport NOT_COMPILED, run_forward
+from chainer_fastpath._core._audit cimport StockMethods, method_is
+from chainer_fastpath._core._stats cimport EntryStats
+from chainer_fastpath._core import _stats
+from chainer_fastpath._core._objects cimport new_variable, weak_ref
+from chainer_fastpath._core._apply cimport check_outputs, none_layouts
+from chainer_fastpath._core._config cimport ConfigView, function_hooks
+from chainer_fastpath._core._registry cimport NOT_HANDLED, run_forward
+from chainer_fastpath._core._type_check cimport check_types
 
 cdef EntryStats _stats_apply = _stats.entry('FunctionNode.apply')
 cdef object _original_apply = None
@@ -53,24 +54,18 @@ def _constant_labels():
 
 
 cdef frozenset _CONSTANT_LABELS = _constant_labels()
-cdef object _thread_local = chainer._thread_local
-cdef object _get_function_hooks = chainer.get_function_hooks
 cdef object _OrderedDict = collections.OrderedDict
 
-# (None,) * n for small n: input and output layouts without allocation.
-cdef tuple _NONE_LAYOUTS = tuple([(None,) * n for n in range(16)])
+
+TARGETS = ((_FunctionNode, 'apply'),)
 
 
-def bind(original):
-    """Gives the module the stock ``apply`` it falls back to."""
+def bind(owner, attribute, original):
+    """Keeps the stock ``apply`` to fall back to; returns its
+    replacement."""
     global _original_apply
     _original_apply = original
-
-
-cdef inline tuple _none_layouts(Py_ssize_t n):
-    if n < 16:
-        return <tuple>_NONE_LAYOUTS[n]
-    return (None,) * n
+    return apply
 
 
 cdef str _unsupported_variable(object x):
@@ -104,15 +99,6 @@ cdef str _array_reason(object a):
     if module.startswith('ideep'):
         return 'iDeep array'
     return 'array type ' + type(a).__name__
-
-
-cdef object function_hooks():
-    """``chainer.get_function_hooks()``: the thread's dict, read directly
-    once it exists."""
-    try:
-        return _thread_local.function_hooks
-    except AttributeError:
-        return _get_function_hooks()
 
 
 cdef list _hooks_of(object self):
@@ -188,7 +174,7 @@ def apply(self, inputs):
         self.label
 
     in_tuple = tuple(in_data)
-    self._input_layouts = _none_layouts(n)
+    self._input_layouts = none_layouts(n)
 
     if config.get('type_check'):
         check_types(self, in_tuple)
@@ -205,18 +191,18 @@ def apply(self, inputs):
     self._input_indexes_to_retain = None
     self._output_indexes_to_retain = None
     outputs = run_forward(self, in_tuple, config)
-    if outputs is NOT_COMPILED:
+    if outputs is NOT_HANDLED:
         outputs = self.forward(in_tuple)
 
     cdef bint elementwise = self.is_elementwise
-    _check_outputs(self, outputs, elementwise)
+    check_outputs(self, outputs, elementwise)
     cdef Py_ssize_t n_out = len(<tuple>outputs)
 
     if elementwise:
         assert self._output_layouts is None
-        self._output_layouts = _none_layouts(n_out)
+        self._output_layouts = none_layouts(n_out)
     elif self._output_layouts is None:
-        self._output_layouts = _none_layouts(n_out)
+        self._output_layouts = none_layouts(n_out)
     cdef tuple out_layouts
     if type(self).output_layouts is _output_layouts:
         out_layouts = self._output_layouts
@@ -277,33 +263,6 @@ def apply(self, inputs):
     return ret_tuple
 
 
-cdef tuple apply_detached(object node, tuple in_data, bint requires_grad):
-    """``node.apply(in_data)`` for a new node that nobody else references,
-    while no graph is recorded and no function hook is registered, on NumPy
-    arrays: stock's type check, forward and output checks, and output
-    Variables built as stock builds them. The graph bookkeeping stock does
-    on the node is skipped: the node is dropped as soon as this returns.
-    """
-    cdef ConfigView config = ConfigView.current()
-    node._input_layouts = _none_layouts(len(in_data))
-    if config.get('type_check'):
-        check_types(node, in_data)
-    outputs = run_forward(node, in_data, config)
-    if outputs is NOT_COMPILED:
-        outputs = node.forward(in_data)
-    _check_outputs(node, outputs, node.is_elementwise)
-    cdef tuple out = <tuple>outputs
-    cdef Py_ssize_t i, n_out = len(out)
-    cdef list ret = [None] * n_out
-    for i in range(n_out):
-        y = out[i]
-        if type(y) is _ndarray:
-            ret[i] = new_variable(y, requires_grad, None, 0)
-        else:
-            ret[i] = _Variable(y, requires_grad=requires_grad)
-    return tuple(ret)
-
-
 cdef inline void _retain(object var) except *:
     """``var.retain_data()``, inlined while it and what it calls are
     stock's: the node keeps the array and refreshes its dtype and shape."""
@@ -333,45 +292,3 @@ cdef inline void _materialize(list input_vars, list in_data):
     for i in range(len(input_vars)):
         if input_vars[i] is None:
             input_vars[i] = _input_variable(in_data[i])
-
-
-cdef inline void _check_outputs(object self, object outputs,
-                                bint elementwise) except *:
-    """Stock's validation of ``forward``'s result, with stock's errors;
-    ``elementwise`` is ``self.is_elementwise``."""
-    cdef object y, first
-    if type(outputs) is not tuple:
-        raise TypeError(
-            'forward output must be a tuple ({})\n'
-            'Actual: {}'.format(self.label, type(outputs)))
-    cdef tuple out = <tuple>outputs
-    cdef bint all_numpy = True
-    for y in out:
-        if type(y) is not _ndarray:
-            all_numpy = False
-    if elementwise and len(out) > 0:
-        first = out[0].shape
-        for y in out:
-            if y.shape != first:
-                raise RuntimeError(
-                    'An elementwise function returned outputs with '
-                    'different shapes.\n'
-                    'Function: {}\n'
-                    'Input shapes: {}\n'
-                    'Output shapes: {}'.format(
-                        self.label,
-                        ', '.join(repr(x.shape) for x in out),
-                        ', '.join(repr(z.shape) for z in out),
-                    ))
-    if not all_numpy and not chainer.is_arrays_compatible(out):
-        if not all(isinstance(z, chainer.get_array_types()) for z in out):
-            raise TypeError(
-                'forward output must be a tuple of ndarrays.\n'
-                'Function: {}\n'
-                'Actual output types: {}'
-                .format(self.label, tuple(type(z) for z in out)))
-        raise TypeError(
-            'incompatible array types are mixed in the forward output '
-            '({}).\n'
-            'Actual: {}'.format(
-                self.label, ', '.join(str(type(z)) for z in out)))

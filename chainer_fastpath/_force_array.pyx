@@ -9,8 +9,10 @@ Anything else takes the original.
 """
 import numpy
 
-from chainer_fastpath._stats cimport EntryStats
-from chainer_fastpath import _stats
+from chainer import utils
+
+from chainer_fastpath._core._stats cimport EntryStats
+from chainer_fastpath._core import _stats
 
 cdef EntryStats _stats_force = _stats.entry('utils.force_array')
 cdef object _original = None
@@ -20,11 +22,16 @@ cdef type _ndarray = numpy.ndarray
 cdef bint _ndarray_is_never_scalar = False
 
 
-def bind(original):
-    """Gives the module the stock ``force_array`` it falls back to."""
+TARGETS = ((utils, 'force_array'),)
+
+
+def bind(owner, attribute, original):
+    """Keeps the stock ``force_array`` to fall back to; returns its
+    replacement."""
     global _original, _ndarray_is_never_scalar
     _original = original
     _ndarray_is_never_scalar = not numpy.isscalar(numpy.empty(0))
+    return force_array
 
 
 def force_array(x, dtype=None):

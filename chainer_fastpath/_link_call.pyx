@@ -12,9 +12,9 @@ class whose ``Link`` methods were replaced run the original, counted.
 import chainer
 from chainer import link as link_module
 
-from chainer_fastpath._audit cimport method_is, type_version
-from chainer_fastpath._stats cimport EntryStats
-from chainer_fastpath import _stats
+from chainer_fastpath._core._audit cimport method_is, type_version
+from chainer_fastpath._core._stats cimport EntryStats
+from chainer_fastpath._core import _stats
 
 # Not ``cdef type``: Cython's check wants exactly ``type``, and Link's
 # metaclass derives from ABCMeta.
@@ -28,10 +28,15 @@ cdef EntryStats _stats_call = _stats.entry('Link.__call__')
 cdef object _original = None
 
 
-def bind(original):
-    """Gives the module the stock ``Link.__call__`` it falls back to."""
+TARGETS = ((_Link, '__call__'),)
+
+
+def bind(owner, attribute, original):
+    """Keeps the stock ``Link.__call__`` to fall back to; returns its
+    replacement."""
     global _original
     _original = original
+    return __call__
 
 
 # Classes found plain, by address and version tag. CPython never hands out a

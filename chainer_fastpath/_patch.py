@@ -1,9 +1,13 @@
 """The patch table: what is replaced, by what, and how to put it back.
 
-Every patched target is one :class:`Patch` row. Originals are read once, from
-the owner's ``__dict__``, the first time the table is built; ``disable()``
-restores those very objects, so patching twice or after someone else's
-monkey-patch cannot lose the original.
+Every patched target is one :class:`Patch` row, named ``Owner.attribute``
+as its counters in ``stats()`` are. Each patched module speaks one protocol:
+``TARGETS``, the ``(owner, attribute)`` pairs it replaces, and
+``bind(owner, attribute, original)``, which keeps the original to fall back
+to and returns the replacement. Originals are read once, from the owner's
+``__dict__``, the first time the table is built; ``disable()`` restores
+those very objects, so patching twice or after someone else's monkey-patch
+cannot lose the original.
 """
 import collections
 import logging
@@ -16,7 +20,8 @@ logger = logging.getLogger('chainer_fastpath')
 SUPPORTED_CHAINER = ((7, 8, 0), (7, 9, 0))   # [low, high)
 
 Patch = collections.namedtuple(
-    'Patch', ['part', 'owner', 'attribute', 'replacement', 'original'])
+    'Patch', ['part', 'name', 'owner', 'attribute', 'replacement',
+              'original'])
 
 _lock = threading.RLock()
 _table = None          # tuple of Patch, built on the first enable()
@@ -36,39 +41,46 @@ def version_supported():
     return low <= chainer_version() < high
 
 
-def _row(part, owner, attribute, module):
-    original = owner.__dict__[attribute]
-    bind_target = getattr(module, 'bind_target', None)
-    if bind_target is not None:
-        # a module with several targets returns each one's replacement
-        replacement = bind_target(owner, attribute, original)
-    else:
-        module.bind(original)
-        replacement = getattr(module, attribute)
-    return Patch(part, owner, attribute, replacement, original)
+def row_name(owner, attribute):
+    """``Owner.attribute``: a class by its qualified name, a module by the
+    last part of its dotted name (``utils.force_array``)."""
+    if isinstance(owner, type):
+        return '{}.{}'.format(owner.__qualname__, attribute)
+    return '{}.{}'.format(owner.__name__.rpartition('.')[2], attribute)
 
 
-def _build_table():
+def _modules():
+    """``(part, module)`` of every patched module, in the table's order."""
     from chainer_fastpath import _arith
+    from chainer_fastpath import _fast_backward
     from chainer_fastpath import _fast_call
     from chainer_fastpath import _force_array
     from chainer_fastpath import _link_call
-    from chainer_fastpath import _fast_backward
     from chainer_fastpath import _unchain
+    from chainer_fastpath import functions
     from chainer_fastpath import optimizers
 
+    functions.register_all()
     return (
-        _row('forward', chainer.FunctionNode, 'apply', _fast_call),
-        _row('forward', chainer.utils, 'force_array', _force_array),
-        _row('forward', chainer.Link, '__call__', _link_call),
-    ) + tuple(_row('forward', owner, attribute, _arith)
-              for owner, attribute in _arith.targets()) + (
-        _row('backward', chainer.Variable, 'backward', _fast_backward),
-        _row('backward', chainer._backprop, '_backprop_to_all',
-             _fast_backward),
-        _row('backward', chainer.Variable, 'unchain_backward', _unchain),
-    ) + tuple(_row('optimizers', owner, attribute, optimizers)
-              for owner, attribute in optimizers.targets())
+        ('forward', _fast_call),
+        ('forward', _force_array),
+        ('forward', _link_call),
+        ('forward', _arith),
+        ('backward', _fast_backward),
+        ('backward', _unchain),
+        ('optimizers', optimizers),
+    )
+
+
+def _build_table():
+    rows = []
+    for part, module in _modules():
+        for owner, attribute in module.TARGETS:
+            original = owner.__dict__[attribute]
+            rows.append(Patch(part, row_name(owner, attribute), owner,
+                              attribute, module.bind(owner, attribute,
+                                                     original), original))
+    return tuple(rows)
 
 
 def table():
@@ -80,14 +92,26 @@ def table():
         return _table
 
 
-def install(parts):
-    """Makes exactly the rows of ``parts`` installed; all or nothing.
+def select(parts, exclude=()):
+    """The rows of ``parts``, without those named in ``exclude``; an unknown
+    name in ``exclude`` raises ValueError."""
+    rows = table()
+    unknown = set(exclude) - {r.name for r in rows}
+    if unknown:
+        raise ValueError('no patch-table row named {}; the rows are: {}'
+                         .format(', '.join(sorted(unknown)),
+                                 ', '.join(r.name for r in rows)))
+    return tuple(r for r in rows if r.part in parts and r.name not in exclude)
+
+
+def install(rows):
+    """Makes exactly ``rows`` installed; all or nothing.
 
     On any failure every target is put back as it was before the call.
     """
     global _installed
     with _lock:
-        wanted = tuple(r for r in table() if r.part in parts)
+        wanted = tuple(rows)
         changes = [(r, r.original) for r in _installed if r not in wanted]
         changes += [(r, r.replacement) for r in wanted]
         done = []
@@ -112,3 +136,12 @@ def uninstall():
 
 def installed():
     return _installed
+
+
+def get_original(owner, name):
+    """The stock object that the row ``owner.name`` replaces."""
+    for row in table():
+        if row.owner is owner and row.attribute == name:
+            return row.original
+    raise KeyError('{} is not patched by chainer_fastpath'.format(
+        row_name(owner, name)))

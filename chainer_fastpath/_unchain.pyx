@@ -10,9 +10,9 @@ on Variable runs the original.
 from chainer import function_node
 from chainer import variable
 
-from chainer_fastpath._audit cimport StockMethods, method_is
-from chainer_fastpath._stats cimport EntryStats
-from chainer_fastpath import _stats
+from chainer_fastpath._core._audit cimport StockMethods, method_is
+from chainer_fastpath._core._stats cimport EntryStats
+from chainer_fastpath._core import _stats
 
 cdef type _Variable = variable.Variable
 cdef type _Parameter = variable.Parameter
@@ -27,10 +27,15 @@ cdef EntryStats _stats_unchain = _stats.entry('Variable.unchain_backward')
 cdef object _original = None
 
 
-def bind(original):
-    """Gives the module the stock ``unchain_backward`` it falls back to."""
+TARGETS = ((_Variable, 'unchain_backward'),)
+
+
+def bind(owner, attribute, original):
+    """Keeps the stock ``unchain_backward`` to fall back to; returns its
+    replacement."""
     global _original
     _original = original
+    return unchain_backward
 
 
 def unchain_backward(self):

@@ -83,9 +83,52 @@ class _Refusing:
         raise RuntimeError('refused')
 
 
+def test_row_names_are_the_stats_keys():
+    chainer_fastpath.enable()
+    names = [row.name for row in _patch.table()]
+    assert len(set(names)) == len(names)
+    assert 'FunctionNode.apply' in names
+    assert 'utils.force_array' in names
+    # Aliases of one stock function share one replacement, counted under
+    # the name of the function's own row.
+    counted = set(chainer_fastpath.stats()) - {'FunctionNode.backward'}
+    assert counted <= set(names)
+    assert {'functions.add', 'Variable.__radd__'} <= set(names) - counted
+
+
+def test_exclude_leaves_the_named_rows_stock():
+    chainer_fastpath.enable(exclude=('Link.__call__', 'Variable.backward'))
+    for row in _patch.table():
+        excluded = row.name in ('Link.__call__', 'Variable.backward')
+        assert (_current(row) is row.original) == excluded
+    # A later enable() without exclude installs them.
+    chainer_fastpath.enable()
+    assert chainer.Link.__dict__['__call__'] is not _patch.get_original(
+        chainer.Link, '__call__')
+
+
+def test_exclude_of_an_unknown_row_raises_and_touches_nothing():
+    with pytest.raises(ValueError, match='Link.__cal__'):
+        chainer_fastpath.enable(exclude=('Link.__cal__',))
+    assert not chainer_fastpath.is_enabled()
+
+
+def test_get_original_is_the_stock_object_on_or_off():
+    stock = chainer.FunctionNode.__dict__['apply']
+    assert chainer_fastpath.get_original(chainer.FunctionNode, 'apply') \
+        is stock
+    chainer_fastpath.enable()
+    assert chainer.FunctionNode.apply is not stock
+    assert chainer_fastpath.get_original(chainer.FunctionNode, 'apply') \
+        is stock
+    with pytest.raises(KeyError, match='FunctionNode.forward'):
+        chainer_fastpath.get_original(chainer.FunctionNode, 'forward')
+
+
 def test_failure_half_way_restores_everything(monkeypatch):
     rows = _patch.table()
-    broken = _patch.Patch('backward', _Refusing(), 'x', object(), object())
+    broken = _patch.Patch('backward', '_Refusing.x', _Refusing(), 'x',
+                          object(), object())
     monkeypatch.setattr(_patch, '_table', rows + (broken,))
     with pytest.raises(RuntimeError, match='refused'):
         chainer_fastpath.enable()

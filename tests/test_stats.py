@@ -8,7 +8,7 @@ import chainer
 import chainer.functions as F
 
 import chainer_fastpath
-from chainer_fastpath import _stats
+from chainer_fastpath._core import _stats
 
 
 def test_stats_count_calls_through_each_entry_point():

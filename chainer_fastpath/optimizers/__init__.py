@@ -11,20 +11,22 @@ Targets (part ``optimizers`` of the patch table):
 """
 
 
-def targets():
-    """``(owner, attribute)`` of every target of this part."""
+def _targets():
     from chainer import optimizer
     from chainer_fastpath.optimizers import _kernels
 
     rows = [(optimizer.UpdateRule, 'update'),
             (optimizer.GradientMethod, 'update')]
     rows += [(cls, 'update_core_cpu') for _, cls, _ in _kernels.RULES]
-    return rows
+    return tuple(rows)
 
 
-def bind_target(owner, attribute, original):
-    """Gives the replacement of ``owner.attribute`` its original; returns
-    the replacement."""
+TARGETS = _targets()
+
+
+def bind(owner, attribute, original):
+    """Keeps ``original`` to fall back to; returns the replacement of
+    ``owner.attribute``."""
     from chainer import optimizer
     from chainer_fastpath.optimizers import _kernels, _update
 
@@ -32,6 +34,4 @@ def bind_target(owner, attribute, original):
         return _update.bind('UpdateRule.update', original)
     if attribute == 'update' and owner is optimizer.GradientMethod:
         return _update.bind('GradientMethod.update', original)
-    if attribute == 'update_core_cpu':
-        return _kernels.bind(owner, original)
-    raise KeyError((owner, attribute))
+    return _kernels.bind(owner, original)

@@ -18,14 +18,14 @@ from chainer.optimizers import ada_delta, ada_grad, adam, corrected_momentum_sgd
 from chainer.optimizers import momentum_sgd, msvag, nesterov_ag, rmsprop
 from chainer.optimizers import rmsprop_graves, sgd, smorms3
 
-from chainer_fastpath._stats cimport EntryStats
-from chainer_fastpath import _stats
+from chainer_fastpath._core._stats cimport EntryStats
+from chainer_fastpath._core import _stats
 
 from cpython.float cimport PyFloat_AS_DOUBLE
 from libc.math cimport pow as c_pow, sqrt as c_sqrt, isfinite
 from libc.stdint cimport uint16_t
 
-from chainer_fastpath._ndarray cimport (
+from chainer_fastpath._core._ndarray cimport (
     CFP_NPY_ALIGNED, CFP_NPY_C_CONTIGUOUS, CFP_NPY_DOUBLE, CFP_NPY_FLOAT,
     CFP_NPY_HALF, CFP_NPY_WRITEABLE, cfp_byteorder, cfp_data, cfp_dims,
     cfp_elsize, cfp_flags, cfp_nd, cfp_typenum, layout_ok)

@@ -16,8 +16,8 @@ from chainer import optimizer as _opt
 from chainer import variable as _variable
 from chainer.backends import _cpu
 
-from chainer_fastpath._stats cimport EntryStats
-from chainer_fastpath import _stats
+from chainer_fastpath._core._stats cimport EntryStats
+from chainer_fastpath._core import _stats
 
 cdef EntryStats _st_rule = _stats.entry('UpdateRule.update')
 cdef EntryStats _st_method = _stats.entry('GradientMethod.update')

@@ -14,7 +14,7 @@ def _mode(patched, enable_kwargs):
     import chainer_fastpath
     from chainer_fastpath import _patch
 
-    previous = tuple(r.part for r in _patch.installed())
+    previous = _patch.installed()
     try:
         if patched:
             if not chainer_fastpath.enable(**enable_kwargs):

@@ -3,7 +3,14 @@
 The mirror is checked against the running NumPy at import; while it does
 not match, ``layout_ok()`` is False and every user takes its fallback.
 """
+cimport cython
+from libc.stdint cimport uint32_t, uint64_t
+
 import numpy
+
+cdef type _ndarray = numpy.ndarray
+cdef object _float32 = numpy.float32
+cdef object _float64 = numpy.float64
 
 # The canonical descrs of the builtin numeric dtypes, by address: an array
 # whose descr is one of them has a dtype that ``isbuiltin`` calls 1.
@@ -70,3 +77,42 @@ cdef int builtin_typenum(object a):
     if dtype.isbuiltin == 1:
         return dtype.num
     return -1
+
+
+cdef bint adds_zeros_exactly(object acc) except -1:
+    """Whether ``acc + 0`` is ``acc``, bit for bit and raising no
+    floating-point exception: a C-contiguous float32 or float64 array with
+    no -0.0 (which + 0.0 makes +0.0) and no signaling NaN (which it makes
+    quiet, raising invalid)."""
+    if (type(acc) is not _ndarray or not acc.flags.c_contiguous
+            or (acc.dtype != _float32 and acc.dtype != _float64)):
+        return False
+    if acc.dtype == _float32:
+        return not _has_bits[uint32_t](
+            acc.reshape(-1).view(numpy.uint32), 0x80000000u, 0x7f800000u,
+            0x00400000u)
+    return not _has_bits[uint64_t](
+        acc.reshape(-1).view(numpy.uint64), 0x8000000000000000u,
+        0x7ff0000000000000u, 0x0008000000000000u)
+
+
+ctypedef fused _bits_t:
+    uint32_t
+    uint64_t
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+cdef bint _has_bits(const _bits_t[::1] a, _bits_t neg_zero, _bits_t exponent,
+                    _bits_t quiet) noexcept nogil:
+    # Any -0.0, or any NaN (all exponent bits, some mantissa bit) whose
+    # quiet bit is clear.
+    cdef Py_ssize_t i
+    cdef _bits_t v, mantissa = exponent ^ (neg_zero - 1)
+    cdef bint found = False
+    for i in range(a.shape[0]):
+        v = a[i]
+        found |= (v == neg_zero) | (((v & exponent) == exponent)
+                                    & ((v & mantissa) != 0)
+                                    & ((v & quiet) == 0))
+    return found

@@ -1,4 +1,4 @@
-"""The one-pass softmax cross entropy kernels (``_softmax_cross_entropy.pyx``)
+"""The one-pass softmax cross entropy kernels (``fused_forward``, ``fused_grad``)
 against stock's ``SoftmaxCrossEntropy.forward_cpu`` and its gradient's: bit
 for bit, the same attributes, the same warnings and errors, and None
 wherever they leave the work to NumPy."""
@@ -11,7 +11,7 @@ import chainer
 import chainer.functions as F
 from chainer.functions.loss import softmax_cross_entropy as sce
 
-from chainer_fastpath import _softmax_cross_entropy as kernel
+from chainer_fastpath.functions.loss import softmax_cross_entropy as kernel
 from chainer_fastpath.testing import assert_same, run_both
 
 SHAPES = [(8, 1000), (1, 1), (3, 5), (20, 7)]
@@ -51,7 +51,7 @@ def test_forward_bit_for_bit(dtype, shape, scale, label_dtype, options):
     node, expected = _stock(x, t, **options)
     opts = dict({'normalize': True, 'reduce': 'mean', 'cache_score': True,
                  'ignore_label': -1}, **options)
-    got = kernel.forward(x, t, opts['ignore_label'], opts['normalize'],
+    got = kernel.fused_forward(x, t, opts['ignore_label'], opts['normalize'],
                          opts['reduce'], opts['cache_score'])
     assert got is not None
     loss, y, coeff = got
@@ -83,14 +83,14 @@ def test_grad_bit_for_bit(dtype, shape, scale, options):
     grad_node = sce._SoftmaxCrossEntropyGrad_NoDoubleBackprop(
         ignore_label, None, node.y, coeff, False)
     expected, = grad_node.forward_cpu((x, t, gloss))
-    got = kernel.grad(node.y, t, ignore_label, gloss, coeff)
+    got = kernel.fused_grad(node.y, t, ignore_label, gloss, coeff)
     assert got is not None
     assert _value(got) == _value(expected)
 
 
 def test_unsupported_inputs_are_left_to_numpy():
     x, t = _inputs(numpy.float32, (3, 5), 1)
-    forward = kernel.forward
+    forward = kernel.fused_forward
     assert forward(x.astype(numpy.float16), t, -1, True, 'mean', True) is None
     assert forward(numpy.asfortranarray(x), t, -1, True, 'mean', True) is None
     assert forward(x[None], t, -1, True, 'mean', True) is None
@@ -102,7 +102,7 @@ def test_unsupported_inputs_are_left_to_numpy():
     assert forward(x[:0], t[:0], -1, True, 'mean', True) is None
     y = _stock(x, t)[0].y
     gloss = numpy.array(1, numpy.float64)
-    assert kernel.grad(y, t, -1, gloss, 0.5) is None
+    assert kernel.fused_grad(y, t, -1, gloss, 0.5) is None
 
 
 @pytest.mark.parametrize('label', [5, -6, 100])
@@ -110,15 +110,15 @@ def test_label_out_of_range_is_left_to_numpy(label):
     x, t = _inputs(numpy.float32, (3, 5), 1)
     t = t.copy()
     t[1] = label
-    assert kernel.forward(x, t, -1, True, 'mean', True) is None
-    assert kernel.grad(x, t, -1, numpy.array(1, numpy.float32), 1.0) is None
+    assert kernel.fused_forward(x, t, -1, True, 'mean', True) is None
+    assert kernel.fused_grad(x, t, -1, numpy.array(1, numpy.float32), 1.0) is None
 
 
 def test_negative_labels_wrap_as_numpy_indexing_does():
     x, t = _inputs(numpy.float32, (3, 5), 1)
     t = numpy.array([-2, -5, 4], numpy.int32)
     node, expected = _stock(x, t)
-    loss, y, coeff = kernel.forward(x, t, -1, True, 'mean', True)
+    loss, y, coeff = kernel.fused_forward(x, t, -1, True, 'mean', True)
     assert _value(loss) == _value(expected)
 
 
@@ -131,7 +131,7 @@ def test_nan_input_is_left_to_numpy(dtype, column, errstate):
     x, t = _inputs(dtype, (3, 9), 1)
     x[2, column] = numpy.nan
     with numpy.errstate(**errstate):
-        assert kernel.forward(x, t, -1, True, 'mean', True) is None
+        assert kernel.fused_forward(x, t, -1, True, 'mean', True) is None
 
 
 @pytest.mark.parametrize('dtype', [numpy.float32, numpy.float64])
@@ -149,7 +149,7 @@ def test_zero_maxima_of_either_sign_give_stock_bits(dtype, row):
     t = numpy.array([0, 1, 5], numpy.int32)
     for options in [{}, {'reduce': 'no'}]:
         node, expected = _stock(x, t, **options)
-        got = kernel.forward(x, t, -1, True, options.get('reduce', 'mean'),
+        got = kernel.fused_forward(x, t, -1, True, options.get('reduce', 'mean'),
                              True)
         assert _value(got[0]) == _value(expected)
         assert _value(got[1]) == _value(node.y)
@@ -158,7 +158,7 @@ def test_zero_maxima_of_either_sign_give_stock_bits(dtype, row):
 def test_infinity_minus_infinity_is_left_to_numpy():
     x, t = _infinite_logit()
     with numpy.errstate(invalid='ignore'):
-        assert kernel.forward(x, t, -1, True, 'mean', True) is None
+        assert kernel.fused_forward(x, t, -1, True, 'mean', True) is None
 
 
 def _infinite_logit():
@@ -210,13 +210,13 @@ def test_ignored_underflow_takes_the_kernel():
     # its subnormal results are NumPy's.
     x, t = _tiny_probabilities()
     node, expected = _stock(x, t)
-    got = kernel.forward(x, t, -1, True, 'mean', True)
+    got = kernel.fused_forward(x, t, -1, True, 'mean', True)
     assert got is not None and _value(got[1]) == _value(node.y)
     gloss = numpy.array(0.7, numpy.float32)
     grad_node = sce._SoftmaxCrossEntropyGrad_NoDoubleBackprop(
         -1, None, node.y, node._coeff, False)
     gx, = grad_node.forward_cpu((x, t, gloss))
-    assert _value(kernel.grad(node.y, t, -1, gloss, node._coeff)) == \
+    assert _value(kernel.fused_grad(node.y, t, -1, gloss, node._coeff)) == \
         _value(gx)
 
 
@@ -236,7 +236,7 @@ def test_label_column_flags_only_move_work_to_numpy(errstate):
         -1, None, node.y, node._coeff, False)
     with numpy.errstate(**errstate):
         expected, = grad_node.forward_cpu((x, t, gloss))
-        got = kernel.grad(node.y, t, -1, gloss, node._coeff)
+        got = kernel.fused_grad(node.y, t, -1, gloss, node._coeff)
     if errstate:
         assert _value(got) == _value(expected)
     else:

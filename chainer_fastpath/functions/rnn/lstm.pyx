@@ -1,4 +1,5 @@
-"""The LSTM cell's arithmetic in one pass, bit for bit what stock computes.
+"""Compiled ``LSTM`` (``F.lstm``): forward and backward on NumPy arrays,
+the cell's arithmetic in one pass, bit for bit what stock computes.
 
 Stock's ``LSTM.forward`` and ``LSTMGrad.forward`` chain some twenty NumPy
 calls over strided gate views; on a small batch their cost is the calls, not
@@ -13,23 +14,38 @@ operands, so the same operations can run element by element:
 
 A floating-point exception in a loop that ``numpy.errstate`` does not ignore
 is one stock's NumPy calls would have warned about or raised (``_fpe``); the
-kernels then return None and the caller runs the NumPy calls, which do just
-that.
+kernels (``fused_forward``, ``fused_grad``) then return None and the node's
+forward runs the NumPy calls, which do just that.
 """
+cimport cython
+
 import numpy
 
-from chainer_fastpath._ndarray cimport (
+import chainer
+from chainer.functions.rnn import lstm
+
+from chainer_fastpath._core._ndarray cimport (
     CFP_NPY_C_CONTIGUOUS, CFP_NPY_DOUBLE, CFP_NPY_FLOAT, builtin_typenum,
     cfp_data, cfp_dims, cfp_flags, cfp_nd, layout_ok)
 
 from libc.string cimport memcpy, memset
 
-from chainer_fastpath._fpe cimport (
+from chainer_fastpath._core._config cimport ConfigView
+from chainer_fastpath._core._objects cimport new_variable
+from chainer_fastpath._core._registry cimport NOT_HANDLED, compiled
+from chainer_fastpath._core._retained cimport (
+    array_of, grad_array, requires_grad_of, retained_inputs,
+    retained_inputs_require_grad, retained_output)
+from chainer_fastpath._core._fpe cimport (
     FE_UNDERFLOW, feclearexcept, fetestexcept, watched)
 
 cdef type _ndarray = numpy.ndarray
 cdef object _tanh = numpy.tanh
 cdef object _empty = numpy.empty
+cdef object _empty_like = numpy.empty_like
+
+
+# -- the kernels ----------------------------------------------------------
 
 ctypedef fused real:
     float
@@ -236,7 +252,7 @@ cdef void _grad(const real *u, const real *co, const real *c_prev,
         gx += 4 * R
 
 
-cpdef object lstm_forward(object c_prev, object x):
+cpdef object fused_forward(object c_prev, object x):
     """``(c_next, h)`` as stock ``LSTM.forward`` computes them on NumPy
     arrays, or None when the kernel does not apply or a floating-point
     exception occurred."""
@@ -285,7 +301,7 @@ cpdef object lstm_forward(object c_prev, object x):
     return c_next, h
 
 
-cpdef object lstm_grad(object c_prev, object x, object c_next, object gc,
+cpdef object fused_grad(object c_prev, object x, object c_next, object gc,
                        object gh):
     """``(gc_prev, gx)`` as stock ``LSTMGrad.forward`` computes them on
     NumPy arrays (``gc``, ``gh`` may be None), or None when the kernel does
@@ -350,3 +366,150 @@ cpdef object lstm_grad(object c_prev, object x, object c_next, object gc,
     else:
         memset(pgp + g.n * itemsize, 0, (g.cell_size - g.n) * itemsize)
     return gc_prev, gx
+
+
+# -- the nodes ------------------------------------------------------------
+
+# Module functions the stock LSTM forward and LSTMGrad.forward look up at
+# call time.
+cdef tuple _LSTM_FUNCTIONS = (
+    (lstm, '_extract_gates'), (lstm, '_sigmoid'), (lstm, '_grad_tanh'),
+    (lstm, '_grad_sigmoid'), (numpy, 'tanh'), (numpy, 'empty_like'),
+    (chainer, 'get_cpu_array_types'))
+cdef tuple _LSTM_ORIGINALS = tuple([getattr(m, n) for m, n in _LSTM_FUNCTIONS])
+
+
+cdef bint _functions_stock():
+    """Whether what the LSTM forwards call is still stock's."""
+    cdef Py_ssize_t i
+    for i in range(len(_LSTM_FUNCTIONS)):
+        module, name = _LSTM_FUNCTIONS[i]
+        if getattr(module, name) is not _LSTM_ORIGINALS[i]:
+            return False
+    return True
+
+
+@cython.boundscheck(True)
+@cython.wraparound(True)
+cdef inline list _gates(object x):
+    # lstm._extract_gates: four strided views of x.
+    r = x.reshape((len(x), x.shape[1] // 4, 4) + x.shape[2:])
+    return [r[:, :, 0], r[:, :, 1], r[:, :, 2], r[:, :, 3]]
+
+
+cdef inline object _sigmoid_of(object x):
+    # lstm._sigmoid on NumPy.
+    half = x.dtype.type(0.5)
+    return _tanh(x * half) * half + half
+
+
+@cython.boundscheck(True)
+@cython.wraparound(True)
+cdef object _forward(object node, tuple inputs, ConfigView config):
+    # LSTM.forward on NumPy arrays, iDeep unavailable: the one-pass kernel,
+    # or where it declines, the same NumPy calls in the same order.
+    if len(inputs) != 2 or not _functions_stock():
+        return NOT_HANDLED
+    c_prev, x = inputs
+    if type(c_prev) is not _ndarray or type(x) is not _ndarray:
+        return NOT_HANDLED
+    node._input_indexes_to_retain = (0, 1)
+    outputs = fused_forward(c_prev, x)
+    if outputs is not None:
+        node._output_indexes_to_retain = (0,)
+        return outputs
+    a, i, f, o = _gates(x)
+    batch = len(x)
+    a = _tanh(a)
+    i = _sigmoid_of(i)
+    f = _sigmoid_of(f)
+    o = _sigmoid_of(o)
+    c_next = _empty_like(c_prev)
+    c_next[:batch] = a * i + f * c_prev[:batch]
+    h = o * _tanh(c_next[:batch])
+    c_next[batch:] = c_prev[batch:]
+    node._output_indexes_to_retain = (0,)
+    return c_next, h
+
+
+@cython.boundscheck(True)
+@cython.wraparound(True)
+cdef object _grad_forward(tuple inputs):
+    """``LSTMGrad().forward(inputs)`` on NumPy arrays (gc, gh may be None),
+    iDeep unavailable, or NOT_HANDLED: the one-pass kernel, or where it
+    declines, stock's NumPy calls."""
+    if len(inputs) != 5 or not _functions_stock():
+        return NOT_HANDLED
+    c_prev, x, c_next, gc, gh = inputs
+    outputs = fused_grad(c_prev, x, c_next, gc, gh)
+    if outputs is not None:
+        return outputs
+    batch = len(x)
+    gx = _empty_like(x)
+    ga, gi, gf, go = _gates(gx)
+    if gc is None:
+        gc_update = 0
+        gc_rest = 0
+    else:
+        gc_update = gc[:batch]
+        gc_rest = gc[batch:]
+    if gh is None:
+        gh = 0
+    a, i, f, o = _gates(x)
+    tanh_a = _tanh(a)
+    sig_i = _sigmoid_of(i)
+    sig_f = _sigmoid_of(f)
+    sig_o = _sigmoid_of(o)
+    co = _tanh(c_next[:batch])
+    gc_prev = _empty_like(c_prev)
+    # _grad_tanh(y) = 1 - y * y; _grad_sigmoid(y) = y * (1 - y).
+    gc_prev[:batch] = gh * sig_o * (1 - co * co) + gc_update
+    gc = gc_prev[:batch]
+    ga[:] = gc * sig_i * (1 - tanh_a * tanh_a)
+    gi[:] = gc * tanh_a * (sig_i * (1 - sig_i))
+    gf[:] = gc * c_prev[:batch] * (sig_f * (1 - sig_f))
+    go[:] = gh * co * (sig_o * (1 - sig_o))
+    gc_prev[:batch] *= sig_f
+    gc_prev[batch:] = gc_rest
+    return gc_prev, gx
+
+
+@cython.boundscheck(True)
+@cython.wraparound(True)
+cdef object _backward(object func, tuple indexes, tuple grad_outputs):
+    # LSTM.backward: LSTMGrad()(c_prev, x, c, gc, gh), an old-style Function
+    # without a type check. A missing gradient is passed as None, as stock
+    # passes it (its Variable, made by as_variable, requires no grad).
+    gc_var, gh_var = grad_outputs
+    gc = grad_array(gc_var)
+    gh = grad_array(gh_var)
+    if (gc is None and gc_var is not None) or (
+            gh is None and gh_var is not None):
+        return NOT_HANDLED
+    arrays = retained_inputs(func, [])
+    c_node = retained_output(func)
+    if arrays is None or len(arrays) != 2 or c_node is None:
+        return NOT_HANDLED
+    arrays += [array_of(c_node), gc, gh]
+    outputs = _grad_forward(tuple(arrays))
+    if outputs is NOT_HANDLED:
+        outputs = lstm.LSTMGrad().forward(tuple(arrays))
+    if (type(outputs) is not tuple or len(<tuple>outputs) != 2
+            or type(outputs[0]) is not _ndarray
+            or type(outputs[1]) is not _ndarray):
+        return NOT_HANDLED
+    cdef bint rg = (retained_inputs_require_grad(func)
+                    or requires_grad_of(c_node)
+                    or (gc_var is not None and gc_var._requires_grad)
+                    or (gh_var is not None and gh_var._requires_grad))
+    return (new_variable(outputs[0], rg, None, 0),
+            new_variable(outputs[1], rg, None, 0))
+
+
+ENTRIES = (
+    compiled(lstm.LSTM,
+             _forward, ('forward', 'retain_inputs', 'retain_outputs'),
+             _backward, backward_callees=(
+                 (lstm.LSTMGrad, '__init__'), (lstm.LSTMGrad, 'forward')),
+             type_check=()),
+)

@@ -1,5 +1,5 @@
-"""The one-pass LSTM cell kernels (``_lstm_cell.pyx``) against the stock
-``LSTM.forward`` and ``LSTMGrad.forward`` they stand for: bit for bit, the
+"""The one-pass LSTM cell kernels (``fused_forward``, ``fused_grad``) against the
+stock ``LSTM.forward`` and ``LSTMGrad.forward`` they stand for: bit for bit, the
 same warnings and errors, and None wherever they leave the work to NumPy."""
 import warnings
 
@@ -10,7 +10,7 @@ import chainer
 import chainer.functions as F
 from chainer.functions.rnn import lstm
 
-from chainer_fastpath import _lstm_cell
+from chainer_fastpath.functions.rnn import lstm as kernel
 from chainer_fastpath.testing import assert_same, run_both
 
 # (batch, cell batch, units, trailing shape)
@@ -38,7 +38,7 @@ def _inputs(dtype, shape, scale, seed=0):
 def test_forward_bit_for_bit(dtype, shape, scale):
     c, x, _, _ = _inputs(dtype, shape, scale)
     expected = lstm.LSTM().forward((c, x))
-    got = _lstm_cell.lstm_forward(c, x)
+    got = kernel.fused_forward(c, x)
     assert got is not None
     assert _bits(got) == _bits(expected)
 
@@ -53,7 +53,7 @@ def test_grad_bit_for_bit(dtype, shape, scale, has_gc, has_gh):
     c_next = lstm.LSTM().forward((c, x))[0]
     args = (c, x, c_next, gc if has_gc else None, gh if has_gh else None)
     expected = lstm.LSTMGrad().forward(args)
-    got = _lstm_cell.lstm_grad(*args)
+    got = kernel.fused_grad(*args)
     assert got is not None
     assert _bits(got) == _bits(expected)
 
@@ -74,17 +74,17 @@ def _unsupported():
 @pytest.mark.parametrize('case', sorted(_unsupported()))
 def test_unsupported_inputs_are_left_to_numpy(case):
     c, x = _unsupported()[case]
-    assert _lstm_cell.lstm_forward(c, x) is None
+    assert kernel.fused_forward(c, x) is None
 
 
 def test_unsupported_gradients_are_left_to_numpy():
     c, x, gc, gh = _inputs(numpy.float32, (2, 3, 4, ()), 1)
     c_next = lstm.LSTM().forward((c, x))[0]
-    assert _lstm_cell.lstm_grad(c, x, c_next, gc.astype(numpy.float64),
+    assert kernel.fused_grad(c, x, c_next, gc.astype(numpy.float64),
                                 gh) is None
-    assert _lstm_cell.lstm_grad(c, x, c_next, gc, gh[:1]) is None
-    assert _lstm_cell.lstm_grad(c, x, c_next[:2], gc, gh) is None
-    assert _lstm_cell.lstm_grad(c, x, c_next, gc,
+    assert kernel.fused_grad(c, x, c_next, gc, gh[:1]) is None
+    assert kernel.fused_grad(c, x, c_next[:2], gc, gh) is None
+    assert kernel.fused_grad(c, x, c_next, gc,
                                 numpy.asfortranarray(gh)) is None
 
 
@@ -105,8 +105,8 @@ def _overflowing_grad():
 
 def test_watched_exception_leaves_the_work_to_numpy():
     c, x = _saturated_forget_gate()
-    assert _lstm_cell.lstm_forward(c, x) is None
-    assert _lstm_cell.lstm_grad(*_overflowing_grad()) is None
+    assert kernel.fused_forward(c, x) is None
+    assert kernel.fused_grad(*_overflowing_grad()) is None
 
 
 def test_ignored_exception_is_computed_as_numpy_computes_it():
@@ -116,9 +116,9 @@ def test_ignored_exception_is_computed_as_numpy_computes_it():
     args = _overflowing_grad()
     with numpy.errstate(all='ignore'):
         expected = lstm.LSTM().forward((c, x))
-        got = _lstm_cell.lstm_forward(c, x)
+        got = kernel.fused_forward(c, x)
         expected_grad = lstm.LSTMGrad().forward(args)
-        got_grad = _lstm_cell.lstm_grad(*args)
+        got_grad = kernel.fused_grad(*args)
     assert numpy.isnan(expected[0]).any()
     assert numpy.isinf(expected_grad[0]).any()
     assert _bits(got) == _bits(expected)
@@ -133,10 +133,10 @@ def test_nan_is_left_to_numpy(where):
     c_next = lstm.LSTM().forward((c, x))[0]
     if where == 'x':
         x[1, 5] = numpy.nan
-        assert _lstm_cell.lstm_forward(c, x) is None
+        assert kernel.fused_forward(c, x) is None
     else:
         c_next[0, 2] = numpy.nan
-    assert _lstm_cell.lstm_grad(c, x, c_next, gc, gh) is None
+    assert kernel.fused_grad(c, x, c_next, gc, gh) is None
 
 
 def test_watched_underflow_leaves_the_work_to_numpy():
@@ -145,9 +145,9 @@ def test_watched_underflow_leaves_the_work_to_numpy():
     c, x, gc, gh = _inputs(numpy.float32, (2, 3, 4, ()), 1)
     c_next = lstm.LSTM().forward((c, x))[0]
     with numpy.errstate(under='warn'):
-        assert _lstm_cell.lstm_forward(c, x) is None
-        assert _lstm_cell.lstm_grad(c, x, c_next, gc, gh) is None
-    assert _lstm_cell.lstm_forward(c, x) is not None
+        assert kernel.fused_forward(c, x) is None
+        assert kernel.fused_grad(c, x, c_next, gc, gh) is None
+    assert kernel.fused_forward(c, x) is not None
 
 
 def _tiny_cell():

@@ -10,7 +10,7 @@ import numpy
 
 from chainer import variable
 
-from chainer_fastpath._ndarray cimport cfp_dims, cfp_nd, layout_ok
+from chainer_fastpath._core._ndarray cimport cfp_dims, cfp_nd, layout_ok
 
 cdef extern from "Python.h":
     int PyObject_GenericSetAttr(object obj, object name, object value) \

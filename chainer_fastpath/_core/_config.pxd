@@ -9,3 +9,6 @@ cdef class ConfigView:
     @staticmethod
     cdef ConfigView current()
     cdef object get(self, str name)
+
+
+cdef object function_hooks()

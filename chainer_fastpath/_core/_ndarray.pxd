@@ -14,3 +14,4 @@ cdef extern from "_ndarray.h":
 
 cdef bint layout_ok()
 cdef int builtin_typenum(object a)
+cdef bint adds_zeros_exactly(object acc) except -1

@@ -1,23 +1,36 @@
-"""Softmax cross entropy on a 2-D input in one pass, bit for bit stock's.
+"""Compiled ``SoftmaxCrossEntropy``: forward and backward on NumPy arrays,
+on a 2-D input in one pass, bit for bit stock's.
 
 Stock's ``SoftmaxCrossEntropy.forward_cpu`` and its gradient's chain some
-twenty NumPy calls; on a small batch their cost is the calls. As in
-``_lstm_cell``, each result is computed element by element: ``+``, ``-``,
+twenty NumPy calls; on a small batch their cost is the calls. As in the
+LSTM's kernels, each result is computed element by element: ``+``, ``-``,
 ``*``, comparisons and gathers in C, exactly as NumPy's loops do them, and
 what C cannot reproduce stays NumPy's own: ``exp`` and ``log``, and the
 sums, whose pairwise order only ``numpy.add.reduce`` gives. A NaN input, a
 label out of range or a floating-point exception that ``numpy.errstate``
-does not ignore (``_fpe``) returns None, and the caller runs the NumPy calls,
-which raise or warn as stock does.
+does not ignore (``_fpe``) makes the kernels (``fused_forward``,
+``fused_grad``) return None, and the node's code runs the NumPy calls, which
+raise or warn as stock does.
 """
+cimport cython
+
 import numpy
 
-from chainer_fastpath._ndarray cimport (
+import chainer
+from chainer.functions.loss import softmax_cross_entropy
+
+from chainer_fastpath._core._ndarray cimport (
     CFP_NPY_C_CONTIGUOUS, CFP_NPY_DOUBLE, CFP_NPY_FLOAT, CFP_NPY_INT,
     CFP_NPY_LONG, CFP_NPY_LONGLONG, builtin_typenum, cfp_data, cfp_dims,
     cfp_elsize, cfp_flags, cfp_nd, cfp_strides, layout_ok)
 
-from chainer_fastpath._fpe cimport feclearexcept, fetestexcept, watched
+from chainer_fastpath._core._config cimport ConfigView
+from chainer_fastpath._core._fpe cimport feclearexcept, fetestexcept, watched
+from chainer_fastpath._core._objects cimport new_variable
+from chainer_fastpath._core._apply cimport apply_detached
+from chainer_fastpath._core._registry cimport NOT_HANDLED, compiled
+from chainer_fastpath._core._retained cimport (
+    grad_array, retained_inputs, retained_inputs_require_grad)
 
 cdef type _ndarray = numpy.ndarray
 cdef object _exp = numpy.exp
@@ -25,6 +38,14 @@ cdef object _log = numpy.log
 cdef object _add_reduce = numpy.add.reduce
 cdef object _empty = numpy.empty
 cdef object _int64 = numpy.int64
+cdef object _rollaxis = numpy.rollaxis
+cdef object _arange = numpy.arange
+cdef object _float16 = numpy.float16
+cdef object _float32 = numpy.float32
+cdef object _should_use_cudnn = chainer.should_use_cudnn
+
+
+# -- the kernels ----------------------------------------------------------
 
 ctypedef fused real:
     float
@@ -200,7 +221,7 @@ cdef void _grad_rows(const real *y, real *gx, const Py_ssize_t *index,
         gx += cols
 
 
-cpdef object forward(object x, object t, object ignore_label,
+cpdef object fused_forward(object x, object t, object ignore_label,
                      bint normalize, str reduce, bint cache_score):
     """``(loss, y, coeff)``: what stock ``SoftmaxCrossEntropy.forward_cpu``
     returns and sets as ``self.y`` (None without ``cache_score``) and
@@ -283,7 +304,7 @@ cpdef object forward(object x, object t, object ignore_label,
     return loss.reshape(()), y, coeff
 
 
-cpdef object grad(object y, object t, object ignore_label, object gloss,
+cpdef object fused_grad(object y, object t, object ignore_label, object gloss,
                   object coeff):
     """``gx`` as stock ``_SoftmaxCrossEntropyGrad_NoDoubleBackprop``'s
     ``forward_cpu`` computes it from a cached score ``y`` (2-D), hard
@@ -330,3 +351,120 @@ cpdef object grad(object y, object t, object ignore_label, object gloss,
     if fetestexcept(flags):
         return None
     return gx
+
+
+# -- the node -------------------------------------------------------------
+
+@cython.boundscheck(True)
+@cython.wraparound(True)
+cdef object _forward(object node, tuple inputs, ConfigView config):
+    # FunctionNode.forward -> SoftmaxCrossEntropy.forward_cpu with
+    # log_softmax._log_softmax inlined, for hard labels without class
+    # weights (soft targets and weights go to stock): the one-pass kernel
+    # on a matrix, or where it declines, the same NumPy calls.
+    assert len(inputs) > 0
+    x, t = inputs
+    if node.class_weight is not None or (
+            x.ndim == t.ndim and x.shape == t.shape):
+        return NOT_HANDLED
+    node._input_indexes_to_retain = (0, 1)
+    # _log_softmax asks this first; on NumPy only its config check counts.
+    _should_use_cudnn('>=auto')
+    result = fused_forward(x, t, node.ignore_label, node.normalize,
+                           node.reduce, node.cache_score)
+    if result is not None:
+        loss, y, coeff = result
+        if node.cache_score:
+            node.y = y
+        if node.reduce == 'mean':
+            node._coeff = coeff
+        return loss,
+    m = x.max(axis=1, keepdims=True)
+    e = x - m
+    _exp(e, out=e)
+    s = e.sum(axis=1, keepdims=True)
+    _log(s, out=s)
+    m += s
+    log_y = x - m
+    if node.cache_score:
+        node.y = _exp(log_y)
+    log_yd = _rollaxis(log_y, 1)
+    log_yd = log_yd.reshape(len(log_yd), -1)
+    t_valid = t != node.ignore_label
+    t = t * t_valid
+    log_p = log_yd[t.ravel(), _arange(t.size)]
+    log_p *= t_valid.ravel()
+    if node.reduce == 'mean':
+        if node.normalize:
+            count = t_valid.sum()
+        else:
+            count = len(x)
+        node._coeff = 1.0 / max(count, 1)
+        reduc_dtype = _float32 if x.dtype == _float16 else x.dtype
+        y = log_p.sum(keepdims=True, dtype=reduc_dtype)
+        y = y * (-node._coeff)
+        y = y.astype(x.dtype, copy=False)
+        return y.reshape(()),
+    return -log_p.reshape(t.shape),
+
+
+@cython.boundscheck(True)
+@cython.wraparound(True)
+cdef object _backward(object func, tuple indexes, tuple grad_outputs):
+    # SoftmaxCrossEntropy.backward (the node only exists without double
+    # backprop): its gradient node applied to (x, t, gloss).
+    gloss_var = grad_outputs[0]
+    gloss = grad_array(gloss_var)
+    if gloss is None:
+        return NOT_HANDLED
+    arrays = retained_inputs(func, [])
+    if arrays is None or len(arrays) != 2:
+        return NOT_HANDLED
+    cdef bint rg = (retained_inputs_require_grad(func)
+                    or gloss_var._requires_grad)
+    x, t = arrays
+    if (func.y is not None and type(func.y) is _ndarray
+            and func.class_weight is None and not func.soft_target
+            and x.size != 0 and x.ndim == 2):
+        return (new_variable(_grad_2d(func, t, gloss), rg, None, 0),
+                None)
+    arrays.append(gloss)
+    grad_node = softmax_cross_entropy._SoftmaxCrossEntropyGrad_NoDoubleBackprop(
+        func.ignore_label, func.class_weight, func.y, func._coeff,
+        func.soft_target)
+    return apply_detached(grad_node, tuple(arrays), rg) + (None,)
+
+
+@cython.boundscheck(True)
+@cython.wraparound(True)
+cdef object _grad_2d(object func, object t, object gloss):
+    # _SoftmaxCrossEntropyGrad_NoDoubleBackprop.forward_cpu for a cached
+    # score of a 2-D input, hard labels, no class weight: the one-pass
+    # kernel, or where it declines, the same NumPy calls. It has no type
+    # check, and its output, an ndarray, passes apply's.
+    gx = fused_grad(func.y, t, func.ignore_label, gloss, func._coeff)
+    if gx is not None:
+        return gx
+    gx = func.y.copy()
+    t_valid = t != func.ignore_label
+    t = t * t_valid
+    gx[_arange(len(t)), t] -= 1
+    gx *= t_valid.reshape((len(t), 1))
+    coeff = func._coeff
+    if coeff is not None:
+        gx *= gloss * coeff
+    else:
+        gx *= gloss[:, None]
+    return gx
+
+
+ENTRIES = (
+    compiled(softmax_cross_entropy.SoftmaxCrossEntropy,
+             _forward, ('forward', 'forward_cpu', 'retain_inputs'),
+             _backward, backward_callees=(
+                 (softmax_cross_entropy
+                  ._SoftmaxCrossEntropyGrad_NoDoubleBackprop, 'forward'),
+                 (softmax_cross_entropy
+                  ._SoftmaxCrossEntropyGrad_NoDoubleBackprop, 'forward_cpu')),
+             type_check=()),
+)

@@ -1,13 +1,17 @@
-"""Per-call reads of ``chainer.config`` at C speed, same values as stock."""
+"""Per-call reads of ``chainer.config`` and the thread's function hooks at C
+speed, same values as stock."""
 cimport cython
 from cpython.dict cimport PyDict_GetItem, PyDict_GetItemWithError
 from cpython.object cimport PyObject
 
+import chainer
 from chainer import configuration
 
 cdef type _LocalConfig = configuration.LocalConfig
 cdef type _GlobalConfig = configuration.GlobalConfig
 cdef dict _module_dict = configuration.__dict__
+cdef object _thread_local = chainer._thread_local
+cdef object _get_function_hooks = chainer.get_function_hooks
 
 # The last LocalConfig seen, with the objects its constructor stored: they
 # never change (its __setattr__ writes to the thread-local object).
@@ -56,3 +60,12 @@ cdef class ConfigView:
             if value is not NULL:
                 return <object>value
         return getattr(self._global, name)
+
+
+cdef object function_hooks():
+    """``chainer.get_function_hooks()``: the thread's dict, read directly
+    once it exists."""
+    try:
+        return _thread_local.function_hooks
+    except AttributeError:
+        return _get_function_hooks()

@@ -1,0 +1,42 @@
+from chainer_fastpath._core._audit cimport StockMethods
+from chainer_fastpath._core._config cimport ConfigView
+
+# What a compiled function returns for a case it leaves to stock.
+cdef object NOT_HANDLED
+
+# ``node.forward(in_data)`` for an exact, audited node.
+ctypedef object (*forward_t)(object node, tuple in_data, ConfigView config)
+# ``node.backward(indexes, grad_outputs)`` on NumPy arrays, for a caller
+# that records no graph and has no function hook.
+ctypedef object (*backward_t)(object node, tuple indexes, tuple grad_outputs)
+# Adds the gradient ``backward`` would give for input ``into_index`` straight
+# into ``acc_var``, the caller's gradient sum so far, as an in-place sum of
+# the two would; False, with nothing done, where it cannot.
+ctypedef bint (*backward_into_t)(object node, tuple grad_outputs,
+                                 object acc_var) except -1
+
+
+cdef class Compiled:
+    cdef readonly type cls
+    cdef forward_t forward
+    cdef readonly StockMethods forward_methods
+    cdef backward_t backward
+    cdef readonly StockMethods backward_methods
+    cdef backward_into_t backward_into
+    cdef readonly Py_ssize_t into_index
+    cdef readonly tuple backward_callees
+    cdef readonly StockMethods check_methods
+    cdef readonly tuple check_attributes
+
+
+cdef Compiled compiled(type cls, forward_t forward, tuple forward_methods,
+                       backward_t backward, tuple backward_callees,
+                       tuple type_check, backward_into_t backward_into=*,
+                       Py_ssize_t into_index=*)
+cdef Compiled lookup(type cls)
+cdef object run_forward(object node, tuple in_data, ConfigView config)
+cdef bint stock_callees() except -1
+cdef object run_backward(Compiled entry, object func, tuple indexes,
+                         tuple grad_outputs, bint callees_stock)
+cdef bint run_backward_into(Compiled entry, object func, tuple grad_outputs,
+                            object acc_var, bint callees_stock) except -1

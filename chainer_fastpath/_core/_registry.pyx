@@ -1,0 +1,208 @@
+"""The one table of compiled functions: FunctionNode class -> ``Compiled``.
+
+Forward dispatch (``run_forward``), backward dispatch (``run_backward``) and
+the type-check cache (``_type_check``) all read it. Each module under
+``chainer_fastpath.functions`` builds the ``Compiled`` entries of the Chainer
+functions it stands for, and ``chainer_fastpath.functions`` registers them.
+
+An entry is used only while the node's class is exactly ``cls`` and every
+method its compiled code stands for is still stock's, on the class and on
+the instance; anything else runs the node's own methods. A compiled function
+returns ``NOT_HANDLED``, before changing anything, for a case it leaves to
+stock.
+"""
+from chainer.backends import intel64
+from chainer.function_node import FunctionNode
+
+from chainer_fastpath._core._audit cimport StockMethods
+from chainer_fastpath._core._stats cimport EntryStats
+from chainer_fastpath._core import _stats
+
+NOT_HANDLED = object()
+
+# With iDeep installed the stock forwards and the gradient nodes may take
+# its branch: compiled forwards and backwards are then left out.
+cdef bint _IDEEP = intel64.is_ideep_available()
+
+# The methods every stock backward is reached through.
+cdef tuple _BACKWARD_METHODS = (
+    'backward', 'get_retained_inputs', 'get_retained_outputs')
+# The methods through which stock's ``apply`` runs a type check.
+cdef tuple _CHECK_METHODS = ('_check_data_type_forward', 'check_type_forward')
+cdef object _base_check_data = FunctionNode._check_data_type_forward
+
+cdef EntryStats _stats_backward = _stats.entry('FunctionNode.backward')
+
+
+cdef class Compiled:
+    """What is compiled for the FunctionNode class ``cls``: a forward, a
+    backward (and the callees it reproduces), a cached type check."""
+
+    def __init__(self, type cls, type_check=None):
+        """An entry with a type-check key and nothing compiled.
+
+        ``type_check``: the node attributes ``cls.check_type_forward``
+        reads besides the inputs' dtypes and shapes (from reading the
+        check), or None where passed checks are not cached.
+        """
+        self.cls = cls
+        self.backward_callees = ()
+        if type_check is None:
+            return
+        methods = StockMethods(cls, _CHECK_METHODS)
+        # Cached only as read: the base's data check calling cls's own.
+        if methods.originals == (_base_check_data,
+                                 cls.__dict__.get('check_type_forward')):
+            self.check_methods = methods
+            self.check_attributes = tuple(type_check)
+
+    def __repr__(self):
+        parts = [name for name, present in (
+            ('forward', self.forward is not NULL),
+            ('backward', self.backward is not NULL),
+            ('backward_into', self.backward_into is not NULL),
+            ('type_check', self.check_methods is not None)) if present]
+        return '<Compiled {}: {}>'.format(self.cls.__name__, ', '.join(parts))
+
+
+cdef Compiled compiled(type cls, forward_t forward, tuple forward_methods,
+                       backward_t backward, tuple backward_callees,
+                       tuple type_check,
+                       backward_into_t backward_into=NULL,
+                       Py_ssize_t into_index=-1):
+    """The entry of ``cls``. ``forward_methods``: the methods the stock
+    forward calls that ``forward`` stands for; ``backward_callees``:
+    ``(owner, name)`` of what the stock backward calls at run time that
+    ``backward`` stands for (gradient nodes' methods, module functions);
+    ``type_check``: as for ``Compiled``;
+    ``backward_into``: where given, it stands for ``backward`` when only
+    input ``into_index`` needs a gradient. Any function may be NULL."""
+    cdef Compiled entry = Compiled(cls, type_check)
+    if _IDEEP:
+        return entry
+    if forward is not NULL:
+        entry.forward = forward
+        entry.forward_methods = StockMethods(cls, forward_methods)
+    if backward is not NULL:
+        entry.backward = backward
+        entry.backward_methods = StockMethods(cls, _BACKWARD_METHODS)
+        entry.backward_callees = backward_callees
+        entry.backward_into = backward_into
+        entry.into_index = into_index
+    return entry
+
+
+cdef dict _entries = {}
+
+
+def register(entries):
+    """Adds ``entries`` (``Compiled``) to the table, one per class."""
+    for entry in entries:
+        _entries[(<Compiled>entry).cls] = entry
+    _collect_callees()
+
+
+def registered():
+    """The table: ``{class: Compiled}``."""
+    return dict(_entries)
+
+
+cdef Compiled lookup(type cls):
+    """The entry of ``cls``, or None."""
+    return <Compiled>_entries.get(cls)
+
+
+cdef object run_forward(object node, tuple in_data, ConfigView config):
+    """``node.forward(in_data)`` compiled, or NOT_HANDLED."""
+    entry = _entries.get(type(node))
+    if entry is None:
+        return NOT_HANDLED
+    cdef Compiled c = <Compiled>entry
+    if c.forward is NULL or not c.forward_methods.found_by(node):
+        return NOT_HANDLED
+    return c.forward(node, in_data, config)
+
+
+# -- what the compiled backwards reproduce, checked once per backward pass --
+
+# The callees' classes, with the methods of each; then the attributes
+# compared one by one: module functions, and Variable's operators, which
+# while the patch is on may be replacements applying the same nodes.
+cdef tuple _callee_classes = ()
+cdef tuple _callee_attributes = ()
+cdef dict _equivalents = {}     # original -> a replacement as good
+
+
+def accept_equivalent(original, replacement):
+    """Lets ``replacement``, installed where a callee ``original`` was,
+    count as stock: it runs the very same nodes."""
+    _equivalents[original] = replacement
+
+
+def _collect_callees():
+    global _callee_classes, _callee_attributes
+    from chainer import Variable
+
+    names = {}
+    attributes = []
+    for entry in _entries.values():
+        for owner, name in (<Compiled>entry).backward_callees:
+            if isinstance(owner, type) and owner is not Variable:
+                names.setdefault(owner, [])
+                if name not in names[owner]:
+                    names[owner].append(name)
+            else:
+                item = (owner, name, getattr(owner, name))
+                if item not in attributes:
+                    attributes.append(item)
+    _callee_classes = tuple([StockMethods(cls, n) for cls, n in names.items()])
+    _callee_attributes = tuple(attributes)
+
+
+cdef bint stock_callees() except -1:
+    """Whether everything the compiled backwards reproduce is still
+    stock's."""
+    cdef Py_ssize_t i
+    for i in range(len(_callee_classes)):
+        if not (<StockMethods>_callee_classes[i]).on_class():
+            return False
+    for owner, name, original in _callee_attributes:
+        current = getattr(owner, name)
+        if current is not original and current is not _equivalents.get(
+                original):
+            return False
+    return True
+
+
+cdef object run_backward(Compiled entry, object func, tuple indexes,
+                         tuple grad_outputs, bint callees_stock):
+    """``func.backward(indexes, grad_outputs)`` compiled, ``entry`` being
+    ``lookup(type(func))``; or NOT_HANDLED, counted with a reason.
+    ``callees_stock``: what ``stock_callees()`` said at the start of the
+    backward pass."""
+    if entry is None or entry.backward is NULL:
+        _stats_backward.fallback('no compiled backward: '
+                                 + type(func).__name__)
+        return NOT_HANDLED
+    if not callees_stock or not entry.backward_methods.found_by(func):
+        _stats_backward.fallback('patched or mocked method')
+        return NOT_HANDLED
+    gxs = entry.backward(func, indexes, grad_outputs)
+    if gxs is NOT_HANDLED:
+        _stats_backward.fallback('case left to stock: ' + entry.cls.__name__)
+    else:
+        _stats_backward.fast += 1
+    return gxs
+
+
+cdef bint run_backward_into(Compiled entry, object func, tuple grad_outputs,
+                            object acc_var, bint callees_stock) except -1:
+    """``entry.backward_into(func, grad_outputs, acc_var)`` where it may
+    stand in for the stock backward; False, with nothing done, where
+    ``run_backward`` must be taken."""
+    if (entry.backward_into is NULL or not callees_stock
+            or not entry.backward_methods.found_by(func)
+            or not entry.backward_into(func, grad_outputs, acc_var)):
+        return False
+    _stats_backward.fast += 1
+    return True

@@ -1,0 +1,46 @@
+"""The compiled functions, one module per Chainer function, laid out as
+``chainer/functions/<family>/<name>.py`` is.
+
+Each module holds a function's compiled forward, compiled backward, the
+methods they stand for and its type-check key, and exposes them as
+``ENTRIES`` (``chainer_fastpath._core._registry.Compiled``). Adding a
+function is its module, its test file and one line below.
+"""
+import importlib
+
+MODULES = (
+    'activation.relu',
+    'activation.sigmoid',
+    'activation.tanh',
+    'array.broadcast',
+    'array.concat',
+    'array.get_item',
+    'array.reshape',
+    'array.split_axis',
+    'array.transpose',
+    'connection.embed_id',
+    'connection.linear',
+    'loss.softmax_cross_entropy',
+    'loss.squared_error',
+    'math.basic_math',
+    'math.exponential',
+    'math.matmul',
+    'math.sum',
+    'noise.dropout',
+    'rnn.lstm',
+)
+
+_registered = False
+
+
+def register_all():
+    """Puts every module's entries in the registry (once)."""
+    global _registered
+    if _registered:
+        return
+    from chainer_fastpath._core import _registry
+
+    for name in MODULES:
+        module = importlib.import_module(__name__ + '.' + name)
+        _registry.register(module.ENTRIES)
+    _registered = True

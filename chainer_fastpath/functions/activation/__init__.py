@@ -1,0 +1,1 @@
+"""Compiled activation functions (``chainer.functions.activation``)."""

@@ -1,0 +1,47 @@
+# cython: boundscheck=True, wraparound=True
+"""Compiled ``ReLU``: forward and backward on NumPy arrays."""
+import numpy
+
+import chainer
+from chainer.functions.activation import relu
+
+from chainer_fastpath._core._config cimport ConfigView
+from chainer_fastpath._core._objects cimport new_variable
+from chainer_fastpath._core._registry cimport NOT_HANDLED, compiled
+from chainer_fastpath._core._retained cimport activation_inputs, array_of
+
+cdef object _maximum = numpy.maximum
+cdef object _utils = chainer.utils
+
+
+cdef object _forward(object node, tuple inputs, ConfigView config):
+    # FunctionNode.forward -> ReLU.forward_cpu, iDeep unavailable.
+    assert len(inputs) > 0
+    x, = inputs
+    y = _maximum(x, 0, dtype=x.dtype)
+    node._output_indexes_to_retain = (0,)
+    return _utils.force_array(y),
+
+
+cdef object _backward(object func, tuple indexes, tuple grad_outputs):
+    # ReLU.backward: ReLUGrad2(y).apply((gy,)), a node without a type check
+    # whose forward_cpu (iDeep unavailable) is gy * (y > 0) cast to gy's
+    # dtype.
+    args = activation_inputs(func, grad_outputs)
+    if args is None:
+        return NOT_HANDLED
+    y_node, gy_var, gy = args
+    gx = gy * (array_of(y_node) > 0)
+    return (new_variable(_utils.force_array(gx, dtype=gy.dtype),
+                         gy_var._requires_grad, None, 0),)
+
+
+ENTRIES = (
+    compiled(relu.ReLU,
+             _forward, ('forward', 'forward_cpu', 'retain_outputs'),
+             _backward, backward_callees=(
+                 (relu.ReLUGrad2, 'check_type_forward'),
+                 (relu.ReLUGrad2, 'forward'),
+                 (relu.ReLUGrad2, 'forward_cpu')),
+             type_check=()),
+)

@@ -1,0 +1,1 @@
+"""Compiled array functions (``chainer.functions.array``)."""

@@ -1,0 +1,74 @@
+# cython: boundscheck=True, wraparound=True
+"""Compiled ``Concat``: forward and backward on NumPy arrays."""
+import numpy
+
+import chainer.functions
+from chainer.functions.array import concat
+from chainer.functions.array import split_axis
+
+from chainer_fastpath._core._config cimport ConfigView
+from chainer_fastpath._core._objects cimport new_variable
+from chainer_fastpath._core._registry cimport NOT_HANDLED, compiled
+from chainer_fastpath._core._retained cimport grad_array
+
+cdef object _concatenate = numpy.concatenate
+
+
+cdef object _forward(object node, tuple xs, ConfigView config):
+    # Concat.forward, iDeep unavailable.
+    return _concatenate(xs, node.axis),
+
+
+cdef object _backward(object func, tuple indexes, tuple grad_outputs):
+    # Concat.backward: F.split_axis(gy, sizes, axis), sizes the cumulative
+    # input sizes along axis (a NumPy integer array): a SplitAxis node whose
+    # type check passes (checked below) and whose forward, numpy.split,
+    # returns the views of gy between [0] + list(sizes) + [n]. The same
+    # views are taken here, the offsets summed as Python integers.
+    inputs = func.inputs
+    if len(inputs) == 1:
+        return grad_outputs
+    gy_var = grad_outputs[0]
+    gy = grad_array(gy_var)
+    axis = func.axis
+    if gy is None or type(axis) is not int:
+        return NOT_HANDLED
+    cdef Py_ssize_t ndim = gy.ndim
+    cdef Py_ssize_t ax = axis
+    cdef Py_ssize_t i, n_in = len(inputs)
+    cdef list points = [0]
+    total = 0
+    for i in range(n_in - 1):
+        total = total + inputs[i].shape[ax]
+        points.append(total)
+    # SplitAxis's check: gy.ndim > axis, gy.shape[axis] >= sizes[-1].
+    if not ndim > ax:
+        return NOT_HANDLED
+    if ax < 0:
+        ax += ndim
+        if ax < 0:
+            return NOT_HANDLED
+    n = gy.shape[ax]
+    if not n >= total:
+        return NOT_HANDLED
+    points.append(n)
+    cdef tuple lead = (slice(None),) * ax
+    cdef bint rg = gy_var._requires_grad
+    cdef list ret = []
+    for i in range(n_in):
+        view = gy[lead + (slice(points[i], points[i + 1]),)]
+        ret.append(new_variable(view, rg, None, 0))
+    return tuple(ret)
+
+
+ENTRIES = (
+    compiled(concat.Concat, _forward, ('forward',),
+             _backward, backward_callees=(
+                 (chainer.functions, 'split_axis'),
+                 (split_axis.SplitAxis, '__init__'),
+                 (split_axis.SplitAxis, 'check_type_forward'),
+                 (split_axis.SplitAxis, 'forward'),
+                 (numpy, 'split'),
+                 (split_axis, '_get_indices_or_sections')),
+             type_check=('axis',)),
+)

@@ -1,0 +1,1 @@
+"""Compiled connection functions (``chainer.functions.connection``)."""

@@ -1,0 +1,298 @@
+# cython: boundscheck=True, wraparound=True
+"""Compiled ``EmbedIDFunction`` and its gradient node ``EmbedIDGrad``:
+forwards and backward on NumPy arrays, and W's gradient added row by row
+into the backward pass's gradient sum."""
+cimport cython
+
+import numpy
+
+from chainer.functions.connection import embed_id
+
+from chainer_fastpath._core._apply cimport apply_detached
+from chainer_fastpath._core._audit cimport StockMethods
+from chainer_fastpath._core._config cimport ConfigView
+from chainer_fastpath._core._fpe cimport feclearexcept, fetestexcept, watched
+from chainer_fastpath._core._registry cimport NOT_HANDLED, compiled
+from chainer_fastpath._core._retained cimport (
+    grad_array, retained_inputs, retained_inputs_require_grad)
+
+cdef type _ndarray = numpy.ndarray
+cdef object _empty = numpy.empty
+cdef object _where = numpy.where
+cdef object _zeros = numpy.zeros
+cdef object _ascontiguousarray = numpy.ascontiguousarray
+cdef object _int64 = numpy.int64
+cdef object _float32 = numpy.float32
+cdef object _float64 = numpy.float64
+
+
+cdef object _forward(object node, tuple inputs, ConfigView config):
+    # EmbedIDFunction.forward, not in debug mode (apply falls back there).
+    node._input_indexes_to_retain = (0,)
+    x, W = inputs
+    node._w_shape = W.shape
+    ignore_label = node.ignore_label
+    if ignore_label is not None:
+        mask = (x == ignore_label)
+        return _where(mask[..., None], 0, W[_where(mask, 0, x)]),
+    return W[x],
+
+
+ctypedef fused _float_t:
+    float
+    double
+
+
+cdef class _EmbedGrad:
+    """EmbedIDGrad's operands as its NumPy loop reads them: the indices as
+    contiguous int64, the gradient as one contiguous row per index."""
+    cdef object xs, rows_gy, dtype
+    cdef bint has_ignore
+    cdef long long ignore
+
+
+cdef _EmbedGrad _embed_grad_operands(object w_shape, object ignore, object x,
+                                     object gy):
+    """None unless stock's ``EmbedIDGrad.forward`` on ``(x, gy)`` is what
+    the loops below compute: float32 or float64 gradient rows of the
+    weight's width, signed integer indices, every one stock would use in
+    range (stock raises IndexError otherwise)."""
+    if (type(x) is not _ndarray or type(gy) is not _ndarray
+            or type(w_shape) is not tuple or len(<tuple>w_shape) != 2
+            or x.dtype.kind != 'i'
+            or (gy.dtype != _float32 and gy.dtype != _float64)):
+        return None
+    if ignore is not None and (type(ignore) is not int
+                               or not (-2 ** 63 <= ignore < 2 ** 63)):
+        return None
+    rows, cols = w_shape
+    if (type(rows) is not int or type(cols) is not int
+            or not 0 <= rows < 2 ** 63):
+        return None
+    n = x.size
+    if n == 0 or gy.size != n * cols:
+        return None
+    cdef _EmbedGrad g = _EmbedGrad.__new__(_EmbedGrad)
+    g.xs = _ascontiguousarray(x.ravel().astype(_int64, copy=False))
+    g.has_ignore = ignore is not None
+    g.ignore = ignore if g.has_ignore else 0
+    if not _indices_in_range(g.xs, g.has_ignore, g.ignore, rows):
+        return None
+    g.rows_gy = _ascontiguousarray(gy.reshape(n, -1))
+    g.dtype = gy.dtype
+    return g
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+cdef bint _indices_in_range(const long long[::1] x, bint has_ignore,
+                            long long ignore, long long rows) noexcept nogil:
+    cdef Py_ssize_t i
+    for i in range(x.shape[0]):
+        if has_ignore and x[i] == ignore:
+            continue
+        if x[i] < -rows or x[i] >= rows:
+            return False
+    return True
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+cdef void _scatter_rows(_float_t[:, ::1] gW, const long long[::1] x,
+                        _float_t[:, ::1] gy, bint has_ignore,
+                        long long ignore) noexcept nogil:
+    # for ix, igy in zip(x, gy): gW[ix] += igy, skipping the ignore label;
+    # one IEEE add per element, in stock's order.
+    cdef Py_ssize_t i, j, r, rows = gW.shape[0], cols = gW.shape[1]
+    for i in range(x.shape[0]):
+        if has_ignore and x[i] == ignore:
+            continue
+        r = x[i]
+        if r < 0:
+            r += rows
+        for j in range(cols):
+            gW[r, j] = gW[r, j] + gy[i, j]
+
+
+cdef object _grad_forward(object node, tuple inputs, ConfigView config):
+    # EmbedIDGrad.forward on NumPy: gW = zeros(w_shape, gy.dtype), then
+    # gW[ix] += igy for each index and gradient row, in order, skipping
+    # the ignore label. What _embed_grad_operands declines (float16, whose
+    # add rounds through float, rows that would broadcast, indices out of
+    # range) and a floating-point exception that numpy.errstate does not
+    # ignore are left to stock, which computes, warns or raises as it does.
+    if len(inputs) != 2 or numpy.zeros is not _zeros:
+        return NOT_HANDLED
+    x, gy = inputs
+    cdef _EmbedGrad g = _embed_grad_operands(node.w_shape, node.ignore_label,
+                                             x, gy)
+    if g is None:
+        return NOT_HANDLED
+    node._input_indexes_to_retain = (0,)
+    node._gy_shape = gy.shape
+    gW = _zeros(node.w_shape, dtype=g.dtype)
+    cdef int flags = watched()
+    feclearexcept(flags)
+    if g.dtype == _float32:
+        _scatter_rows[float](gW, g.xs, g.rows_gy, g.has_ignore, g.ignore)
+    else:
+        _scatter_rows[double](gW, g.xs, g.rows_gy, g.has_ignore, g.ignore)
+    if fetestexcept(flags):
+        return NOT_HANDLED
+    return gW,
+
+
+cdef bint _grad_into(object acc, object w_shape, object ignore, object x,
+                    object gy) except -1:
+    """``numpy.add(acc, gW, out=acc)``, ``gW`` what stock's
+    ``EmbedIDGrad(w_shape, ignore).forward((x, gy))`` returns, without
+    building ``gW``: its rows of zeros leave ``acc`` as it is, given that
+    ``acc`` holds no -0.0 and no signaling NaN (``adds_zeros_exactly``).
+    False, with ``acc`` untouched, where ``_grad_forward`` would leave the
+    work to stock, a row's sum is a NaN (whose payload NumPy's add
+    chooses), or the batch is too large for the duplicate search."""
+    if numpy.zeros is not _zeros:
+        return False
+    cdef _EmbedGrad g = _embed_grad_operands(w_shape, ignore, x, gy)
+    if (g is None or type(acc) is not _ndarray or acc.dtype != g.dtype
+            or acc.shape != w_shape or not acc.flags.c_contiguous):
+        return False
+    cdef Py_ssize_t n = len(g.xs)
+    if n > 256:    # duplicates are found by comparing each index with
+        return False    # those before it
+    tmp = _empty((n, (<tuple>w_shape)[1]), dtype=g.dtype)
+    order = _empty(n, numpy.intp)
+    cdef Py_ssize_t k
+    cdef int flags = watched()
+    feclearexcept(flags)
+    if g.dtype == _float32:
+        k = _rows_added[float](acc, g.xs, g.rows_gy, g.has_ignore, g.ignore,
+                               tmp, order)
+    else:
+        k = _rows_added[double](acc, g.xs, g.rows_gy, g.has_ignore,
+                                g.ignore, tmp, order)
+    if k < 0 or fetestexcept(flags):
+        return False
+    if g.dtype == _float32:
+        _put_rows[float](acc, tmp, order, k)
+    else:
+        _put_rows[double](acc, tmp, order, k)
+    return True
+
+
+cdef inline Py_ssize_t _row_of(long long index, Py_ssize_t rows) noexcept nogil:
+    # The row a negative index wraps to, as NumPy indexing wraps it.
+    return <Py_ssize_t>(index + rows if index < 0 else index)
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+cdef Py_ssize_t _rows_added(const _float_t[:, ::1] acc,
+                            const long long[::1] x,
+                            const _float_t[:, ::1] gy, bint has_ignore,
+                            long long ignore, _float_t[:, ::1] tmp,
+                            Py_ssize_t[::1] order) noexcept nogil:
+    # For each row r that x names, in order of first appearance:
+    # tmp[k] = acc[r] + ((0 + gy[i1]) + gy[i2] ...), the row's gradients in
+    # stock's order (_scatter_rows), and order[k] = r. Returns the number
+    # of rows, or -1 on a NaN.
+    cdef Py_ssize_t i, j, c, k = 0, r, rows = acc.shape[0]
+    cdef Py_ssize_t cols = acc.shape[1], n = x.shape[0]
+    cdef _float_t zero = 0, v
+    cdef bint nan = False, seen
+    for i in range(n):
+        if has_ignore and x[i] == ignore:
+            continue
+        r = _row_of(x[i], rows)
+        seen = False
+        for j in range(i):
+            if (not (has_ignore and x[j] == ignore)
+                    and _row_of(x[j], rows) == r):
+                seen = True
+                break
+        if seen:
+            continue
+        for c in range(cols):
+            tmp[k, c] = zero + gy[i, c]
+        for j in range(i + 1, n):
+            if (not (has_ignore and x[j] == ignore)
+                    and _row_of(x[j], rows) == r):
+                for c in range(cols):
+                    tmp[k, c] = tmp[k, c] + gy[j, c]
+        for c in range(cols):
+            v = acc[r, c] + tmp[k, c]
+            nan |= v != v
+            tmp[k, c] = v
+        order[k] = r
+        k += 1
+    return -1 if nan else k
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+cdef void _put_rows(_float_t[:, ::1] acc, const _float_t[:, ::1] tmp,
+                    const Py_ssize_t[::1] order, Py_ssize_t k) noexcept nogil:
+    cdef Py_ssize_t i, c
+    for i in range(k):
+        for c in range(acc.shape[1]):
+            acc[order[i], c] = tmp[i, c]
+
+
+cdef object _backward(object func, tuple indexes, tuple grad_outputs):
+    # EmbedIDFunction.backward: (None, EmbedIDGrad(...).apply((x, gy))[0]).
+    gy_var = grad_outputs[0]
+    gy = grad_array(gy_var)
+    if gy is None:
+        return NOT_HANDLED
+    arrays = retained_inputs(func, [])
+    if arrays is None:
+        return NOT_HANDLED
+    arrays.append(gy)
+    gW = apply_detached(
+        embed_id.EmbedIDGrad(func._w_shape, func.ignore_label),
+        tuple(arrays),
+        retained_inputs_require_grad(func) or gy_var._requires_grad)[0]
+    return None, gW
+
+
+# What building and applying EmbedIDGrad calls, when embed_id_into stands
+# in for it.
+cdef StockMethods _EMBED_ID_GRAD = StockMethods(
+    embed_id.EmbedIDGrad,
+    ('__init__', 'check_type_forward', 'forward', 'retain_inputs'))
+
+
+cdef bint _backward_into(object func, tuple grad_outputs,
+                         object acc_var) except -1:
+    """For the caller that records no graph, has no function hook and owns
+    ``acc_var``, W's gradient sum so far: adds W's gradient from ``func``'s
+    stock ``backward`` into it, as the caller's in-place sum of the two
+    would (``_grad_into``), and returns True; or False, with nothing done,
+    where ``_backward`` must be taken."""
+    if not _EMBED_ID_GRAD.on_class():
+        return False
+    gy_var = grad_outputs[0]
+    gy = grad_array(gy_var)
+    if gy is None:
+        return False
+    arrays = retained_inputs(func, [])
+    if arrays is None or len(arrays) != 1:
+        return False
+    # Engine.reduce sums in place only where the sum's requires_grad stays
+    # as it is; the gradient's is what _backward gives it.
+    if (not acc_var._requires_grad
+            and (retained_inputs_require_grad(func)
+                 or gy_var._requires_grad)):
+        return False
+    return _grad_into((<list>acc_var._data)[0], func._w_shape,
+                      func.ignore_label, arrays[0], gy)
+
+
+ENTRIES = (
+    # W, input 1, takes its gradient into its sum in place.
+    compiled(embed_id.EmbedIDFunction, _forward, ('forward', 'retain_inputs'),
+             _backward, backward_callees=(), type_check=(),
+             backward_into=_backward_into, into_index=1),
+    compiled(embed_id.EmbedIDGrad, _grad_forward, ('forward', 'retain_inputs'),
+             NULL, backward_callees=(), type_check=None),
+)

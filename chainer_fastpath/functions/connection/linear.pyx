@@ -1,0 +1,94 @@
+# cython: boundscheck=True, wraparound=True
+"""Compiled ``LinearFunction``: forward and backward on NumPy arrays."""
+import numpy
+
+import chainer.functions
+from chainer.functions.connection import linear
+from chainer.functions.math import sum as sum_mod
+
+from chainer_fastpath._core._config cimport ConfigView
+from chainer_fastpath._core._objects cimport new_variable, node_data
+from chainer_fastpath._core._registry cimport NOT_HANDLED, compiled
+from chainer_fastpath._core._retained cimport (
+    array_of, grad_array, requires_grad_of)
+
+cdef type _ndarray = numpy.ndarray
+cdef object _empty = numpy.empty
+cdef object _dot = numpy.dot
+cdef object _ascontiguousarray = numpy.ascontiguousarray
+# What ndarray.sum calls, without numpy.core._methods._sum around it.
+cdef object _add_reduce = numpy.add.reduce
+
+
+cdef object _forward(object node, tuple inputs, ConfigView config):
+    # LinearFunction.forward, iDeep unavailable, no static schedule.
+    node._config_use_ideep = config.get('use_ideep')
+    cdef object x, W, b = None
+    if len(inputs) == 3:
+        x, W, b = inputs
+    else:
+        x, W = inputs
+    if (isinstance(x, _ndarray)
+            and not (x.flags.c_contiguous or x.flags.f_contiguous)
+            and 1 in x.shape):
+        x = _ascontiguousarray(x)
+    y = _empty((x.shape[0], W.shape[0]), dtype=x.dtype)
+    if x.dtype == W.dtype:
+        _dot(x, W.T, out=y)
+    else:
+        y[:] = x.dot(W.T).astype(x.dtype, copy=False)
+    if len(inputs) == 3:
+        y += b
+    node._input_indexes_to_retain = (0, 1)
+    return y,
+
+
+cdef object _backward(object func, tuple indexes, tuple grad_outputs):
+    # LinearFunction.backward with LinearGradData / LinearGradWeight / Sum
+    # forwards inlined: no type check to run (the first two have none; Sum's
+    # passes for a float matrix), casts that are identities.
+    inputs = func.inputs
+    if func._input_indexes_to_retain != (0, 1):
+        return NOT_HANDLED
+    x_node = inputs[0]
+    W_node = inputs[1]
+    if node_data(x_node) is None or node_data(W_node) is None:
+        return NOT_HANDLED
+    x = array_of(x_node)
+    W = array_of(W_node)
+    gy_var = grad_outputs[0]
+    gy = grad_array(gy_var)
+    if (gy is None or type(x) is not _ndarray or type(W) is not _ndarray
+            or gy.ndim != 2 or gy.dtype.kind != 'f' or gy.dtype != x.dtype):
+        return NOT_HANDLED
+    cdef bint gy_rg = gy_var._requires_grad
+    gy_c = gy
+    if not (gy.flags.c_contiguous or gy.flags.f_contiguous) and 1 in gy.shape:
+        gy_c = _ascontiguousarray(gy)
+    ret = []
+    if 0 in indexes:
+        gx = gy_c.dot(W).astype(gy_c.dtype, copy=False)
+        ret.append(new_variable(gx, requires_grad_of(W_node) or gy_rg,
+                                None, 0))
+    if 1 in indexes:
+        gW = gy_c.T.dot(x).astype(W.dtype, copy=False)
+        ret.append(new_variable(gW, requires_grad_of(x_node) or gy_rg,
+                                None, 0))
+    if 2 in indexes:
+        gb = numpy.asarray(_add_reduce(gy, (0,), None, None, False))
+        ret.append(new_variable(gb, gy_rg, None, 0))
+    return ret
+
+
+ENTRIES = (
+    compiled(linear.LinearFunction,
+             _forward, ('forward', 'static_linear_no_bias', 'static_add_bias',
+                        'retain_inputs'),
+             _backward, backward_callees=(
+                 (chainer.functions, 'cast'),
+                 (chainer.functions, 'sum'),
+                 (linear.LinearGradData, 'forward'),
+                 (linear.LinearGradWeight, 'forward'),
+                 (sum_mod.Sum, 'forward')),
+             type_check=()),
+)

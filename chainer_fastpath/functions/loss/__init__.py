@@ -1,0 +1,1 @@
+"""Compiled loss functions (``chainer.functions.loss``)."""

@@ -1,0 +1,68 @@
+# cython: boundscheck=True, wraparound=True
+"""Compiled ``SquaredError``: forward and backward on NumPy arrays."""
+import chainer
+from chainer.functions.loss import squared_error
+from chainer.functions.math import basic_math
+
+from chainer_fastpath._core._config cimport ConfigView
+from chainer_fastpath._core._objects cimport new_variable
+from chainer_fastpath._core._registry cimport NOT_HANDLED, compiled
+from chainer_fastpath._core._retained cimport (
+    grad_array, requires_grad_of, retained_inputs)
+
+cdef object _utils = chainer.utils
+
+
+cdef object _forward(object node, tuple in_data, ConfigView config):
+    x0, x1 = in_data
+    diff = x0 - x1
+    node._input_indexes_to_retain = (0, 1)
+    return _utils.force_array(diff * diff, dtype=x0.dtype),
+
+
+cdef object _backward(object func, tuple indexes, tuple grad_outputs):
+    # SquaredError.backward: gx = gy * 2 * (x0 - x1); (gx, -gx). Each
+    # operator applies one node: MulConstant (value 2 in gy's dtype), Sub
+    # and Mul (their type checks pass for one float dtype and one shape),
+    # Neg; each forward is one NumPy operation through force_array.
+    gy_var = grad_outputs[0]
+    gy = grad_array(gy_var)
+    if gy is None or func._input_indexes_to_retain != (0, 1):
+        return NOT_HANDLED
+    xs = retained_inputs(func, [])
+    if xs is None:
+        return NOT_HANDLED
+    x0, x1 = xs
+    dtype = gy.dtype
+    shape = gy.shape
+    if dtype.kind != 'f':
+        return NOT_HANDLED
+    for a in xs:
+        if a.dtype != dtype or a.shape != shape:
+            return NOT_HANDLED
+    inputs = func.inputs
+    cdef bint rg = (gy_var._requires_grad or requires_grad_of(inputs[0])
+                    or requires_grad_of(inputs[1]))
+    g2 = _utils.force_array(dtype.type(2) * gy)
+    diff = _utils.force_array(x0 - x1)
+    gx = _utils.force_array(g2 * diff)
+    return (new_variable(gx, rg, None, 0),
+            new_variable(_utils.force_array(-gx), rg, None, 0))
+
+
+ENTRIES = (
+    compiled(squared_error.SquaredError,
+             _forward, ('forward', 'retain_inputs'),
+             _backward, backward_callees=(
+                 (basic_math.MulConstant, 'forward'),
+                 (basic_math.Sub, 'check_type_forward'),
+                 (basic_math.Sub, 'forward'),
+                 (basic_math.Mul, 'check_type_forward'),
+                 (basic_math.Mul, 'forward'),
+                 (basic_math.Neg, 'forward'),
+                 (chainer.Variable, '__mul__'),
+                 (chainer.Variable, '__sub__'),
+                 (chainer.Variable, '__neg__'),
+                 (basic_math, '_preprocess_const')),
+             type_check=()),
+)

@@ -1,0 +1,1 @@
+"""Compiled math functions (``chainer.functions.math``)."""

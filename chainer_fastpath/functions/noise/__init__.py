@@ -1,0 +1,1 @@
+"""Compiled noise functions (``chainer.functions.noise``)."""

@@ -1,0 +1,1 @@
+"""Compiled rnn functions (``chainer.functions.rnn``)."""
