@@ -7,12 +7,10 @@ PIP    := $(PY) -m pip --disable-pip-version-check -q
 # Chainer 7.8.1's sdist imports pkg_resources: its build needs setuptools<81.
 export PIP_CONSTRAINT := $(CURDIR)/constraints.txt
 
-SOURCES := $(wildcard chainer_fastpath/*.pyx chainer_fastpath/*.pxd \
-                      chainer_fastpath/*.h \
-                      chainer_fastpath/*/*.pyx chainer_fastpath/*/*.pxd \
-                      chainer_fastpath/*/*.h)
+SOURCES := $(shell find chainer_fastpath -name '*.pyx' -o -name '*.pxd' \
+                               -o -name '*.h')
 
-.PHONY: venv build test bench compat clean openmpi test-mpi compat-mpi
+.PHONY: venv build lint test bench compat clean openmpi test-mpi compat-mpi
 
 venv: build
 
@@ -37,7 +35,13 @@ TEST_MPI := openmpi $(VENV)/.mpi4py
 TEST_ENV := CHAINER_FASTPATH_REQUIRE_MPI=1
 endif
 
-test: build $(TEST_MPI)
+# Python by ruff, Cython by cython-lint (which runs pycodestyle from the venv).
+CYTHON_SOURCES := $(shell find chainer_fastpath -name '*.pyx' -o -name '*.pxd')
+lint: $(VENV)/.deps
+	$(PY) -m ruff check chainer_fastpath tests compat_tests setup.py
+	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(VENV)/bin/cython-lint $(CYTHON_SOURCES)
+
+test: lint build $(TEST_MPI)
 	$(TEST_ENV) $(PY) -m pytest -q tests
 
 # The distributed tests (ChainerMN under mpiexec -n 2) alone.
@@ -92,5 +96,5 @@ compat-mpi: build openmpi $(VENV)/.mpi4py
 	$(PY) compat_tests/run.py --mpi 2 --chainer-tests $(CHAINER_TESTS) $(ARGS)
 
 clean:
-	rm -rf build $(VENV) chainer_fastpath/*.so chainer_fastpath/*.c \
-	       chainer_fastpath/*/*.so chainer_fastpath/*/*.c *.egg-info
+	rm -rf build $(VENV) *.egg-info
+	find chainer_fastpath \( -name '*.so' -o -name '*.c' \) -delete

@@ -77,7 +77,7 @@ def add(*xs):
             _stats_add.fast += 1
             return basic_math.AddConstant(xs[1]).apply((xs[0],))[0]
     _stats_add.fallback('right-hand side neither a plain Variable nor '
-                          'a Python number')
+                        'a Python number')
     return _originals['add'](*xs)
 
 
@@ -90,7 +90,7 @@ def sub(self, rhs):
         _stats_sub.fast += 1
         return basic_math.AddConstant(-rhs).apply((self,))[0]
     _stats_sub.fallback('right-hand side neither a plain Variable nor '
-                          'a Python number')
+                        'a Python number')
     return _originals['sub'](self, rhs)
 
 
@@ -117,5 +117,5 @@ def mul(self, rhs):
         rhs = basic_math._preprocess_rhs(self, rhs)
         return basic_math.Mul().apply((self, rhs))[0]
     _stats_mul.fallback('right-hand side neither a plain Variable nor '
-                          'a Python number')
+                        'a Python number')
     return _originals['mul'](self, rhs)

@@ -12,8 +12,6 @@ import collections
 
 import numpy
 
-import chainer
-from chainer import configuration
 from chainer import function_node
 from chainer import variable
 
@@ -124,7 +122,7 @@ def apply(self, inputs):
     cdef str reason = None
     cdef Py_ssize_t i, n = 0
     cdef bint requires_grad = False
-    cdef object x, y, t, data, hooks, outputs, retained, rank = 0
+    cdef object x, y, t, hooks, outputs, retained, rank = 0
     cdef list in_data = None, input_vars = None, input_nodes = None
 
     if config.get('schedule_func') is not None:

@@ -1,4 +1,5 @@
-"""Per-entry-point counters: calls that took the fast path, and fallbacks by reason.
+"""Per-entry-point counters: calls that took the fast path, and fallbacks
+by reason.
 
 The fast paths ``cimport`` :class:`EntryStats` and bump ``fast`` as a C field,
 so counting costs one increment per call.

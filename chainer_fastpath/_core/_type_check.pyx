@@ -16,7 +16,7 @@ import numpy
 
 from chainer import function_node
 
-from chainer_fastpath._core._audit cimport StockMethods, method_is
+from chainer_fastpath._core._audit cimport method_is
 from chainer_fastpath._core._ndarray cimport (
     builtin_typenum, cfp_dims, cfp_nd, layout_ok)
 from chainer_fastpath._core._registry cimport Compiled, lookup

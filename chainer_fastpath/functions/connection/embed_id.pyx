@@ -143,7 +143,7 @@ cdef object _grad_forward(object node, tuple inputs, ConfigView config):
 
 
 cdef bint _grad_into(object acc, object w_shape, object ignore, object x,
-                    object gy) except -1:
+                     object gy) except -1:
     """``numpy.add(acc, gW, out=acc)``, ``gW`` what stock's
     ``EmbedIDGrad(w_shape, ignore).forward((x, gy))`` returns, without
     building ``gW``: its rows of zeros leave ``acc`` as it is, given that
@@ -180,7 +180,8 @@ cdef bint _grad_into(object acc, object w_shape, object ignore, object x,
     return True
 
 
-cdef inline Py_ssize_t _row_of(long long index, Py_ssize_t rows) noexcept nogil:
+cdef inline Py_ssize_t _row_of(long long index,
+                               Py_ssize_t rows) noexcept nogil:
     # The row a negative index wraps to, as NumPy indexing wraps it.
     return <Py_ssize_t>(index + rows if index < 0 else index)
 

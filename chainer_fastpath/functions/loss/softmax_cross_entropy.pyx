@@ -43,6 +43,8 @@ cdef object _arange = numpy.arange
 cdef object _float16 = numpy.float16
 cdef object _float32 = numpy.float32
 cdef object _should_use_cudnn = chainer.should_use_cudnn
+cdef type _GradNoDoubleBackprop = (
+    softmax_cross_entropy._SoftmaxCrossEntropyGrad_NoDoubleBackprop)
 
 
 # -- the kernels ----------------------------------------------------------
@@ -222,7 +224,7 @@ cdef void _grad_rows(const real *y, real *gx, const Py_ssize_t *index,
 
 
 cpdef object fused_forward(object x, object t, object ignore_label,
-                     bint normalize, str reduce, bint cache_score):
+                           bint normalize, str reduce, bint cache_score):
     """``(loss, y, coeff)``: what stock ``SoftmaxCrossEntropy.forward_cpu``
     returns and sets as ``self.y`` (None without ``cache_score``) and
     ``self._coeff`` (None unless ``reduce == 'mean'``), for hard labels and
@@ -304,8 +306,8 @@ cpdef object fused_forward(object x, object t, object ignore_label,
     return loss.reshape(()), y, coeff
 
 
-cpdef object fused_grad(object y, object t, object ignore_label, object gloss,
-                  object coeff):
+cpdef object fused_grad(object y, object t, object ignore_label,
+                        object gloss, object coeff):
     """``gx`` as stock ``_SoftmaxCrossEntropyGrad_NoDoubleBackprop``'s
     ``forward_cpu`` computes it from a cached score ``y`` (2-D), hard
     labels and no class weight; None when the kernel does not apply."""
@@ -429,7 +431,7 @@ cdef object _backward(object func, tuple indexes, tuple grad_outputs):
         return (new_variable(_grad_2d(func, t, gloss), rg, None, 0),
                 None)
     arrays.append(gloss)
-    grad_node = softmax_cross_entropy._SoftmaxCrossEntropyGrad_NoDoubleBackprop(
+    grad_node = _GradNoDoubleBackprop(
         func.ignore_label, func.class_weight, func.y, func._coeff,
         func.soft_target)
     return apply_detached(grad_node, tuple(arrays), rg) + (None,)
@@ -462,9 +464,7 @@ ENTRIES = (
     compiled(softmax_cross_entropy.SoftmaxCrossEntropy,
              _forward, ('forward', 'forward_cpu', 'retain_inputs'),
              _backward, backward_callees=(
-                 (softmax_cross_entropy
-                  ._SoftmaxCrossEntropyGrad_NoDoubleBackprop, 'forward'),
-                 (softmax_cross_entropy
-                  ._SoftmaxCrossEntropyGrad_NoDoubleBackprop, 'forward_cpu')),
+                 (_GradNoDoubleBackprop, 'forward'),
+                 (_GradNoDoubleBackprop, 'forward_cpu')),
              type_check=()),
 )

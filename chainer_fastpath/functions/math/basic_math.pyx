@@ -76,7 +76,7 @@ cdef object _add_grad(object func, tuple indexes, tuple grad_outputs):
     for i in indexes:
         if gy.shape != inputs[i].shape:
             return NOT_HANDLED
-    return tuple([gy_var for i in indexes])
+    return (gy_var,) * len(indexes)
 
 
 cdef object _add_constant_grad(object func, tuple indexes,

@@ -117,10 +117,10 @@ cdef bint _tanh_args(const real *x, real *t, Geometry g) noexcept nogil:
     # The NaN test sets a flag rather than branching, so that the loops
     # stay straight; an LSTM link's gates (one value each) take the first.
     cdef real half = 0.5
-    cdef Py_ssize_t b, r, R = g.rest
+    cdef Py_ssize_t _block, r, R = g.rest
     cdef bint nan = False
     if R == 1:
-        for b in range(g.blocks):
+        for _block in range(g.blocks):
             nan |= ((x[0] != x[0]) | (x[1] != x[1]) | (x[2] != x[2])
                     | (x[3] != x[3]))
             t[0] = x[0]
@@ -130,7 +130,7 @@ cdef bint _tanh_args(const real *x, real *t, Geometry g) noexcept nogil:
             x += 4
             t += 4
         return not nan
-    for b in range(g.blocks):
+    for _block in range(g.blocks):
         for r in range(4 * R):
             nan |= x[r] != x[r]
         for r in range(R):
@@ -180,12 +180,12 @@ cdef inline void _cell_at(const real *u, const real *c_prev, real *c_next,
 
 cdef void _cell(const real *u, const real *c_prev, real *c_next,
                 Geometry g) noexcept nogil:
-    cdef Py_ssize_t b, r, R = g.rest
+    cdef Py_ssize_t b, _block, r, R = g.rest
     if R == 1:
         for b in range(g.blocks):
             _cell_at(u + 4 * b, c_prev + b, c_next + b, 0, 1)
         return
-    for b in range(g.blocks):
+    for _block in range(g.blocks):
         for r in range(R):
             _cell_at(u, c_prev, c_next, r, R)
         u += 4 * R
@@ -201,12 +201,12 @@ cdef inline void _output_at(const real *u, real *h, Py_ssize_t r,
 
 
 cdef void _output(const real *u, real *h, Geometry g) noexcept nogil:
-    cdef Py_ssize_t b, r, R = g.rest
+    cdef Py_ssize_t b, _block, r, R = g.rest
     if R == 1:
         for b in range(g.blocks):
             _output_at(u + 4 * b, h + b, 0, 1)
         return
-    for b in range(g.blocks):
+    for _block in range(g.blocks):
         for r in range(R):
             _output_at(u, h, r, R)
         u += 4 * R
@@ -238,13 +238,13 @@ cdef inline void _grad_at(const real *u, const real *co, const real *c_prev,
 cdef void _grad(const real *u, const real *co, const real *c_prev,
                 const real *gc, const real *gh, real *gc_prev, real *gx,
                 Geometry g) noexcept nogil:
-    cdef Py_ssize_t b, r, e = 0, R = g.rest
+    cdef Py_ssize_t b, _block, r, e = 0, R = g.rest
     if R == 1:
         for b in range(g.blocks):
             _grad_at(u + 4 * b, co, c_prev, gc, gh, gc_prev, gx + 4 * b,
                      0, 1, b)
         return
-    for b in range(g.blocks):
+    for _block in range(g.blocks):
         for r in range(R):
             _grad_at(u, co, c_prev, gc, gh, gc_prev, gx, r, R, e)
             e += 1
@@ -302,7 +302,7 @@ cpdef object fused_forward(object c_prev, object x):
 
 
 cpdef object fused_grad(object c_prev, object x, object c_next, object gc,
-                       object gh):
+                        object gh):
     """``(gc_prev, gx)`` as stock ``LSTMGrad.forward`` computes them on
     NumPy arrays (``gc``, ``gh`` may be None), or None when the kernel does
     not apply or a floating-point exception occurred."""
@@ -376,7 +376,8 @@ cdef tuple _LSTM_FUNCTIONS = (
     (lstm, '_extract_gates'), (lstm, '_sigmoid'), (lstm, '_grad_tanh'),
     (lstm, '_grad_sigmoid'), (numpy, 'tanh'), (numpy, 'empty_like'),
     (chainer, 'get_cpu_array_types'))
-cdef tuple _LSTM_ORIGINALS = tuple([getattr(m, n) for m, n in _LSTM_FUNCTIONS])
+cdef tuple _LSTM_ORIGINALS = tuple([getattr(m, n)
+                                    for m, n in _LSTM_FUNCTIONS])
 
 
 cdef bint _functions_stock():
