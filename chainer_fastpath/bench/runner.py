@@ -5,6 +5,7 @@ processes taking turns, reported side by side.
 Each mode's repeats of a workload alternate with the other modes', so that
 drift on the machine hits them alike, and only one process runs at a time.
 """
+import argparse
 import importlib.util
 import json
 import os
@@ -24,7 +25,9 @@ NO_MATPLOTLIB = ('error: --plot needs matplotlib, which is not installed '
                  '(`make bench` installs it, or pip install matplotlib).')
 
 
-def add_arguments(parser):
+def parse_args(argv):
+    """Parses ``bench``'s options (``-h`` prints their help and exits)."""
+    parser = argparse.ArgumentParser(prog='python -m chainer_fastpath bench')
     parser.add_argument('--quick', action='store_true',
                         help='fewer rounds and repeats (what `make bench` '
                         'runs)')
@@ -36,6 +39,7 @@ def add_arguments(parser):
                         help='write every measurement to FILE')
     parser.add_argument('--plot', metavar='FILE.png',
                         help='draw the speedups as a bar chart (matplotlib)')
+    return parser.parse_args(argv)
 
 
 def installed(module):
@@ -235,7 +239,10 @@ def plot(results, path):
     plt.close(fig)
 
 
-def main(args):
+def main(argv):
+    """Runs ``bench`` with options ``argv``; returns the exit status (1 when
+    a result differs stock vs patched)."""
+    args = parse_args(argv)
     if args.plot and not installed('matplotlib'):
         print(NO_MATPLOTLIB, file=sys.stderr)
         return 2

@@ -136,3 +136,21 @@ def test_bench_command_end_to_end(tmp_path, capsys):
     row = _row(capsys.readouterr().out, 'add').split()
     assert row[7] == 'yes'
     assert path.exists()
+
+
+@pytest.mark.parametrize('option', ['-h', '--help'])
+def test_bench_help_is_the_runners(option, capsys):
+    with pytest.raises(SystemExit) as info:
+        cli.main(['bench', option])
+    assert info.value.code == 0
+    out = capsys.readouterr().out
+    assert out.startswith('usage: python -m chainer_fastpath bench [-h]')
+    assert '--quick' in out and '--only NAME' in out
+
+
+@pytest.mark.parametrize('command', ['bench', 'report'])
+def test_unknown_option_is_refused(command, capsys):
+    with pytest.raises(SystemExit) as info:
+        cli.main([command, '--bogus'])
+    assert info.value.code == 2
+    assert 'unrecognized arguments: --bogus' in capsys.readouterr().err
