@@ -111,8 +111,8 @@ def _fmt_time(seconds):
 
 def measure_all(names, rounds, repeats, with_torch=False):
     """Returns ``{name: entry}``; an entry holds per-step seconds under each
-    mode run (``stock``, ``patched``, ``torch``), ``result`` and ``note``
-    by mode, or ``skipped`` with the reason.
+    mode run (``stock``, ``patched``, ``torch``), ``result`` (the digest)
+    and ``note`` by mode, or ``skipped`` with the reason.
 
     Each round starts one worker per mode. Workload by workload, the
     workers build it, then take turns running one repeat each, in an order
@@ -165,6 +165,8 @@ def speedup(entry):
 
 
 def same_result(entry):
+    """Whether stock and patched left bit-identical results: the workers'
+    digests of them are equal."""
     return entry['result']['stock'] == entry['result']['patched']
 
 
@@ -209,6 +211,9 @@ def format_table(results, with_torch):
     lines.append('speedup: stock/patched time, median (min-max) over the '
                  'pairs measured one after the other; patched/PyTorch above '
                  '1: PyTorch eager is faster.')
+    lines.append('same result: stock and patched left bit-identical '
+                 'parameters (or outputs, gradients) and loss: the sha256 of '
+                 'their names, dtypes, shapes and bytes is equal.')
     if not with_torch:
         lines.append(NO_TORCH)
     return '\n'.join(lines + notes)
