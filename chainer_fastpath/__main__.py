@@ -9,10 +9,12 @@ def _cmd_run(args):
     return _script.run(args.script, args.args, report=args.report)
 
 
-def _cmd_bench(args):
+def _cmd_bench(options):
+    # Imported only here: the benchmark and its workloads stay out of the
+    # processes that `run` starts.
     from chainer_fastpath.bench import runner
 
-    return runner.main(args)
+    return runner.main(options)
 
 
 def _cmd_report(args):
@@ -42,11 +44,10 @@ def build_parser():
     run.add_argument('args', nargs=argparse.REMAINDER)
     run.set_defaults(func=_cmd_run)
 
-    bench = sub.add_parser(
-        'bench', help='time workloads stock vs patched, side by side')
-    from chainer_fastpath.bench import runner
-    runner.add_arguments(bench)
-    bench.set_defaults(func=_cmd_bench)
+    # The runner parses bench's options (and -h) itself; see main.
+    sub.add_parser(
+        'bench', help='time workloads stock vs patched, side by side',
+        add_help=False)
 
     report = sub.add_parser(
         'report', help='say whether the fast path can be enabled, and what '
@@ -56,7 +57,12 @@ def build_parser():
 
 
 def main(argv=None):
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args, rest = parser.parse_known_args(argv)
+    if args.command == 'bench':
+        return _cmd_bench(rest)
+    if rest:
+        parser.error('unrecognized arguments: ' + ' '.join(rest))
     return args.func(args)
 
 

@@ -88,3 +88,23 @@ def test_run_respects_env_switch(script, tmp_path, monkeypatch):
     res = _run(['run', str(script), '0'], tmp_path)
     assert res.returncode == 0
     assert 'enabled False' in res.stdout
+
+
+@pytest.mark.parametrize('options', [[], ['--report']])
+def test_run_does_not_import_the_benchmark(tmp_path, options):
+    path = tmp_path / 'probe.py'
+    # Checked at exit, after the report too.
+    path.write_text(textwrap.dedent('''
+        import atexit
+        import sys
+
+        def bench_modules():
+            print('bench modules', sorted(
+                m for m in sys.modules if m == 'chainer_fastpath.bench'
+                or m.startswith('chainer_fastpath.bench.')))
+
+        atexit.register(bench_modules)
+    '''))
+    res = _run(['run'] + options + [str(path)], tmp_path)
+    assert res.returncode == 0, res.stderr
+    assert 'bench modules []' in res.stdout.splitlines()

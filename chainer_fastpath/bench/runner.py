@@ -5,6 +5,7 @@ processes taking turns, reported side by side.
 Each mode's repeats of a workload alternate with the other modes', so that
 drift on the machine hits them alike, and only one process runs at a time.
 """
+import argparse
 import importlib.util
 import json
 import os
@@ -24,7 +25,9 @@ NO_MATPLOTLIB = ('error: --plot needs matplotlib, which is not installed '
                  '(`make bench` installs it, or pip install matplotlib).')
 
 
-def add_arguments(parser):
+def parse_args(argv):
+    """Parses ``bench``'s options (``-h`` prints their help and exits)."""
+    parser = argparse.ArgumentParser(prog='python -m chainer_fastpath bench')
     parser.add_argument('--quick', action='store_true',
                         help='fewer rounds and repeats (what `make bench` '
                         'runs)')
@@ -36,6 +39,7 @@ def add_arguments(parser):
                         help='write every measurement to FILE')
     parser.add_argument('--plot', metavar='FILE.png',
                         help='draw the speedups as a bar chart (matplotlib)')
+    return parser.parse_args(argv)
 
 
 def installed(module):
@@ -107,8 +111,8 @@ def _fmt_time(seconds):
 
 def measure_all(names, rounds, repeats, with_torch=False):
     """Returns ``{name: entry}``; an entry holds per-step seconds under each
-    mode run (``stock``, ``patched``, ``torch``), ``result`` and ``note``
-    by mode, or ``skipped`` with the reason.
+    mode run (``stock``, ``patched``, ``torch``), ``result`` (the digest)
+    and ``note`` by mode, or ``skipped`` with the reason.
 
     Each round starts one worker per mode. Workload by workload, the
     workers build it, then take turns running one repeat each, in an order
@@ -161,6 +165,8 @@ def speedup(entry):
 
 
 def same_result(entry):
+    """Whether stock and patched left bit-identical results: the workers'
+    digests of them are equal."""
     return entry['result']['stock'] == entry['result']['patched']
 
 
@@ -205,6 +211,9 @@ def format_table(results, with_torch):
     lines.append('speedup: stock/patched time, median (min-max) over the '
                  'pairs measured one after the other; patched/PyTorch above '
                  '1: PyTorch eager is faster.')
+    lines.append('same result: stock and patched left bit-identical '
+                 'parameters (or outputs, gradients) and loss: the sha256 of '
+                 'their names, dtypes, shapes and bytes is equal.')
     if not with_torch:
         lines.append(NO_TORCH)
     return '\n'.join(lines + notes)
@@ -235,7 +244,10 @@ def plot(results, path):
     plt.close(fig)
 
 
-def main(args):
+def main(argv):
+    """Runs ``bench`` with options ``argv``; returns the exit status (1 when
+    a result differs stock vs patched)."""
+    args = parse_args(argv)
     if args.plot and not installed('matplotlib'):
         print(NO_MATPLOTLIB, file=sys.stderr)
         return 2

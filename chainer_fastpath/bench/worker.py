@@ -7,8 +7,9 @@ answers each with one JSON line on stdout:
   mode) and runs one warm-up step; answers ``{"ready": true}``, or
   ``{"skipped": why}`` when the workload cannot run here;
 - ``run``: times STEPS steps; answers ``{"time": seconds per step}``;
-- ``result``: answers ``{"result": float}`` (and ``"note"`` where the
-  workload has one) and drops the workload.
+- ``result``: answers ``{"result": digest}``, the digest of what the steps
+  left (see :func:`.workloads.digest`), and ``"note"`` where the workload
+  has one; drops the workload.
 
 The runner asks one process at a time, so no two ever compete for the CPU,
 and interleaves the modes' repeats of a workload.
@@ -57,7 +58,8 @@ class Session:
         return {'time': (time.perf_counter() - t0) / steps}
 
     def result(self):
-        reply = {'result': self.made[1]()}
+        from chainer_fastpath.bench.workloads import digest
+        reply = {'result': digest(self.made[1]())}
         if len(self.made) > 2:
             reply['note'] = self.made[2]()
         self.made = None

@@ -1,21 +1,26 @@
-"""The side-by-side runner: table, PyTorch column, --plot, exit status."""
+"""The side-by-side runner: table, PyTorch column, --plot, exit status,
+the same-result decision."""
+import numpy
 import pytest
 
 from chainer_fastpath import __main__ as cli
-from chainer_fastpath.bench import runner
+from chainer_fastpath.bench import runner, worker
+from chainer_fastpath.bench.workloads import WORKLOADS
 
 
 def _results(torch=True):
     ms = 1e-3
     results = {
         'mlp_train': {'stock': [4 * ms, 5 * ms], 'patched': [ms, ms],
-                      'result': {'stock': 1.5, 'patched': 1.5}, 'note': {}},
+                      'result': {'stock': 'c0ffee', 'patched': 'c0ffee'},
+                      'note': {}},
         'add': {'stock': [50e-6], 'patched': [10e-6],
-                'result': {'stock': 2.0, 'patched': 2.5}, 'note': {}},
+                'result': {'stock': 'c0ffee', 'patched': 'decade'},
+                'note': {}},
         'digits_trainer': {'skipped': 'scikit-learn is not installed',
                            'result': {}, 'note': {}},
         'tree_net': {'stock': [30 * ms], 'patched': [10 * ms],
-                     'result': {'stock': 0.5, 'patched': 0.5},
+                     'result': {'stock': 'facade', 'patched': 'facade'},
                      'note': {'stock': 'accuracy 0.9',
                               'patched': 'accuracy 0.9'}},
     }
@@ -72,7 +77,7 @@ class _FakeWorker:
             return {'ready': True}
         if command == 'run':
             return {'time': float(len(self.log))}
-        return {'result': 1.0}
+        return {'result': 'c0ffee'}
 
     def close(self):
         self.log.append((self.mode, 'close'))
@@ -136,3 +141,100 @@ def test_bench_command_end_to_end(tmp_path, capsys):
     row = _row(capsys.readouterr().out, 'add').split()
     assert row[7] == 'yes'
     assert path.exists()
+
+
+@pytest.mark.parametrize('option', ['-h', '--help'])
+def test_bench_help_is_the_runners(option, capsys):
+    with pytest.raises(SystemExit) as info:
+        cli.main(['bench', option])
+    assert info.value.code == 0
+    out = capsys.readouterr().out
+    assert out.startswith('usage: python -m chainer_fastpath bench [-h]')
+    assert '--quick' in out and '--only NAME' in out
+
+
+@pytest.mark.parametrize('command', ['bench', 'report'])
+def test_unknown_option_is_refused(command, capsys):
+    with pytest.raises(SystemExit) as info:
+        cli.main([command, '--bogus'])
+    assert info.value.code == 2
+    assert 'unrecognized arguments: --bogus' in capsys.readouterr().err
+
+
+def _flip_last_mantissa_bit(a):
+    out = a.copy()
+    out.view(numpy.uint32)[1] ^= 1
+    return out
+
+
+W = numpy.array([0.25, -1.5, 3.0], numpy.float32)
+LOSS = numpy.float32(2.0)
+
+# Pairs of results (stock, patched) that differ in some bits. All but the
+# flipped bit have equal sums of parameters plus loss, the float the table
+# used to compare.
+DIFFERENT = {
+    'one mantissa bit': ({'/W': W, 'loss': LOSS},
+                         {'/W': _flip_last_mantissa_bit(W), 'loss': LOSS}),
+    'cancelling within a parameter': (
+        {'/W': W, 'loss': LOSS},
+        {'/W': W + numpy.float32([0.5, -0.5, 0]), 'loss': LOSS}),
+    'cancelling between parameter and loss': (
+        {'/W': W, 'loss': LOSS},
+        {'/W': W + numpy.float32([1, 0, 0]), 'loss': LOSS - 1}),
+    'signed zero': ({'/W': numpy.float32([0.0])},
+                    {'/W': numpy.float32([-0.0])}),
+    'dtype': ({'/W': W}, {'/W': W.astype(numpy.float64)}),
+    'shape': ({'/W': numpy.zeros((2, 3), numpy.float32)},
+              {'/W': numpy.zeros((3, 2), numpy.float32)}),
+    'names swapped': ({'/a': W, '/b': W[::-1]}, {'/a': W[::-1], '/b': W}),
+}
+SAME = {
+    'copies': ({'/W': W, 'loss': LOSS}, {'/W': W.copy(), 'loss': LOSS}),
+    'names in another order': ({'/a': W, '/b': LOSS}, {'/b': LOSS, '/a': W}),
+    'a non-contiguous view': ({'/W': W[::2]}, {'/W': W[::2].copy()}),
+    'the same NaN': ({'loss': numpy.float32('nan')},
+                     {'loss': numpy.float32('nan')}),
+}
+
+
+def _answer(monkeypatch, result):
+    """What a worker answers ``result`` for a workload that leaves
+    ``result``."""
+    monkeypatch.setitem(
+        WORKLOADS, 'fake', (lambda seed: (lambda: None, lambda: result), 1))
+    session = worker.Session('stock')
+    assert session.setup('fake', 1) == {'ready': True}
+    return session.result()['result']
+
+
+def _bench_with_results(monkeypatch, capsys, stock, patched):
+    """Runs ``bench`` on an entry whose workers answered for ``stock`` and
+    ``patched``; returns (exit status, the row's same-result cell)."""
+    entry = {'stock': [2e-3], 'patched': [1e-3], 'note': {},
+             'result': {'stock': _answer(monkeypatch, stock),
+                        'patched': _answer(monkeypatch, patched)}}
+    monkeypatch.setattr(runner, 'installed', lambda module: False)
+    monkeypatch.setattr(runner, 'measure_all',
+                        lambda *args: {'fake': entry})
+    status = runner.main([])
+    return status, _row(capsys.readouterr().out, 'fake').split()[7]
+
+
+@pytest.mark.parametrize('case', sorted(DIFFERENT))
+def test_any_bit_of_difference_is_not_the_same(case, monkeypatch, capsys):
+    stock, patched = DIFFERENT[case]
+    assert _bench_with_results(monkeypatch, capsys, stock, patched) == (
+        1, 'NO')
+
+
+@pytest.mark.parametrize('case', sorted(SAME))
+def test_bit_identical_results_are_the_same(case, monkeypatch, capsys):
+    stock, patched = SAME[case]
+    assert _bench_with_results(monkeypatch, capsys, stock, patched) == (
+        0, 'yes')
+
+
+def test_object_arrays_cannot_be_digested(monkeypatch):
+    with pytest.raises(TypeError, match="'/W'"):
+        _answer(monkeypatch, {'/W': None})

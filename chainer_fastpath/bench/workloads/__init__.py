@@ -2,17 +2,19 @@
 
 Each workload is a function ``make(seed) -> (step, result)`` or
 ``(step, result, note)``: ``step()`` runs one unit of work, ``result()``
-returns a float that must be identical stock vs patched for the same seed (a
-loss, or a checksum of parameters/outputs), and ``note()``, where given, a
-short line for under the table (an accuracy, say). ``make`` raises
-:class:`Skip` when an optional dependency is missing. Modules register theirs
-with :func:`workload`; ``WORKLOADS`` keeps the order in which they are listed
-below.
+returns ``{name: array}``, what the steps left (the model's parameters and
+the last loss, or the outputs or gradients computed), which must be bit for
+bit identical stock vs patched for the same seed (the runner compares their
+:func:`digest`), and ``note()``, where given, a short line for under the
+table (an accuracy, say). ``make`` raises :class:`Skip` when an optional
+dependency is missing. Modules register theirs with :func:`workload`;
+``WORKLOADS`` keeps the order in which they are listed below.
 
 Some workloads have a PyTorch twin, registered with :func:`torch_twin`: the
 same model, data shapes and optimizer written as PyTorch users write them.
 Twins import torch inside ``make``, so the Chainer processes never load it.
 """
+import hashlib
 import importlib
 
 import numpy
@@ -52,20 +54,31 @@ def import_torch():
     return torch
 
 
-def checksum(arrays):
-    """A float summarizing arrays, for equality stock vs patched."""
-    return float(sum(float(numpy.asarray(a, dtype=numpy.float64).sum())
-                     for a in arrays))
+def digest(arrays):
+    """The sha256 (hex) of ``{name: array}``: every array's name, dtype,
+    shape and raw bytes, in the order of the names. Two results have the
+    same digest only if they are bit for bit the same, where a sum could
+    hide differences that cancel."""
+    h = hashlib.sha256()
+    for name in sorted(arrays):
+        a = numpy.asarray(arrays[name])
+        if a.dtype.hasobject:
+            # Their bytes would be addresses, different in every process.
+            raise TypeError('cannot digest {!r}: dtype {}'.format(
+                name, a.dtype))
+        h.update('{}\0{}\0{}\0'.format(name, a.dtype.str, a.shape).encode())
+        h.update(a.tobytes())
+    return h.hexdigest()
 
 
-def model_checksum(model, loss=0.0):
-    """:func:`checksum` of a model's parameters (a Chainer link or a torch
-    module), plus ``loss``: the state a training step leaves."""
+def params(model, grads=False):
+    """``{name: array}`` of the parameters of a Chainer link or a torch
+    module, or with ``grads`` of their gradients."""
     if hasattr(model, 'namedparams'):
-        arrays = [p.array for p in model.params()]
-    else:
-        arrays = [p.detach().numpy() for p in model.parameters()]
-    return checksum(arrays) + loss
+        return {name: p.grad if grads else p.array
+                for name, p in model.namedparams()}
+    return {name: (p.grad if grads else p).detach().numpy()
+            for name, p in model.named_parameters()}
 
 
 for _module in MODULES:

@@ -6,11 +6,7 @@ import chainer.functions as F
 import chainer.links as L
 
 from chainer_fastpath.bench.workloads import (
-    checksum, import_torch, torch_twin, workload)
-
-
-def _params(*links):
-    return [p for link in links for _, p in sorted(link.namedparams())]
+    import_torch, params, torch_twin, workload)
 
 
 @workload('mlp3_fwd_bwd', 100)
@@ -28,7 +24,7 @@ def make_mlp3_fwd_bwd(seed):
         loss = F.softmax_cross_entropy(model(x), t)
         loss.backward()
 
-    return step, lambda: checksum([p.grad for p in _params(model)])
+    return step, lambda: params(model, grads=True)
 
 
 @workload('lstm20_fwd_bwd', 5)
@@ -47,7 +43,7 @@ def make_lstm20_fwd_bwd(seed):
             loss += F.sum(lstm(x))
         loss.backward()
 
-    return step, lambda: checksum([p.grad for p in _params(lstm)])
+    return step, lambda: params(lstm, grads=True)
 
 
 @workload('chain1000_fwd_bwd', 3)
@@ -64,7 +60,7 @@ def make_chain1000_fwd_bwd(seed):
         h.grad = numpy.ones_like(h.array)
         h.backward()
 
-    return step, lambda: checksum([x.grad])
+    return step, lambda: {'x.grad': x.grad}
 
 
 @torch_twin('mlp3_fwd_bwd')
@@ -83,8 +79,7 @@ def make_mlp3_fwd_bwd_torch(seed):
         loss = torch.nn.functional.cross_entropy(model(x), t)
         loss.backward()
 
-    return step, lambda: checksum(
-        [p.grad.numpy() for p in model.parameters()])
+    return step, lambda: params(model, grads=True)
 
 
 @torch_twin('lstm20_fwd_bwd')
@@ -105,8 +100,7 @@ def make_lstm20_fwd_bwd_torch(seed):
             loss = loss + state[0].sum()
         loss.backward()
 
-    return step, lambda: checksum(
-        [p.grad.numpy() for p in cell.parameters()])
+    return step, lambda: params(cell, grads=True)
 
 
 @torch_twin('chain1000_fwd_bwd')
@@ -122,4 +116,4 @@ def make_chain1000_fwd_bwd_torch(seed):
             h = h + 1
         h.backward(torch.ones_like(h))
 
-    return step, lambda: checksum([x.grad.numpy()])
+    return step, lambda: {'x.grad': x.grad.numpy()}

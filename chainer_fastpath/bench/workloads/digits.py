@@ -13,7 +13,7 @@ import chainer.links as L
 from chainer import training
 from chainer.training import extensions
 
-from chainer_fastpath.bench.workloads import Skip, workload
+from chainer_fastpath.bench.workloads import Skip, params, workload
 from chainer_fastpath.bench.workloads.micro import MLP
 
 EPOCHS = 2
@@ -57,8 +57,9 @@ def make_digits_trainer(seed):
             log = extensions.LogReport(log_name=None)
             trainer.extend(log)
             trainer.run()
-        final.update(log.log[-1])
+        final.update(log.log[-1], model=model)
 
-    return (step, lambda: float(final['validation/main/loss']),
+    return (step, lambda: dict(params(final['model']),
+                               loss=final['validation/main/loss']),
             lambda: 'test accuracy {:.3f} after {} epochs'.format(
                 float(final['validation/main/accuracy']), EPOCHS))

@@ -6,7 +6,7 @@ import chainer
 import chainer.functions as F
 
 from chainer_fastpath.bench.workloads import (
-    import_torch, model_checksum, torch_twin, workload)
+    import_torch, params, torch_twin, workload)
 from chainer_fastpath.bench.workloads.micro import MLP
 
 SIZES = [1024, 4096, 4096, 10]
@@ -34,9 +34,9 @@ def make_large_mlp(seed):
         loss = F.softmax_cross_entropy(model(x), t)
         loss.backward()
         opt.update()
-        state['loss'] = float(loss.array)
+        state['loss'] = loss.array
 
-    return step, lambda: model_checksum(model, state['loss'])
+    return step, lambda: dict(params(model), loss=state['loss'])
 
 
 @torch_twin('large_mlp')
@@ -57,4 +57,4 @@ def make_large_mlp_torch(seed):
         nn.functional.cross_entropy(model(x), t).backward()
         opt.step()
 
-    return step, lambda: model_checksum(model)
+    return step, lambda: params(model)

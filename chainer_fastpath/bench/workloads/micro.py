@@ -6,7 +6,7 @@ import chainer.functions as F
 import chainer.links as L
 
 from chainer_fastpath.bench.workloads import (
-    checksum, import_torch, model_checksum, torch_twin, workload)
+    import_torch, params, torch_twin, workload)
 
 
 # name -> (op, input shapes): one call of a Chainer function on tiny float32
@@ -39,7 +39,7 @@ def _register_op(name, op, shapes):
         def step():
             out[:] = [op(*xs)]
 
-        return step, lambda: checksum([out[0].array])
+        return step, lambda: {'out': out[0].array}
 
     @workload(name + '_nobackprop_x10', 30)
     def make_nobackprop(seed):
@@ -52,7 +52,7 @@ def _register_op(name, op, shapes):
                 for _ in range(10):
                     out[:] = [op(*xs)]
 
-        return step, lambda: checksum([out[0].array])
+        return step, lambda: {'out': out[0].array}
 
 
 for _name, (_op, _shapes) in OPS.items():
@@ -87,7 +87,7 @@ def _register_torch_op(name, make_op, shapes):
         def step():
             out[:] = [op(*xs)]
 
-        return step, lambda: checksum([out[0].detach().numpy()])
+        return step, lambda: {'out': out[0].detach().numpy()}
 
     @torch_twin(name + '_nobackprop_x10')
     def make_nobackprop(seed):
@@ -101,7 +101,7 @@ def _register_torch_op(name, make_op, shapes):
                 for _ in range(10):
                     out[:] = [op(*xs)]
 
-        return step, lambda: checksum([out[0].detach().numpy()])
+        return step, lambda: {'out': out[0].detach().numpy()}
 
 
 for _name, _make_op in TORCH_OPS.items():
@@ -135,7 +135,7 @@ def make_mlp_forward(seed):
     def step():
         out[:] = [model(x)]
 
-    return step, lambda: checksum([out[0].array])
+    return step, lambda: {'out': out[0].array}
 
 
 @torch_twin('mlp_forward')
@@ -150,7 +150,7 @@ def make_mlp_forward_torch(seed):
     def step():
         out[:] = [model(x)]
 
-    return step, lambda: checksum([out[0].detach().numpy()])
+    return step, lambda: {'out': out[0].detach().numpy()}
 
 
 def _torch_mlp(torch):
@@ -178,9 +178,9 @@ def make_mlp_train(seed):
         loss = F.softmax_cross_entropy(model(xs[i]), ts[i])
         loss.backward()
         opt.update()
-        state['loss'] = float(loss.array)
+        state['loss'] = loss.array
 
-    return step, lambda: model_checksum(model)
+    return step, lambda: dict(params(model), loss=state['loss'])
 
 
 @torch_twin('mlp_train')
@@ -202,4 +202,4 @@ def make_mlp_train_torch(seed):
         loss.backward()
         opt.step()
 
-    return step, lambda: model_checksum(model)
+    return step, lambda: params(model)

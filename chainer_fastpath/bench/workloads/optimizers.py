@@ -13,7 +13,7 @@ import chainer
 from chainer import optimizers
 
 from chainer_fastpath.bench.workloads import (
-    checksum, import_torch, torch_twin, workload)
+    import_torch, params, torch_twin, workload)
 
 
 def _make(seed, opt, count, size):
@@ -30,7 +30,7 @@ def _make(seed, opt, count, size):
     def step():
         opt.update()
 
-    return step, lambda: checksum([p.array for p in link.params()])
+    return step, lambda: params(link)
 
 
 @workload('adam_20x1000', 60)
@@ -56,19 +56,20 @@ def make_momentum_large(seed):
 def _make_torch(seed, count, size, optimizer, **kwargs):
     torch = import_torch()
     rng = numpy.random.RandomState(seed)
-    params = []
+    tensors = []
     for _ in range(count):
         p = torch.nn.Parameter(torch.from_numpy(
             rng.uniform(-1, 1, size).astype(numpy.float32)))
         p.grad = torch.from_numpy(
             rng.uniform(-1, 1, size).astype(numpy.float32))
-        params.append(p)
-    opt = getattr(torch.optim, optimizer)(params, **kwargs)
+        tensors.append(p)
+    opt = getattr(torch.optim, optimizer)(tensors, **kwargs)
 
     def step():
         opt.step()
 
-    return step, lambda: checksum([p.detach().numpy() for p in params])
+    return step, lambda: {str(i): p.detach().numpy()
+                          for i, p in enumerate(tensors)}
 
 
 # PyTorch twins with the defaults of the Chainer rules above (Adam's lr is

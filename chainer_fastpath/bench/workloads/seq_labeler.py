@@ -18,7 +18,7 @@ import chainer.links as L
 from chainer import initializers
 
 from chainer_fastpath.bench.workloads import (
-    import_torch, model_checksum, torch_twin, workload)
+    import_torch, params, torch_twin, workload)
 
 WORDS, LABELS = 5000, 45
 EMBED, UNITS, ACTION, HIDDEN = 50, 51, 5, 52
@@ -97,9 +97,9 @@ def make_seq_labeler(seed):
         loss = model(words, costs, mask)
         loss.backward()
         opt.update()
-        state['loss'] = float(loss.array)
+        state['loss'] = loss.array
 
-    return step, lambda: model_checksum(model, state['loss'])
+    return step, lambda: dict(params(model), loss=state['loss'])
 
 
 @torch_twin('seq_labeler')
@@ -160,4 +160,4 @@ def make_seq_labeler_torch(seed):
         loss.backward()
         opt.step()
 
-    return step, lambda: model_checksum(model)
+    return step, lambda: params(model)

@@ -10,7 +10,7 @@ import chainer.functions as F
 import chainer.links as L
 
 from chainer_fastpath.bench.workloads import (
-    import_torch, model_checksum, torch_twin, workload)
+    import_torch, params, torch_twin, workload)
 
 VOCAB, UNITS, CLASSES = 1000, 32, 5
 TREES = 8    # distinct trees, taken in turn: one round per repeat
@@ -71,9 +71,9 @@ def make_tree_net(seed):
         loss = model(tree, label)
         loss.backward()
         opt.update()
-        state['loss'] = float(loss.array)
+        state['loss'] = loss.array
 
-    return step, lambda: model_checksum(model, state['loss'])
+    return step, lambda: dict(params(model), loss=state['loss'])
 
 
 @torch_twin('tree_net')
@@ -111,4 +111,4 @@ def make_tree_net_torch(seed):
         model(tree, label).backward()
         opt.step()
 
-    return step, lambda: model_checksum(model)
+    return step, lambda: params(model)

@@ -1,12 +1,13 @@
 """Every workload gives the same result stock and patched from the same
 seed; the PyTorch twins run. No timing here: benchmarks measure, tests
 assert behaviour."""
-import math
 import sys
 
+import numpy
 import pytest
 
-from chainer_fastpath.bench.workloads import Skip, TORCH_TWINS, WORKLOADS
+from chainer_fastpath.bench.workloads import (
+    Skip, TORCH_TWINS, WORKLOADS, digest)
 from chainer_fastpath.testing import check_same
 
 # Steps per check: enough for an optimizer update to feed the next step.
@@ -21,13 +22,23 @@ def _run(make, steps):
     return made[1]()
 
 
+def _assert_digestible(result):
+    """A result is ``{name: array}`` of finite floats, which the worker can
+    digest."""
+    assert result
+    for a in result.values():
+        a = numpy.asarray(a)
+        assert a.dtype.kind == 'f' and numpy.isfinite(a).all()
+    digest(result)
+
+
 @pytest.mark.parametrize('name', list(WORKLOADS))
 def test_same_result_stock_and_patched(name):
     if name in NEEDS:
         pytest.importorskip(NEEDS[name])
     make, _ = WORKLOADS[name]
     stock, _ = check_same(lambda: _run(make, STEPS.get(name, 2)))
-    assert isinstance(stock, float) and math.isfinite(stock)
+    _assert_digestible(stock)
 
 
 def test_digits_reports_accuracy():
@@ -52,7 +63,7 @@ def test_torch_twin_runs(name):
         result = _run(TORCH_TWINS[name], STEPS.get(name, 2))
     finally:
         torch.set_num_threads(threads)
-    assert isinstance(result, float) and math.isfinite(result)
+    _assert_digestible(result)
 
 
 def test_every_twin_has_a_workload():
