@@ -53,3 +53,16 @@ def python_calls():
             sys.setprofile(None)
         return len(calls)
     return count
+
+
+@pytest.fixture
+def patched_stats():
+    """``patched_stats(fn, entry='FunctionNode.backward')``: runs ``fn()``
+    patched from zeroed counters; returns the counts of ``entry`` (``fast``,
+    ``fallback``: reason -> count)."""
+    def run(fn, entry='FunctionNode.backward'):
+        with chainer_fastpath.enabled():
+            chainer_fastpath.reset_stats()
+            fn()
+            return chainer_fastpath.stats()[entry]
+    return run

@@ -12,13 +12,9 @@ import chainer.functions as F
 import chainer.links as L
 
 import chainer_fastpath
-from chainer_fastpath.testing import check_same, run_both
-from chainer_fastpath.testing.differential import assert_same
-
-
-def _v(*shape, dtype=numpy.float32):
-    return chainer.Variable(
-        numpy.random.uniform(-1, 1, shape).astype(dtype))
+from chainer_fastpath.testing import (
+    FLOAT_DTYPES, applied, assert_same, check_gradients_same, check_same,
+    grad_vars, gradients, run_both, variable as _v)
 
 
 def _grads(link):
@@ -563,99 +559,85 @@ def test_seeded_loss_gradient_state(retain_grad, loss_scale):
     check_same(fn)
 
 
-# -- an EmbedID weight's gradient, summed row by row ----------------------
+# -- the compiled backwards, across functions ------------------------------
+# Each compiled function's own backward tests are in
+# tests/functions/<family>/test_<name>.py.
 
-_INDEXES = [
-    numpy.array([3, 1, 3, 0], numpy.int32),        # one row twice
-    numpy.array([[-1, 2], [4, -5]], numpy.int64),  # negatives wrap
-    numpy.array([2, 2, 2, 1], numpy.int32),
-    numpy.array([0, 4, -1, 1], numpy.int32),
-    numpy.array([1, 3, 3, 3], numpy.int8),
-]
-
-
-def _embed_loss(W, ignore_label=None, tokens=5):
-    loss = 0
-    for x in _INDEXES[:tokens]:
-        y = F.embed_id(x, W, ignore_label=ignore_label)
-        loss += F.sum(y * _v(*y.shape, dtype=W.dtype))
-    return loss
+def _bigru(dtype):
+    # NStepBiGRU over sequences of decreasing lengths, as the sequence
+    # labeler runs it: split_axis, sigmoid, tanh, 1 - z, products, concat.
+    with chainer.using_config('dtype', dtype):
+        gru = L.NStepBiGRU(1, 3, 2, 0.0)
+    xs = [_v(n, 3, dtype=dtype) for n in (4, 3, 1)]
+    _, ys = gru(None, xs)
+    return tuple(xs) + tuple(p for _, p in sorted(gru.namedparams())), \
+        F.concat(ys, axis=0)
 
 
-@pytest.mark.parametrize('dtype', [numpy.float32, numpy.float64])
-@pytest.mark.parametrize('ignore_label', [None, -1, 3])
-def test_embed_id_weight_gradient_summed_in_place(dtype, ignore_label,
-                                                  python_calls):
-    # From the third token on, W's gradient is added into its sum without
-    # building EmbedIDGrad's dense gradient: bit for bit stock's sum.
-    from chainer.functions.connection import embed_id
+@pytest.mark.parametrize('dtype', FLOAT_DTYPES)
+@pytest.mark.parametrize('type_check', [True, False])
+def test_gru_encoder_gradients_same_as_stock(dtype, type_check):
+    check_gradients_same(_bigru, dtype, type_check)
 
+
+def test_gru_encoder_backward_is_all_compiled(patched_stats):
+    reasons = patched_stats(
+        lambda: gradients(_bigru, numpy.float32))['fallback']
+    # Only the sequence bookkeeping nodes are left to stock.
+    assert set(reasons) <= {'no compiled backward: TransposeSequence',
+                            'no compiled backward: Separate'}
+
+
+def test_mlp_training_steps_same_as_stock():
     def fn():
-        W = chainer.Parameter(_v(5, 3, dtype=dtype).array)
-        _embed_loss(W, ignore_label).backward()
-        return W.grad
+        m = chainer.Sequential(L.Linear(6, 8), F.relu, L.Linear(8, 8),
+                               F.sigmoid, L.Linear(8, 3))
+        opt = chainer.optimizers.Adam()
+        opt.setup(m)
+        out = []
+        for _ in range(5):
+            x = _v(4, 6)
+            t = numpy.random.randint(0, 3, 4).astype(numpy.int32)
+            loss = F.softmax_cross_entropy(m(x), t)
+            m.cleargrads()
+            loss.backward()
+            opt.update()
+            out.append([p.array.copy() for p in m.params()])
+        return out
+    check_same(fn)
+
+
+def test_double_backprop_does_not_use_compiled_backward():
+    def fn():
+        x = _v(2, 3)
+        W = _v(4, 3)
+        y = F.sum(F.tanh(F.linear(x, W)))
+        gx, = chainer.grad([y], [x], enable_double_backprop=True)
+        F.sum(gx * gx).backward()
+        return grad_vars(x, W)
     check_same(fn)
     with chainer_fastpath.enabled():
-        built = python_calls(fn, embed_id.EmbedIDGrad.__init__)
-    assert built == 2
-    assert python_calls(fn, embed_id.EmbedIDGrad.__init__) == 5
+        chainer_fastpath.reset_stats()
+        x = _v(2, 3)
+        y = F.sum(F.tanh(F.linear(x, _v(4, 3))))
+        y.backward(enable_double_backprop=True)
+        assert _counts('FunctionNode.backward')['fast'] == 0
+        assert x.grad_var.creator is not None
 
 
-def test_embed_id_weight_gradient_with_a_hook_is_dense(python_calls):
-    from chainer.functions.connection import embed_id
+def test_function_hook_sees_the_gradient_nodes():
+    # A hook observes the nodes stock's backward applies: with one
+    # registered, the compiled backwards stand aside.
+    def linear(d):
+        return applied(lambda x, W, b: F.linear(x, W, b), _v(3, 4, dtype=d),
+                       _v(5, 4, dtype=d), _v(5, dtype=d))
 
-    def fn():
-        W = chainer.Parameter(_v(5, 3).array)
-        with function_hook.FunctionHook():
-            _embed_loss(W).backward()
-        return W.grad
-    check_same(fn)
-    with chainer_fastpath.enabled():
-        assert python_calls(fn, embed_id.EmbedIDGrad.__init__) == 5
-
-
-def test_embed_id_gradient_into_a_sum_holding_negative_zeros():
-    # W * c with c = -0.0 gives W the gradient -0.0; two of them, of a
-    # higher rank than the EmbedID nodes, are summed first, to -0.0. Stock
-    # then adds the dense gradients, whose zeros make that +0.0 in row 5,
-    # which no index names: it must not stay -0.0.
-    def fn():
-        W = chainer.Parameter(_v(7, 3).array)
-        c = F.identity(F.identity(
-            chainer.Variable(numpy.full((7, 3), -0.0, numpy.float32))))
-        loss = _embed_loss(W)
-        loss += F.sum(W * c) + F.sum(W * c)
-        loss.backward()
-        return W.grad
-    stock, patched = check_same(fn)
-    assert not numpy.signbit(stock[5]).any() and not stock[5].any()
-
-
-@pytest.mark.parametrize('errstate', [{}, {'over': 'raise'}])
-@pytest.mark.parametrize('rows,scales', [
-    ([1, 1, 2], (2e38, 1, 1)),              # in the row's own sum
-    ([1, 2, 3], (1.5e38, 1.5e38, 1.5e38)),  # where it meets the sum
-])
-def test_embed_id_gradient_overflow_into_a_sum_warns_as_stock(
-        errstate, rows, scales):
-    # Backward takes the tokens last first: the first token's gradient is
-    # the one added into the sum of the other two, and it overflows
-    # float32 there.
-    import warnings
+    from chainer.function_hooks import TimerHook
 
     def fn():
-        W = chainer.Parameter(numpy.zeros((5, 3), numpy.float32))
-        loss = 0
-        for scale in scales:
-            y = F.embed_id(numpy.array(rows, numpy.int32), W)
-            loss += F.sum(y * numpy.float32(scale))
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter('always')
-            try:
-                with numpy.errstate(**errstate):
-                    loss.backward()
-            except FloatingPointError as e:
-                return 'raised: ' + str(e), [str(w.message) for w in caught]
-        return W.grad, [str(w.message) for w in caught]
-    stock, patched = check_same(fn)
-    assert 'overflow' in str(stock)
+        hook = TimerHook()
+        with hook:
+            gradients(linear, numpy.float32)
+        return sorted(name for name, _ in hook.call_history)
+    _, patched = check_same(fn)
+    assert 'LinearGradWeight' in patched

@@ -7,6 +7,7 @@ import random
 import numpy
 
 import chainer
+import chainer.functions
 
 
 @contextlib.contextmanager
@@ -95,3 +96,99 @@ def check_same(fn, seed=0, **enable_kwargs):
     stock, patched = run_both(fn, seed=seed, **enable_kwargs)
     assert_same(stock, patched)
     return stock, patched
+
+
+# -- one Chainer function's cases, stock vs patched ----------------------
+
+FLOAT_DTYPES = (numpy.float16, numpy.float32, numpy.float64)
+
+
+def variable(*shape, dtype=numpy.float32, low=-1, high=1,
+             requires_grad=True):
+    """A Variable of values drawn uniformly from ``[low, high)`` by NumPy's
+    global generator (which ``run_both`` seeds)."""
+    return chainer.Variable(
+        numpy.random.uniform(low, high, shape).astype(dtype),
+        requires_grad=requires_grad)
+
+
+def applied(f, *inputs):
+    """``(inputs, f(*inputs))``: a gradient case's inputs and output."""
+    return inputs, f(*inputs)
+
+
+def grad_vars(*variables):
+    """What backward leaves on ``variables``: for each, None or its
+    gradient's array, dtype and ``requires_grad``."""
+    out = []
+    for v in variables:
+        gv = v.grad_var
+        out.append(None if gv is None
+                   else (gv.array, gv.array.dtype, gv.requires_grad))
+    return out
+
+
+def gradients(build, dtype):
+    """Runs backward from the output of ``build(dtype)`` (which returns
+    ``(inputs, output)``), with a random gradient; returns
+    ``grad_vars(*inputs)``."""
+    inputs, y = build(dtype)
+    y.grad = numpy.random.uniform(-1, 1, y.shape).astype(y.dtype)
+    y.backward()
+    return grad_vars(*inputs)
+
+
+def check_gradients_same(build, dtype, type_check=True):
+    """Asserts ``gradients(build, dtype)`` is the same stock and patched,
+    with ``chainer.config.type_check`` as given."""
+    def fn():
+        with chainer.using_config('type_check', type_check):
+            return gradients(build, dtype)
+    return check_same(fn)
+
+
+def outputs(build, backprop):
+    """Calls ``fn(*args)``, ``(fn, args)`` being what ``build()`` returns,
+    with ``enable_backprop`` as given; returns the outputs' arrays,
+    ``requires_grad`` and whether each has a creator, and with backprop the
+    inputs' gradients from the loss ``sum(y * y)`` over the outputs."""
+    fn, xs = build()[:2]
+    with chainer.using_config('enable_backprop', backprop):
+        ys = fn(*xs)
+    ys = [ys] if isinstance(ys, chainer.Variable) else list(ys)
+    result = {'y': [y.array for y in ys],
+              'requires_grad': [y.requires_grad for y in ys],
+              'has_creator': [y.creator is not None for y in ys]}
+    if backprop:
+        loss = sum(chainer.functions.sum(y * y) for y in ys)
+        loss.backward()
+        result['gx'] = [x.grad if isinstance(x, chainer.Variable) else None
+                        for x in xs]
+    return result
+
+
+def check_outputs_same(build, backprop, type_check=True):
+    """Asserts ``outputs(build, backprop)`` is the same stock and patched,
+    with ``chainer.config.type_check`` as given."""
+    with chainer.using_config('type_check', type_check):
+        return check_same(lambda: outputs(build, backprop))
+
+
+def error_after_passing(first, second):
+    """Runs ``first`` (a call whose type check passes, so the patch caches
+    it), then ``second``; returns the name of the type of the error
+    ``second`` raised, or None."""
+    first()
+    try:
+        second()
+    except Exception as e:
+        return type(e).__name__
+    return None
+
+
+def check_error_after_passing(first, second):
+    """Asserts ``error_after_passing(first, second)`` is the same stock and
+    patched; returns it."""
+    stock, patched = run_both(lambda: error_after_passing(first, second))
+    assert stock == patched
+    return stock

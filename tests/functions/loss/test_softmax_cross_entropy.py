@@ -1,7 +1,8 @@
-"""The one-pass softmax cross entropy kernels (``fused_forward``, ``fused_grad``)
-against stock's ``SoftmaxCrossEntropy.forward_cpu`` and its gradient's: bit
-for bit, the same attributes, the same warnings and errors, and None
-wherever they leave the work to NumPy."""
+"""F.softmax_cross_entropy (``SoftmaxCrossEntropy``) and its gradient,
+stock vs patched; and the one-pass kernels (``fused_forward``,
+``fused_grad``) against stock's ``SoftmaxCrossEntropy.forward_cpu`` and its
+gradient's: bit for bit, the same attributes, the same warnings and errors,
+and None wherever they leave the work to NumPy."""
 import warnings
 
 import numpy
@@ -12,7 +13,9 @@ import chainer.functions as F
 from chainer.functions.loss import softmax_cross_entropy as sce
 
 from chainer_fastpath.functions.loss import softmax_cross_entropy as kernel
-from chainer_fastpath.testing import assert_same, run_both
+from chainer_fastpath.testing import (
+    FLOAT_DTYPES, applied, assert_same, check_gradients_same,
+    check_outputs_same, run_both, variable as _v)
 
 SHAPES = [(8, 1000), (1, 1), (3, 5), (20, 7)]
 
@@ -241,3 +244,79 @@ def test_label_column_flags_only_move_work_to_numpy(errstate):
         assert _value(got) == _value(expected)
     else:
         assert got is None
+
+
+# -- F.softmax_cross_entropy stock vs patched -------------------------------
+
+def _ints(high, *shape):
+    return numpy.random.randint(0, high, shape).astype(numpy.int32)
+
+
+# name -> builds (under the shared seed) and returns (fn, args)
+APPLY_CASES = {
+    'softmax_cross_entropy': lambda: (
+        lambda x: F.softmax_cross_entropy(x, _ints(5, 4)), [_v(4, 5)]),
+    'softmax_cross_entropy_ignore_no_reduce': lambda: (
+        lambda x: F.softmax_cross_entropy(
+            x, numpy.array([1, -1, 3, 0], numpy.int32), reduce='no'),
+        [_v(4, 5)]),
+    'softmax_cross_entropy_not_normalized_no_cache': lambda: (
+        lambda x: F.softmax_cross_entropy(
+            x, numpy.array([1, -1, 3, 0], numpy.int32), normalize=False,
+            cache_score=False), [_v(4, 5)]),
+    'softmax_cross_entropy_class_weight': lambda: (
+        lambda x: F.softmax_cross_entropy(
+            x, _ints(5, 4), class_weight=numpy.arange(
+                1, 6, dtype=numpy.float32)), [_v(4, 5)]),
+    'softmax_cross_entropy_soft_target': lambda: (
+        lambda x: F.softmax_cross_entropy(
+            x, numpy.full((4, 5), 0.2, numpy.float32)), [_v(4, 5)]),
+    'softmax_cross_entropy_3d': lambda: (
+        lambda x: F.softmax_cross_entropy(x, _ints(5, 2, 3)),
+        [_v(2, 5, 3)]),
+    'softmax_cross_entropy_float16': lambda: (
+        lambda x: F.softmax_cross_entropy(x, _ints(5, 4)),
+        [_v(4, 5, dtype=numpy.float16)]),
+}
+
+# name -> f(dtype) building inputs and returning (inputs, output)
+BACKWARD_CASES = {
+    'softmax_cross_entropy': lambda d: applied(
+        lambda x: F.softmax_cross_entropy(
+            x, numpy.array([0, 2, -1], numpy.int32)), _v(3, 5, dtype=d)),
+    'softmax_cross_entropy_no_reduce': lambda d: applied(
+        lambda x: F.softmax_cross_entropy(
+            x, numpy.array([1, 2, 0], numpy.int32), reduce='no'),
+        _v(3, 5, dtype=d)),
+    'softmax_cross_entropy_no_cache': lambda d: applied(
+        lambda x: F.softmax_cross_entropy(
+            x, numpy.array([0, 2, 1], numpy.int32), cache_score=False,
+            normalize=False), _v(3, 5, dtype=d)),
+    'softmax_cross_entropy_class_weight': lambda d: applied(
+        lambda x: F.softmax_cross_entropy(
+            x, numpy.array([0, 2, 1], numpy.int32),
+            class_weight=numpy.arange(1, 6).astype(d)), _v(3, 5, dtype=d)),
+    'softmax_cross_entropy_3d': lambda d: applied(
+        lambda x: F.softmax_cross_entropy(
+            x, numpy.array([[0, 2], [1, -1]], numpy.int32)),
+        _v(2, 5, 2, dtype=d)),
+}
+
+
+@pytest.mark.parametrize('type_check', [True, False])
+@pytest.mark.parametrize('backprop', [True, False])
+@pytest.mark.parametrize('case', sorted(APPLY_CASES))
+def test_outputs_same_as_stock(case, backprop, type_check):
+    check_outputs_same(APPLY_CASES[case], backprop, type_check)
+
+
+@pytest.mark.parametrize('dtype', FLOAT_DTYPES)
+@pytest.mark.parametrize('case', sorted(BACKWARD_CASES))
+@pytest.mark.parametrize('type_check', [True, False])
+def test_gradients_same_as_stock(case, dtype, type_check):
+    check_gradients_same(BACKWARD_CASES[case], dtype, type_check)
+
+
+@pytest.mark.parametrize('case', ['softmax_cross_entropy'])
+def test_compiled_backward_is_used(case, compiled_backward_is_used):
+    compiled_backward_is_used(BACKWARD_CASES[case])

@@ -1,6 +1,8 @@
-"""The one-pass LSTM cell kernels (``fused_forward``, ``fused_grad``) against the
-stock ``LSTM.forward`` and ``LSTMGrad.forward`` they stand for: bit for bit, the
-same warnings and errors, and None wherever they leave the work to NumPy."""
+"""F.lstm (``LSTM``) and its gradient node ``LSTMGrad``, stock vs patched;
+and the one-pass cell kernels (``fused_forward``, ``fused_grad``) against the
+stock ``LSTM.forward`` and ``LSTMGrad.forward`` they stand for: bit for bit,
+the same warnings and errors, and None wherever they leave the work to
+NumPy."""
 import warnings
 
 import numpy
@@ -11,7 +13,9 @@ import chainer.functions as F
 from chainer.functions.rnn import lstm
 
 from chainer_fastpath.functions.rnn import lstm as kernel
-from chainer_fastpath.testing import assert_same, run_both
+from chainer_fastpath.testing import (
+    FLOAT_DTYPES, applied, assert_same, check_error_after_passing,
+    check_gradients_same, gradients, run_both, variable as _v)
 
 # (batch, cell batch, units, trailing shape)
 SHAPES = [(8, 8, 64, ()), (3, 5, 7, ()), (2, 2, 3, (2,)), (1, 4, 1, (3, 2))]
@@ -184,3 +188,76 @@ def test_warnings_and_errors_as_stock(inputs, errstate, expected):
     stock, patched = run_both(lambda: _lstm_warnings(inputs, errstate))
     assert_same(stock, patched)
     assert expected in str(stock)
+
+
+# -- F.lstm stock vs patched ---------------------------------------------
+
+def _lstm_h(c, x):
+    # The cell output stays alive, as in L.LSTM: only h gets a gradient.
+    c_new, h = F.lstm(c, x)
+    return (c, x, c_new), h
+
+
+# name -> f(dtype) building inputs and returning (inputs, output)
+BACKWARD_CASES = {
+    'lstm': lambda d: _lstm_h(_v(2, 3, dtype=d), _v(2, 12, dtype=d)),
+    'lstm_cell_dropped': lambda d: applied(
+        lambda c, x: F.lstm(c, x)[1], _v(2, 3, dtype=d), _v(2, 12, dtype=d)),
+    'lstm_both_outputs': lambda d: applied(
+        lambda c, x: F.sum(F.lstm(c, x)[0]) + F.sum(F.lstm(c, x)[1]),
+        _v(2, 3, dtype=d), _v(2, 12, dtype=d)),
+    'lstm_shrinking_batch': lambda d: applied(
+        lambda c, x: F.sum(F.lstm(c, x)[0]) + F.sum(F.lstm(c, x)[1]),
+        _v(3, 2, dtype=d), _v(2, 8, dtype=d)),
+    'lstm_3d': lambda d: applied(
+        lambda c, x: F.lstm(c, x)[1], _v(2, 3, 2, dtype=d),
+        _v(2, 12, 2, dtype=d)),
+}
+
+
+def _ones(*shape):
+    return chainer.Variable(numpy.ones(shape, numpy.float32))
+
+
+# name -> (a call whose type check passes, a call that stock rejects)
+TYPE_CHECK_SEQUENCES = {
+    'lstm_other_units': (
+        lambda: F.lstm(_ones(2, 3), _ones(2, 12)),
+        lambda: F.lstm(_ones(2, 3), _ones(2, 8))),
+    'lstm_larger_batch': (
+        lambda: F.lstm(_ones(2, 3), _ones(2, 12)),
+        lambda: F.lstm(_ones(2, 3), _ones(3, 12))),
+}
+
+
+def _float32_gradients():
+    return gradients(BACKWARD_CASES['lstm'], numpy.float32)
+
+
+@pytest.mark.parametrize('dtype', FLOAT_DTYPES)
+@pytest.mark.parametrize('case', sorted(BACKWARD_CASES))
+@pytest.mark.parametrize('type_check', [True, False])
+def test_gradients_same_as_stock(case, dtype, type_check):
+    check_gradients_same(BACKWARD_CASES[case], dtype, type_check)
+
+
+@pytest.mark.parametrize('case', ['lstm'])
+def test_compiled_backward_is_used(case, compiled_backward_is_used):
+    compiled_backward_is_used(BACKWARD_CASES[case])
+
+
+@pytest.mark.parametrize('function', ['forward', 'grad_forward'])
+def test_lstm_forwards_are_compiled(function, compiled_instead):
+    target = (lstm.LSTM.forward if function == 'forward'
+              else lstm.LSTMGrad.forward)
+    assert compiled_instead(_float32_gradients, target) == 1
+
+
+@pytest.mark.parametrize('name', ['_sigmoid', '_grad_tanh', '_extract_gates'])
+def test_lstm_mocked_module_function_is_called(name, mock_is_called):
+    mock_is_called(lstm, name, _float32_gradients)
+
+
+@pytest.mark.parametrize('name', sorted(TYPE_CHECK_SEQUENCES))
+def test_error_after_a_cached_pass_is_stocks(name):
+    assert check_error_after_passing(*TYPE_CHECK_SEQUENCES[name]) is not None

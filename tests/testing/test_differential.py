@@ -8,7 +8,8 @@ import chainer.functions as F
 import chainer.links as L
 
 import chainer_fastpath
-from chainer_fastpath.testing import assert_same, check_same, run_both
+from chainer_fastpath.testing import (
+    applied, assert_same, check_same, gradients, outputs, run_both, variable)
 
 
 def test_run_both_runs_stock_then_patched():
@@ -62,3 +63,20 @@ def test_mlp_step_same_stock_and_patched():
         return losses, {n: p.array for n, p in model.namedparams()}
 
     check_same(step)
+
+
+def test_gradients_are_what_backward_leaves_on_the_inputs():
+    # The second input needs no gradient: backward leaves it none.
+    def build(dtype):
+        return applied(lambda a, b: a * b, variable(2, dtype=dtype),
+                       variable(2, dtype=dtype, requires_grad=False))
+    (ga, dtype, _), gb = gradients(build, numpy.float64)
+    assert ga.dtype == dtype == numpy.float64
+    assert gb is None
+
+
+@pytest.mark.parametrize('backprop', [True, False])
+def test_outputs_record_the_graph_and_the_gradients(backprop):
+    result = outputs(lambda: (F.relu, [variable(3)]), backprop)
+    assert result['has_creator'] == [backprop]
+    assert ('gx' in result) == backprop

@@ -1,0 +1,105 @@
+"""F.concat (``Concat``), stock vs patched."""
+import numpy
+import pytest
+
+import chainer
+import chainer.functions as F
+from chainer.functions.array import split_axis
+
+from chainer_fastpath.testing import (
+    FLOAT_DTYPES, applied, check_error_after_passing, check_gradients_same,
+    check_outputs_same, check_same, gradients, variable as _v)
+
+# name -> builds (under the shared seed) and returns (fn, args)
+APPLY_CASES = {
+    'concat': lambda: (lambda a, b: F.concat((a, b), axis=1),
+                       [_v(2, 3), _v(2, 2)]),
+}
+
+# name -> f(dtype) building inputs and returning (inputs, output)
+BACKWARD_CASES = {
+    'concat': lambda d: applied(lambda a, b: F.concat((a, b), axis=1),
+                                _v(2, 3, dtype=d), _v(2, 4, dtype=d)),
+    'concat_axis0_three': lambda d: applied(
+        lambda a, b, c: F.concat((a, b, c), axis=0),
+        _v(1, 3, dtype=d), _v(2, 3, dtype=d), _v(1, 3, dtype=d)),
+    'concat_one': lambda d: applied(lambda a: F.concat((a,)),
+                                    _v(2, 3, dtype=d)),
+    'concat_negative_axis': lambda d: applied(
+        lambda a, b: F.concat((a, b), axis=-1), _v(2, 3, 2, dtype=d),
+        _v(2, 3, 1, dtype=d)),
+    'concat_middle_axis_empty': lambda d: applied(
+        lambda a, b, c: F.concat((a, b, c), axis=1), _v(2, 0, 2, dtype=d),
+        _v(2, 3, 2, dtype=d), _v(2, 1, 2, dtype=d)),
+}
+
+
+def _ones(*shape):
+    return chainer.Variable(numpy.ones(shape, numpy.float32))
+
+
+# name -> (a call whose type check passes, a call that stock rejects)
+TYPE_CHECK_SEQUENCES = {
+    'other_axis_attribute': (
+        lambda: F.concat((_ones(2, 3), _ones(2, 4)), 1),
+        lambda: F.concat((_ones(2, 3), _ones(2, 4)), 0)),
+}
+
+
+def _float32_gradients():
+    return gradients(BACKWARD_CASES['concat'], numpy.float32)
+
+
+@pytest.mark.parametrize('type_check', [True, False])
+@pytest.mark.parametrize('backprop', [True, False])
+@pytest.mark.parametrize('case', sorted(APPLY_CASES))
+def test_outputs_same_as_stock(case, backprop, type_check):
+    check_outputs_same(APPLY_CASES[case], backprop, type_check)
+
+
+@pytest.mark.parametrize('dtype', FLOAT_DTYPES)
+@pytest.mark.parametrize('case', sorted(BACKWARD_CASES))
+@pytest.mark.parametrize('type_check', [True, False])
+def test_gradients_same_as_stock(case, dtype, type_check):
+    check_gradients_same(BACKWARD_CASES[case], dtype, type_check)
+
+
+@pytest.mark.parametrize('case', [
+    'concat', 'concat_negative_axis', 'concat_middle_axis_empty'])
+def test_compiled_backward_is_used(case, compiled_backward_is_used):
+    compiled_backward_is_used(BACKWARD_CASES[case])
+
+
+@pytest.mark.parametrize('name', ['forward', 'check_type_forward'])
+def test_mocked_method_of_an_inner_node_is_called(name, mock_is_called):
+    # Concat's backward applies SplitAxis: a spy on it is called, stock and
+    # patched.
+    reasons = mock_is_called(split_axis.SplitAxis, name, _float32_gradients)
+    assert reasons == {'patched or mocked method': 1}
+
+
+def test_mocked_numpy_split_is_called_by_concat_backward(spy, patched_stats):
+    calls = spy(numpy, 'split')
+    reasons = patched_stats(_float32_gradients)['fallback']
+    assert len(calls) == 1
+    assert reasons == {'patched or mocked method': 1}
+
+
+def test_concat_backward_gives_stock_views():
+    # The gradients are views of the concatenated gradient, as
+    # numpy.split leaves them: same shapes, strides and base.
+    def fn():
+        a, b = _v(2, 3, 2), _v(2, 1, 2)
+        y = F.concat((a, b), axis=1)
+        gy = numpy.random.uniform(-1, 1, y.shape).astype(numpy.float32)
+        y.grad = gy
+        y.backward()
+        return [(g.shape, g.strides, g.base is gy, g.flags.c_contiguous)
+                for g in (a.grad, b.grad)]
+    stock, patched = check_same(fn)
+    assert stock == patched
+
+
+@pytest.mark.parametrize('name', sorted(TYPE_CHECK_SEQUENCES))
+def test_error_after_a_cached_pass_is_stocks(name):
+    assert check_error_after_passing(*TYPE_CHECK_SEQUENCES[name]) is not None

@@ -1,0 +1,115 @@
+"""F.split_axis (``SplitAxis``), stock vs patched."""
+import numpy
+import pytest
+
+import chainer
+import chainer.functions as F
+from chainer.functions.array import split_axis
+
+import chainer_fastpath
+from chainer_fastpath.testing import (
+    FLOAT_DTYPES, applied, check_error_after_passing, check_gradients_same,
+    check_outputs_same, run_both, variable as _v)
+
+# name -> builds (under the shared seed) and returns (fn, args)
+APPLY_CASES = {
+    'split_axis': lambda: (lambda a: F.split_axis(a, 3, axis=1),
+                           [_v(2, 6)]),
+    'split_axis_indices': lambda: (lambda a: F.split_axis(a, [1, 3], 0),
+                                   [_v(4, 3)]),
+    'split_axis_array_indices': lambda: (
+        lambda a: F.split_axis(a, numpy.array([2, 2, 3]), -1), [_v(2, 4)]),
+    # Stock's backward cannot handle unsorted indices: forward only.
+    'split_axis_unsorted_indices': lambda: (
+        lambda a: F.split_axis(a.array, [3, 1, -1], 1), [_v(2, 5)]),
+    'split_axis_one_section': lambda: (
+        lambda a: F.split_axis(a, 1, 0, force_tuple=False), [_v(3, 2)]),
+    'split_axis_3d_middle': lambda: (lambda a: F.split_axis(a, 2, axis=1),
+                                     [_v(2, 4, 3)]),
+}
+
+# name -> f(dtype) building inputs and returning (inputs, output)
+BACKWARD_CASES = {
+    'split_axis': lambda d: applied(
+        lambda a: F.concat(F.split_axis(a, 3, axis=1)[::-1], axis=1),
+        _v(2, 6, dtype=d)),
+    'split_axis_unused_part': lambda d: applied(
+        lambda a: F.split_axis(a, [1, 3], axis=0)[1], _v(4, 3, dtype=d)),
+}
+
+
+def _ones(*shape):
+    return chainer.Variable(numpy.ones(shape, numpy.float32))
+
+
+# name -> (a call whose type check passes, a call that stock rejects)
+TYPE_CHECK_SEQUENCES = {
+    'split_axis_other_sections': (
+        lambda: F.split_axis(_ones(2, 6), 3, 1),
+        lambda: F.split_axis(_ones(2, 6), 4, 1)),
+    'split_axis_other_indices': (
+        lambda: F.split_axis(_ones(2, 6), (2, 4), 1),
+        lambda: F.split_axis(_ones(2, 6), (2, 7), 1)),
+    'split_axis_other_axis': (
+        lambda: F.split_axis(_ones(2, 6), 2, 1),
+        lambda: F.split_axis(_ones(2, 6), 2, 2)),
+}
+
+
+@pytest.mark.parametrize('type_check', [True, False])
+@pytest.mark.parametrize('backprop', [True, False])
+@pytest.mark.parametrize('case', sorted(APPLY_CASES))
+def test_outputs_same_as_stock(case, backprop, type_check):
+    check_outputs_same(APPLY_CASES[case], backprop, type_check)
+
+
+@pytest.mark.parametrize('dtype', FLOAT_DTYPES)
+@pytest.mark.parametrize('case', sorted(BACKWARD_CASES))
+@pytest.mark.parametrize('type_check', [True, False])
+def test_gradients_same_as_stock(case, dtype, type_check):
+    check_gradients_same(BACKWARD_CASES[case], dtype, type_check)
+
+
+@pytest.mark.parametrize('case', ['split_axis'])
+def test_compiled_backward_is_used(case, compiled_backward_is_used):
+    compiled_backward_is_used(BACKWARD_CASES[case])
+
+
+@pytest.mark.parametrize('case', ['split_axis', 'split_axis_indices'])
+def test_compiled_forward_is_used(case, compiled_instead):
+    # The stock forward is Python: while the compiled one stands for it, it
+    # never runs.
+    fn, xs = APPLY_CASES[case]()
+    compiled_instead(lambda: fn(*xs), split_axis.SplitAxis.forward)
+
+
+def test_split_axis_unusual_arguments_go_to_stock(python_calls):
+    # Sections that are not a Python int, indices that are not integers:
+    # stock's forward runs (and raises where it raises).
+    x = _v(2, 4)
+    with chainer_fastpath.enabled():
+        assert python_calls(lambda: F.split_axis(x, numpy.array(2), 1),
+                            split_axis.SplitAxis.forward) == 1
+
+    def bad():
+        node = split_axis.SplitAxis([1], 1)
+        node.indices = [1.5]
+        try:
+            node.apply((x,))
+        except Exception as e:
+            return type(e).__name__, str(e)
+    stock, patched = run_both(bad)
+    assert stock == patched
+    assert stock[0] == 'TypeError'
+
+
+def test_mocked_numpy_split_is_called_by_split_axis(spy):
+    calls = spy(numpy, 'split')
+    with chainer_fastpath.enabled():
+        F.split_axis(_v(2, 4), 2, 1)
+    assert len(calls) == 1
+
+
+@pytest.mark.parametrize('name', sorted(TYPE_CHECK_SEQUENCES))
+def test_error_after_a_cached_pass_is_stocks(name):
+    assert check_error_after_passing(*TYPE_CHECK_SEQUENCES[name]) is not None

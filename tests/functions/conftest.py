@@ -1,0 +1,51 @@
+"""Checks each compiled function's tests share: its compiled code is the
+code that runs, and whatever a user or a test mocks is still called."""
+import numpy
+import pytest
+
+from chainer_fastpath.testing import gradients
+
+
+@pytest.fixture
+def compiled_backward_is_used(patched_stats):
+    """``compiled_backward_is_used(build)``: asserts that backward from
+    the output of ``build(float32)`` (a gradient case) takes a compiled
+    backward and leaves nothing to stock."""
+    def check(build):
+        counts = patched_stats(lambda: gradients(build, numpy.float32))
+        assert counts['fast'] >= 1
+        assert counts['fallback'] == {}
+    return check
+
+
+@pytest.fixture
+def compiled_instead(python_calls):
+    """``compiled_instead(fn, function)``: asserts that ``fn()`` runs the
+    Python code of ``function`` stock and never patched; returns how many
+    times stock ran it."""
+    import chainer_fastpath
+
+    def check(fn, function):
+        stock = python_calls(fn, function)
+        assert stock >= 1
+        with chainer_fastpath.enabled():
+            assert python_calls(fn, function) == 0
+        return stock
+    return check
+
+
+@pytest.fixture
+def mock_is_called(spy, patched_stats):
+    """``mock_is_called(owner, name, fn)``: spies on ``owner.name`` and
+    asserts that ``fn()`` calls it, patched as often as stock; returns the
+    patched run's backward fallbacks (reason -> count)."""
+    def check(owner, name, fn):
+        calls = spy(owner, name)
+        fn()
+        stock_calls = len(calls)
+        del calls[:]
+        reasons = patched_stats(fn)['fallback']
+        assert stock_calls >= 1
+        assert len(calls) == stock_calls
+        return reasons
+    return check

@@ -1,0 +1,204 @@
+"""F.embed_id (``EmbedIDFunction``) and its gradient node ``EmbedIDGrad``,
+stock vs patched; and the weight's gradient summed row by row."""
+import warnings
+
+import numpy
+import pytest
+
+import chainer
+from chainer import function_hook
+import chainer.functions as F
+from chainer.functions.connection import embed_id
+
+import chainer_fastpath
+from chainer_fastpath.testing import (
+    FLOAT_DTYPES, applied, check_gradients_same, check_outputs_same,
+    check_same, gradients, variable as _v)
+
+
+def _ints(high, *shape):
+    return numpy.random.randint(0, high, shape).astype(numpy.int32)
+
+
+# name -> builds (under the shared seed) and returns (fn, args)
+APPLY_CASES = {
+    'embed_id': lambda: (
+        lambda w: F.embed_id(_ints(6, 3, 2), w), [_v(6, 4)]),
+    'embed_id_ignore_label': lambda: (
+        lambda w: F.embed_id(numpy.array([0, 5, -1, 2], numpy.int32), w,
+                             ignore_label=-1), [_v(6, 4)]),
+}
+
+# name -> f(dtype) building inputs and returning (inputs, output)
+BACKWARD_CASES = {
+    'embed_id_no_ignore': lambda d: applied(
+        lambda W: F.embed_id(numpy.array([[0, 3], [3, 4]], numpy.int32), W),
+        _v(5, 3, dtype=d)),
+    'embed_id_negative_index_2d': lambda d: applied(
+        lambda W: F.embed_id(numpy.array([[-1, 3, 0], [3, -5, -1]],
+                                         numpy.int64), W), _v(5, 3, dtype=d)),
+    'embed_id_ignore_negative': lambda d: applied(
+        lambda W: F.embed_id(numpy.array([-1, 2, -1, 4], numpy.int8), W,
+                             ignore_label=-1), _v(5, 2, dtype=d)),
+    'embed_id': lambda d: applied(
+        lambda W: F.embed_id(numpy.array([0, 3, 3, 1], numpy.int32), W,
+                             ignore_label=1), _v(5, 3, dtype=d)),
+}
+
+
+@pytest.mark.parametrize('type_check', [True, False])
+@pytest.mark.parametrize('backprop', [True, False])
+@pytest.mark.parametrize('case', sorted(APPLY_CASES))
+def test_outputs_same_as_stock(case, backprop, type_check):
+    check_outputs_same(APPLY_CASES[case], backprop, type_check)
+
+
+@pytest.mark.parametrize('dtype', FLOAT_DTYPES)
+@pytest.mark.parametrize('case', sorted(BACKWARD_CASES))
+@pytest.mark.parametrize('type_check', [True, False])
+def test_gradients_same_as_stock(case, dtype, type_check):
+    check_gradients_same(BACKWARD_CASES[case], dtype, type_check)
+
+
+@pytest.mark.parametrize('case', ['embed_id'])
+def test_compiled_backward_is_used(case, compiled_backward_is_used):
+    compiled_backward_is_used(BACKWARD_CASES[case])
+
+
+@pytest.mark.parametrize('dtype,compiled', [
+    (numpy.float32, True), (numpy.float64, True), (numpy.float16, False)])
+def test_embed_id_gradient_node_forward(dtype, compiled, python_calls):
+    # EmbedIDGrad's forward, a Python loop in stock, is compiled for
+    # float32 and float64; float16 (rounded through float) stays stock's.
+    with chainer_fastpath.enabled():
+        calls = python_calls(
+            lambda: gradients(BACKWARD_CASES['embed_id'], dtype),
+            embed_id.EmbedIDGrad.forward)
+    assert calls == (0 if compiled else 1)
+
+
+def test_embed_id_index_out_of_range_same_error_as_stock():
+    # Stock fails in the forward; the gradient node would fail the same
+    # way: the compiled forward leaves it to stock.
+    def fn():
+        node = embed_id.EmbedIDGrad((3, 2))
+        try:
+            node.apply((numpy.array([0, 3], numpy.int32),
+                        numpy.ones((2, 2), numpy.float32)))
+        except Exception as e:
+            return type(e).__name__, str(e)
+    stock, patched = check_same(fn)
+    assert stock[0] == 'IndexError'
+
+
+@pytest.mark.parametrize('errstate', [{}, {'over': 'raise'},
+                                      {'over': 'ignore'}])
+def test_embed_id_gradient_overflow_warns_as_stock(errstate):
+    # Two rows of one index summed past float32's range: stock's add warns
+    # (or raises); the compiled gradient leaves that case to it.
+    def fn():
+        W = chainer.Parameter(numpy.zeros((5, 3), numpy.float32))
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter('always')
+            try:
+                with numpy.errstate(**errstate):
+                    y = F.embed_id(numpy.array([1, 1, 2], numpy.int32), W)
+                    y.grad = numpy.full((3, 3), 3e38, numpy.float32)
+                    y.backward()
+            except FloatingPointError as e:
+                return 'raised: ' + str(e), [str(w.message) for w in caught]
+        return W.grad, [str(w.message) for w in caught]
+    stock, patched = check_same(fn)
+    assert 'overflow' in str(stock) or errstate == {'over': 'ignore'}
+
+
+# -- the weight's gradient, summed row by row ------------------------------
+
+_INDEXES = [
+    numpy.array([3, 1, 3, 0], numpy.int32),        # one row twice
+    numpy.array([[-1, 2], [4, -5]], numpy.int64),  # negatives wrap
+    numpy.array([2, 2, 2, 1], numpy.int32),
+    numpy.array([0, 4, -1, 1], numpy.int32),
+    numpy.array([1, 3, 3, 3], numpy.int8),
+]
+
+
+def _embed_loss(W, ignore_label=None, tokens=5):
+    loss = 0
+    for x in _INDEXES[:tokens]:
+        y = F.embed_id(x, W, ignore_label=ignore_label)
+        loss += F.sum(y * _v(*y.shape, dtype=W.dtype))
+    return loss
+
+
+@pytest.mark.parametrize('dtype', [numpy.float32, numpy.float64])
+@pytest.mark.parametrize('ignore_label', [None, -1, 3])
+def test_embed_id_weight_gradient_summed_in_place(dtype, ignore_label,
+                                                  python_calls):
+    # From the third token on, W's gradient is added into its sum without
+    # building EmbedIDGrad's dense gradient: bit for bit stock's sum.
+    def fn():
+        W = chainer.Parameter(_v(5, 3, dtype=dtype).array)
+        _embed_loss(W, ignore_label).backward()
+        return W.grad
+    check_same(fn)
+    with chainer_fastpath.enabled():
+        built = python_calls(fn, embed_id.EmbedIDGrad.__init__)
+    assert built == 2
+    assert python_calls(fn, embed_id.EmbedIDGrad.__init__) == 5
+
+
+def test_embed_id_weight_gradient_with_a_hook_is_dense(python_calls):
+    def fn():
+        W = chainer.Parameter(_v(5, 3).array)
+        with function_hook.FunctionHook():
+            _embed_loss(W).backward()
+        return W.grad
+    check_same(fn)
+    with chainer_fastpath.enabled():
+        assert python_calls(fn, embed_id.EmbedIDGrad.__init__) == 5
+
+
+def test_embed_id_gradient_into_a_sum_holding_negative_zeros():
+    # W * c with c = -0.0 gives W the gradient -0.0; two of them, of a
+    # higher rank than the EmbedID nodes, are summed first, to -0.0. Stock
+    # then adds the dense gradients, whose zeros make that +0.0 in row 5,
+    # which no index names: it must not stay -0.0.
+    def fn():
+        W = chainer.Parameter(_v(7, 3).array)
+        c = F.identity(F.identity(
+            chainer.Variable(numpy.full((7, 3), -0.0, numpy.float32))))
+        loss = _embed_loss(W)
+        loss += F.sum(W * c) + F.sum(W * c)
+        loss.backward()
+        return W.grad
+    stock, patched = check_same(fn)
+    assert not numpy.signbit(stock[5]).any() and not stock[5].any()
+
+
+@pytest.mark.parametrize('errstate', [{}, {'over': 'raise'}])
+@pytest.mark.parametrize('rows,scales', [
+    ([1, 1, 2], (2e38, 1, 1)),              # in the row's own sum
+    ([1, 2, 3], (1.5e38, 1.5e38, 1.5e38)),  # where it meets the sum
+])
+def test_embed_id_gradient_overflow_into_a_sum_warns_as_stock(
+        errstate, rows, scales):
+    # Backward takes the tokens last first: the first token's gradient is
+    # the one added into the sum of the other two, and it overflows
+    # float32 there.
+    def fn():
+        W = chainer.Parameter(numpy.zeros((5, 3), numpy.float32))
+        loss = 0
+        for scale in scales:
+            y = F.embed_id(numpy.array(rows, numpy.int32), W)
+            loss += F.sum(y * numpy.float32(scale))
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter('always')
+            try:
+                with numpy.errstate(**errstate):
+                    loss.backward()
+            except FloatingPointError as e:
+                return 'raised: ' + str(e), [str(w.message) for w in caught]
+        return W.grad, [str(w.message) for w in caught]
+    stock, patched = check_same(fn)
+    assert 'overflow' in str(stock)

@@ -1,0 +1,135 @@
+"""F.linear (``LinearFunction``) and its gradient nodes, stock vs patched."""
+import numpy
+import pytest
+
+import chainer
+import chainer.functions as F
+from chainer.functions.connection import linear
+
+import chainer_fastpath
+from chainer_fastpath.testing import (
+    FLOAT_DTYPES, applied, check_gradients_same, check_outputs_same,
+    check_same, grad_vars, gradients, run_both, variable as _v)
+
+# name -> builds (under the shared seed) and returns (fn, args)
+APPLY_CASES = {
+    'linear': lambda: (F.linear, [_v(2, 4), _v(3, 4), _v(3)]),
+    'linear_nobias': lambda: (F.linear, [_v(2, 4), _v(3, 4)]),
+}
+
+# name -> f(dtype) building inputs and returning (inputs, output)
+BACKWARD_CASES = {
+    'linear': lambda d: applied(lambda x, W, b: F.linear(x, W, b),
+                                _v(3, 4, dtype=d), _v(5, 4, dtype=d),
+                                _v(5, dtype=d)),
+    'linear_nobias': lambda d: applied(lambda x, W: F.linear(x, W),
+                                       _v(1, 4, dtype=d), _v(5, 4, dtype=d)),
+    'linear_x_const': lambda d: applied(
+        lambda x, W, b: F.linear(x, W, b),
+        _v(3, 4, dtype=d, requires_grad=False), _v(5, 4, dtype=d),
+        _v(5, dtype=d)),
+}
+
+
+@pytest.mark.parametrize('type_check', [True, False])
+@pytest.mark.parametrize('backprop', [True, False])
+@pytest.mark.parametrize('case', sorted(APPLY_CASES))
+def test_outputs_same_as_stock(case, backprop, type_check):
+    check_outputs_same(APPLY_CASES[case], backprop, type_check)
+
+
+@pytest.mark.parametrize('dtype', FLOAT_DTYPES)
+@pytest.mark.parametrize('case', sorted(BACKWARD_CASES))
+@pytest.mark.parametrize('type_check', [True, False])
+def test_gradients_same_as_stock(case, dtype, type_check):
+    check_gradients_same(BACKWARD_CASES[case], dtype, type_check)
+
+
+@pytest.mark.parametrize('case', ['linear'])
+def test_compiled_backward_is_used(case, compiled_backward_is_used):
+    compiled_backward_is_used(BACKWARD_CASES[case])
+
+
+def test_mocked_gradient_node_is_called(patched_stats):
+    calls = []
+    original = linear.LinearGradWeight.forward
+
+    def spy(self, inputs):
+        calls.append(type(self).__name__)
+        return original(self, inputs)
+
+    linear.LinearGradWeight.forward = spy
+    try:
+        reasons = patched_stats(lambda: gradients(
+            BACKWARD_CASES['linear'], numpy.float32))['fallback']
+    finally:
+        linear.LinearGradWeight.forward = original
+    assert calls == ['LinearGradWeight']
+    assert reasons == {'patched or mocked method': 1}
+
+
+def test_bad_gradient_dtype_same_error_as_stock():
+    # A float64 gradient given to a float32 linear output: stock casts
+    # the data gradient back and then rejects the mismatch.
+    def fn():
+        x, W = _v(2, 3), _v(4, 3)
+        y = F.linear(x, W)
+        # Bypasses the setter's check, which would refuse it up front.
+        y._set_grad_var_without_check(
+            chainer.Variable(numpy.ones((2, 4), numpy.float64)))
+        try:
+            y.backward()
+        except Exception as e:
+            return type(e).__name__, str(e).splitlines()[0]
+        return grad_vars(x, W)
+    check_same(fn)
+
+
+def test_linear_static_method_patched_on_the_class_is_called(monkeypatch):
+    chainer_fastpath.enable()
+    calls = []
+    original = linear.LinearFunction.static_linear_no_bias
+
+    def spy(self, *args, **kwargs):
+        calls.append(1)
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(linear.LinearFunction, 'static_linear_no_bias', spy)
+    F.linear(_v(2, 4), _v(3, 4))
+    assert calls == [1]
+
+
+def test_retained_inputs_hold_their_arrays():
+    def build():
+        x, w = _v(2, 4), _v(3, 4)
+        y = F.linear(x, w)
+        node = y.creator_node
+        return [n.data for n in node.inputs], node.get_retained_inputs()
+
+    stock, patched = run_both(build)
+    for s, p in zip(stock[0], patched[0]):
+        numpy.testing.assert_array_equal(s, p)
+    assert len(patched[1]) == 2
+
+
+def test_base_method_replaced_after_fast_calls_is_called(monkeypatch):
+    # The compiled linear forward calls retain_inputs as FunctionNode
+    # defines it; replacing it on the base class after the class was
+    # verified must still be seen, and undoing it restores the fast path.
+    chainer_fastpath.enable()
+    args = _v(2, 4), _v(3, 4)
+    F.linear(*args)
+    F.linear(*args)
+    calls = []
+    original = chainer.FunctionNode.retain_inputs
+
+    def spy(self, indexes):
+        calls.append(indexes)
+        return original(self, indexes)
+
+    monkeypatch.setattr(chainer.FunctionNode, 'retain_inputs', spy)
+    F.linear(*args)
+    assert calls == [(0, 1)]
+    monkeypatch.undo()
+    F.linear(*args)
+    assert calls == [(0, 1)]

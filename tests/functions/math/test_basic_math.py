@@ -1,0 +1,132 @@
+"""The arithmetic nodes of ``basic_math`` (Add, AddConstant, Sub,
+SubFromConstant, Mul, MulConstant, Div, Neg, PowVarConst), stock vs
+patched."""
+import numpy
+import pytest
+
+import chainer
+import chainer.functions as F
+from chainer.functions.math import basic_math
+
+import chainer_fastpath
+from chainer_fastpath.testing import (
+    FLOAT_DTYPES, applied, check_error_after_passing, check_gradients_same,
+    check_outputs_same, gradients, variable as _v)
+
+# name -> builds (under the shared seed) and returns (fn, args)
+APPLY_CASES = {
+    'add': lambda: (lambda a, b: a + b, [_v(3, 4), _v(3, 4)]),
+    'add_broadcast': lambda: (F.add, [_v(3, 4), _v(3, 4)]),
+    'add_array': lambda: (lambda a, b: a + b, [_v(3, 4), _v(3, 4).array]),
+    'radd_const': lambda: (lambda a: 2.5 + a, [_v(3)]),
+    'sub': lambda: (lambda a, b: a - b, [_v(2, 3), _v(2, 3)]),
+    'mul': lambda: (lambda a, b: a * b, [_v(2, 3), _v(2, 3)]),
+    'div': lambda: (lambda a, b: a / b, [_v(2, 3), _v(2, 3, low=1, high=2)]),
+    'neg_pow': lambda: (lambda a: (-a) ** 2, [_v(5)]),
+    'multi_add': lambda: (lambda a, b, c: F.add(a, b, c),
+                          [_v(2), _v(2), _v(2)]),
+    'mul_mask': lambda: (lambda a, b: a * (b.array > 0).astype(
+        numpy.float32)[:, :1], [_v(3, 4), _v(3, 4)]),
+    'mul_array_cast': lambda: (lambda a, b: a * b.array.astype(
+        numpy.float64), [_v(3, 4), _v(3, 4)]),
+    'rsub_int': lambda: (lambda a: 1 - a, [_v(3, 4)]),
+    'rsub_float16': lambda: (lambda a: 0.5 - a,
+                             [_v(3, dtype=numpy.float16)]),
+}
+
+# name -> f(dtype) building inputs and returning (inputs, output)
+BACKWARD_CASES = {
+    'add': lambda d: applied(lambda a, b: a + b, _v(3, 4, dtype=d),
+                             _v(3, 4, dtype=d)),
+    'add_broadcast': lambda d: applied(F.add, _v(3, 4, dtype=d),
+                                       _v(1, 4, dtype=d)),
+    'add_same_input': lambda d: applied(lambda a: a + a, _v(2, 2, dtype=d)),
+    'add_constant': lambda d: applied(lambda a: a + 1, _v(2, 3, dtype=d)),
+    'mul': lambda d: applied(lambda a, b: a * b, _v(3, 4, dtype=d),
+                             _v(3, 4, dtype=d)),
+    'mul_square': lambda d: applied(lambda a: a * a, _v(3, 4, dtype=d)),
+    'mul_const_input': lambda d: applied(
+        lambda a, b: a * b, _v(3, 4, dtype=d),
+        _v(3, 4, dtype=d, requires_grad=False)),
+    'mul_broadcast': lambda d: applied(lambda a, b: a * b, _v(3, 4, dtype=d),
+                                       _v(1, 4, dtype=d)),
+    # A mask: the product already has the Variable's shape, so sum_to is
+    # the identity and the compiled case applies.
+    'mul_broadcast_array': lambda d: applied(
+        lambda a: a * numpy.array([[1], [0], [1]], d), _v(3, 4, dtype=d)),
+    'mul_broadcast_rhs_row': lambda d: applied(
+        lambda a, b: a * b, _v(3, 4, dtype=d),
+        _v(4, dtype=d, requires_grad=False)),
+    'mul_constant': lambda d: applied(lambda a: a * 0.5, _v(3, 4, dtype=d)),
+    'mul_constant_int': lambda d: applied(lambda a: 3 * a,
+                                          _v(3, 4, dtype=d)),
+    'neg': lambda d: applied(lambda a: -a, _v(3, 4, dtype=d)),
+    'sub_from_constant': lambda d: applied(lambda a: 1 - a,
+                                           _v(3, 4, dtype=d)),
+}
+
+
+def _ones(*shape):
+    return chainer.Variable(numpy.ones(shape, numpy.float32))
+
+
+# name -> (a call whose type check passes, a call that stock rejects)
+TYPE_CHECK_SEQUENCES = {
+    'sub_from_constant_two_inputs': (
+        lambda: 1 - _ones(3),
+        lambda: basic_math.SubFromConstant(1).apply((_ones(3), _ones(3)))),
+}
+
+
+@pytest.mark.parametrize('type_check', [True, False])
+@pytest.mark.parametrize('backprop', [True, False])
+@pytest.mark.parametrize('case', sorted(APPLY_CASES))
+def test_outputs_same_as_stock(case, backprop, type_check):
+    check_outputs_same(APPLY_CASES[case], backprop, type_check)
+
+
+@pytest.mark.parametrize('dtype', FLOAT_DTYPES)
+@pytest.mark.parametrize('case', sorted(BACKWARD_CASES))
+@pytest.mark.parametrize('type_check', [True, False])
+def test_gradients_same_as_stock(case, dtype, type_check):
+    check_gradients_same(BACKWARD_CASES[case], dtype, type_check)
+
+
+@pytest.mark.parametrize('case', [
+    'add', 'add_constant', 'mul', 'mul_constant', 'neg', 'sub_from_constant',
+    'mul_broadcast_array', 'mul_broadcast_rhs_row'])
+def test_compiled_backward_is_used(case, compiled_backward_is_used):
+    compiled_backward_is_used(BACKWARD_CASES[case])
+
+
+@pytest.mark.parametrize('case,reason', [
+    ('add_broadcast', 'case left to stock: Add'),
+    # b's gradient needs sum_to over the broadcast axis.
+    ('mul_broadcast', 'case left to stock: Mul'),
+])
+def test_uncompiled_cases_are_counted(case, reason, patched_stats):
+    counts = patched_stats(lambda: gradients(BACKWARD_CASES[case],
+                                             numpy.float32))
+    assert counts['fallback'] == {reason: 1}
+
+
+@pytest.mark.parametrize('case,cls', [
+    ('mul', 'Mul'), ('mul_mask', 'Mul'), ('sub', 'Sub'),
+    ('rsub_int', 'SubFromConstant')])
+def test_compiled_forward_is_used(case, cls, compiled_instead):
+    # The stock forward is Python: while the compiled one stands for it, it
+    # never runs.
+    fn, xs = APPLY_CASES[case]()
+    compiled_instead(lambda: fn(*xs), getattr(basic_math, cls).forward)
+
+
+def test_mocked_retain_inputs_of_mul_is_called(spy):
+    calls = spy(basic_math.Mul, 'retain_inputs')
+    with chainer_fastpath.enabled():
+        _v(2) * _v(2)
+    assert [indexes for _, indexes in calls] == [(0, 1)]
+
+
+@pytest.mark.parametrize('name', sorted(TYPE_CHECK_SEQUENCES))
+def test_error_after_a_cached_pass_is_stocks(name):
+    assert check_error_after_passing(*TYPE_CHECK_SEQUENCES[name]) is not None

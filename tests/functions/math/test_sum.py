@@ -1,0 +1,50 @@
+"""F.sum (``Sum``), stock vs patched."""
+import numpy
+import pytest
+
+import chainer.functions as F
+
+from chainer_fastpath.testing import (
+    FLOAT_DTYPES, applied, check_gradients_same, check_outputs_same,
+    gradients, variable as _v)
+
+# name -> builds (under the shared seed) and returns (fn, args)
+APPLY_CASES = {
+    'sum': lambda: (lambda a: F.sum(a, axis=1), [_v(3, 4)]),
+}
+
+# name -> f(dtype) building inputs and returning (inputs, output)
+BACKWARD_CASES = {
+    'sum': lambda d: applied(F.sum, _v(3, 4, dtype=d)),
+    'sum_axis': lambda d: applied(lambda a: F.sum(a, axis=1),
+                                  _v(3, 4, dtype=d)),
+    'sum_keepdims': lambda d: applied(
+        lambda a: F.sum(a, axis=0, keepdims=True), _v(3, 4, dtype=d)),
+}
+
+
+@pytest.mark.parametrize('type_check', [True, False])
+@pytest.mark.parametrize('backprop', [True, False])
+@pytest.mark.parametrize('case', sorted(APPLY_CASES))
+def test_outputs_same_as_stock(case, backprop, type_check):
+    check_outputs_same(APPLY_CASES[case], backprop, type_check)
+
+
+@pytest.mark.parametrize('dtype', FLOAT_DTYPES)
+@pytest.mark.parametrize('case', sorted(BACKWARD_CASES))
+@pytest.mark.parametrize('type_check', [True, False])
+def test_gradients_same_as_stock(case, dtype, type_check):
+    check_gradients_same(BACKWARD_CASES[case], dtype, type_check)
+
+
+@pytest.mark.parametrize('case', ['sum'])
+def test_compiled_backward_is_used(case, compiled_backward_is_used):
+    compiled_backward_is_used(BACKWARD_CASES[case])
+
+
+@pytest.mark.parametrize('case,reason', [
+    ('sum_axis', 'case left to stock: Sum')])
+def test_uncompiled_cases_are_counted(case, reason, patched_stats):
+    counts = patched_stats(lambda: gradients(BACKWARD_CASES[case],
+                                             numpy.float32))
+    assert counts['fallback'] == {reason: 1}

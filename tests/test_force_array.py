@@ -1,0 +1,34 @@
+"""chainer.utils.force_array, stock vs patched."""
+import numpy
+import pytest
+
+import chainer
+
+import chainer_fastpath
+from chainer_fastpath.testing import check_same
+
+
+@pytest.mark.parametrize('value,dtype', [
+    (numpy.arange(3, dtype=numpy.float32), None),
+    (numpy.arange(3, dtype=numpy.float32), numpy.float64),
+    (numpy.arange(3, dtype=numpy.float32), numpy.float32),
+    (numpy.float32(2.5), None),
+    (numpy.float64(2.5), numpy.float16),
+    (3.0, None),
+    (numpy.array(1.5), None),
+])
+def test_force_array_same_stock_and_patched(value, dtype):
+    def build():
+        y = chainer.utils.force_array(value, dtype)
+        return y, y is value
+
+    check_same(build)
+
+
+def test_force_array_counts_fast_and_fallback():
+    chainer_fastpath.enable()
+    chainer.utils.force_array(numpy.zeros(2))
+    chainer.utils.force_array(numpy.float32(1))
+    s = chainer_fastpath.stats()['utils.force_array']
+    assert s['fast'] == 1
+    assert sum(s['fallback'].values()) == 1
