@@ -55,7 +55,7 @@ def test_forward_bit_for_bit(dtype, shape, scale, label_dtype, options):
     opts = dict({'normalize': True, 'reduce': 'mean', 'cache_score': True,
                  'ignore_label': -1}, **options)
     got = kernel.fused_forward(x, t, opts['ignore_label'], opts['normalize'],
-                         opts['reduce'], opts['cache_score'])
+                               opts['reduce'], opts['cache_score'])
     assert got is not None
     loss, y, coeff = got
     assert _value(loss) == _value(expected)
@@ -114,7 +114,8 @@ def test_label_out_of_range_is_left_to_numpy(label):
     t = t.copy()
     t[1] = label
     assert kernel.fused_forward(x, t, -1, True, 'mean', True) is None
-    assert kernel.fused_grad(x, t, -1, numpy.array(1, numpy.float32), 1.0) is None
+    assert kernel.fused_grad(
+        x, t, -1, numpy.array(1, numpy.float32), 1.0) is None
 
 
 def test_negative_labels_wrap_as_numpy_indexing_does():
@@ -152,8 +153,8 @@ def test_zero_maxima_of_either_sign_give_stock_bits(dtype, row):
     t = numpy.array([0, 1, 5], numpy.int32)
     for options in [{}, {'reduce': 'no'}]:
         node, expected = _stock(x, t, **options)
-        got = kernel.fused_forward(x, t, -1, True, options.get('reduce', 'mean'),
-                             True)
+        got = kernel.fused_forward(
+            x, t, -1, True, options.get('reduce', 'mean'), True)
         assert _value(got[0]) == _value(expected)
         assert _value(got[1]) == _value(node.y)
 
