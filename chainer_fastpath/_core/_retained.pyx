@@ -5,7 +5,12 @@ None where stock would see something a compiled backward leaves to it (a
 missing array, a dead output node, an array that is not NumPy's)."""
 import numpy
 
+import chainer
+
+from chainer_fastpath._core._objects cimport new_variable
+
 cdef type _ndarray = numpy.ndarray
+cdef object _utils = chainer.utils
 
 
 cdef object grad_array(object gy):
@@ -63,6 +68,22 @@ cdef object retained_output(object func):
     return node
 
 
+cdef list float_operands(object func, object gy, bint same_shape):
+    """The arrays of ``func``'s retained inputs 0 and 1, where those are
+    what it retains and they have the floating dtype of gradient ``gy``
+    (and its shape, if ``same_shape``); else None."""
+    if func._input_indexes_to_retain != (0, 1):
+        return None
+    xs = retained_inputs(func, [])
+    dtype = gy.dtype
+    if xs is None or dtype.kind != 'f':
+        return None
+    for a in xs:
+        if a.dtype != dtype or (same_shape and a.shape != gy.shape):
+            return None
+    return xs
+
+
 cdef tuple activation_inputs(object func, tuple grad_outputs):
     """``(y node, gy Variable, gy array)`` of an activation's backward, or
     None where stock is left to handle it (cuDNN, a missing output or
@@ -75,3 +96,11 @@ cdef tuple activation_inputs(object func, tuple grad_outputs):
     if y_node is None or gy is None:
         return None
     return y_node, gy_var, gy
+
+
+cdef tuple activation_grad(object y_node, object gy_var, object gx):
+    """An activation's gradient ``gx`` as its gradient node returns it,
+    from output node ``y_node`` and output gradient ``gy_var``."""
+    return (new_variable(_utils.force_array(gx),
+                         requires_grad_of(y_node) or gy_var._requires_grad,
+                         None, 0),)

@@ -6,10 +6,9 @@ import chainer
 from chainer.functions.activation import sigmoid
 
 from chainer_fastpath._core._config cimport ConfigView
-from chainer_fastpath._core._objects cimport new_variable
 from chainer_fastpath._core._registry cimport NOT_HANDLED, compiled
 from chainer_fastpath._core._retained cimport (
-    activation_inputs, array_of, requires_grad_of)
+    activation_grad, activation_inputs, array_of)
 
 cdef object _tanh = numpy.tanh
 cdef object _utils = chainer.utils
@@ -38,9 +37,7 @@ cdef object _backward(object func, tuple indexes, tuple grad_outputs):
     if y.dtype.kind != 'f' or gy.dtype.kind != 'f':
         return NOT_HANDLED
     one = y.dtype.type(1)
-    return (new_variable(_utils.force_array(gy * y * (one - y)),
-                         requires_grad_of(y_node) or gy_var._requires_grad,
-                         None, 0),)
+    return activation_grad(y_node, gy_var, gy * y * (one - y))
 
 
 ENTRIES = (

@@ -8,7 +8,7 @@ from chainer_fastpath._core._config cimport ConfigView
 from chainer_fastpath._core._objects cimport new_variable
 from chainer_fastpath._core._registry cimport NOT_HANDLED, compiled
 from chainer_fastpath._core._retained cimport (
-    grad_array, requires_grad_of, retained_inputs)
+    float_operands, grad_array, requires_grad_of)
 
 cdef object _utils = chainer.utils
 
@@ -27,19 +27,13 @@ cdef object _backward(object func, tuple indexes, tuple grad_outputs):
     # Neg; each forward is one NumPy operation through force_array.
     gy_var = grad_outputs[0]
     gy = grad_array(gy_var)
-    if gy is None or func._input_indexes_to_retain != (0, 1):
+    if gy is None:
         return NOT_HANDLED
-    xs = retained_inputs(func, [])
+    xs = float_operands(func, gy, True)
     if xs is None:
         return NOT_HANDLED
     x0, x1 = xs
     dtype = gy.dtype
-    shape = gy.shape
-    if dtype.kind != 'f':
-        return NOT_HANDLED
-    for a in xs:
-        if a.dtype != dtype or a.shape != shape:
-            return NOT_HANDLED
     inputs = func.inputs
     cdef bint rg = (gy_var._requires_grad or requires_grad_of(inputs[0])
                     or requires_grad_of(inputs[1]))

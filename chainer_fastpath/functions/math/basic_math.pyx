@@ -12,7 +12,7 @@ from chainer_fastpath._core._objects cimport new_variable
 from chainer_fastpath._core._registry cimport (
     NOT_HANDLED, Compiled, compiled)
 from chainer_fastpath._core._retained cimport (
-    grad_array, requires_grad_of, retained_inputs)
+    float_operands, grad_array, requires_grad_of)
 
 cdef object _utils = chainer.utils
 cdef object _preprocess_const = basic_math._preprocess_const
@@ -109,18 +109,12 @@ cdef object _mul_grad(object func, tuple indexes, tuple grad_outputs):
     # x[i]'s shape).
     gy_var = grad_outputs[0]
     gy = grad_array(gy_var)
-    if gy is None or func._input_indexes_to_retain != (0, 1):
+    if gy is None:
         return NOT_HANDLED
-    xs = retained_inputs(func, [])
+    xs = float_operands(func, gy, False)
     if xs is None:
         return NOT_HANDLED
-    dtype = gy.dtype
     shape = gy.shape
-    if dtype.kind != 'f':
-        return NOT_HANDLED
-    for a in xs:
-        if a.dtype != dtype:
-            return NOT_HANDLED
     for i in indexes:
         if _broadcast_shape(shape, xs[1 - i].shape) != xs[i].shape:
             return NOT_HANDLED
