@@ -9,6 +9,7 @@ function is its module, its test file and one line below.
 import importlib
 
 MODULES = (
+    'activation.leaky_relu',
     'activation.relu',
     'activation.sigmoid',
     'activation.tanh',
