@@ -49,3 +49,22 @@ def mock_is_called(spy, patched_stats):
         assert len(calls) == stock_calls
         return reasons
     return check
+
+
+@pytest.fixture
+def type_check_is_cached(python_calls):
+    """``type_check_is_cached(cls, fn)``: asserts that ``fn()``, which
+    applies a ``cls`` node, runs ``cls.check_type_forward`` every time
+    stock, and patched not again once it passed for the same dtypes and
+    shapes."""
+    import chainer_fastpath
+    from chainer_fastpath._core import _type_check
+
+    def check(cls, fn):
+        check_type_forward = cls.__dict__['check_type_forward']
+        assert python_calls(fn, check_type_forward) >= 1
+        with chainer_fastpath.enabled():
+            assert cls in _type_check.audited_classes()
+            fn()
+            assert python_calls(fn, check_type_forward) == 0
+    return check

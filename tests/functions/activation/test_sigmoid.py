@@ -8,6 +8,7 @@ from chainer.functions.activation import sigmoid
 from chainer_fastpath.testing import (
     FLOAT_DTYPES, applied, check_gradients_same, check_outputs_same,
     gradients, variable as _v)
+from chainer_fastpath.testing import variable as _var
 
 # name -> builds (under the shared seed) and returns (fn, args)
 APPLY_CASES = {
@@ -46,3 +47,8 @@ def test_mocked_method_of_the_gradient_node_is_called(name, mock_is_called):
     reasons = mock_is_called(sigmoid.SigmoidGrad, name, lambda: gradients(
         BACKWARD_CASES['sigmoid'], numpy.float32))
     assert reasons == {'patched or mocked method': 1}
+
+
+def test_passed_type_check_is_cached(type_check_is_cached):
+    x = _var(2, 3)
+    type_check_is_cached(sigmoid.Sigmoid, lambda: F.sigmoid(x))

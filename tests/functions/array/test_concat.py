@@ -5,10 +5,12 @@ import pytest
 import chainer
 import chainer.functions as F
 from chainer.functions.array import split_axis
+from chainer.functions.array import concat
 
 from chainer_fastpath.testing import (
     FLOAT_DTYPES, applied, check_error_after_passing, check_gradients_same,
     check_outputs_same, check_same, gradients, variable as _v)
+from chainer_fastpath.testing import variable as _var
 
 # name -> builds (under the shared seed) and returns (fn, args)
 APPLY_CASES = {
@@ -103,3 +105,8 @@ def test_concat_backward_gives_stock_views():
 @pytest.mark.parametrize('name', sorted(TYPE_CHECK_SEQUENCES))
 def test_error_after_a_cached_pass_is_stocks(name):
     assert check_error_after_passing(*TYPE_CHECK_SEQUENCES[name]) is not None
+
+
+def test_passed_type_check_is_cached(type_check_is_cached):
+    x = _var(2, 3)
+    type_check_is_cached(concat.Concat, lambda: F.concat([x, x], 1))

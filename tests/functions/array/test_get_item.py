@@ -2,9 +2,12 @@
 import numpy
 import pytest
 
+from chainer.functions.array import get_item
+
 from chainer_fastpath.testing import (
     FLOAT_DTYPES, applied, check_gradients_same, check_outputs_same,
     variable as _v)
+from chainer_fastpath.testing import variable as _var
 
 # name -> builds (under the shared seed) and returns (fn, args)
 APPLY_CASES = {
@@ -38,3 +41,8 @@ def test_gradients_same_as_stock(case, dtype, type_check):
 @pytest.mark.parametrize('case', ['get_item_slice'])
 def test_compiled_backward_is_used(case, compiled_backward_is_used):
     compiled_backward_is_used(BACKWARD_CASES[case])
+
+
+def test_passed_type_check_is_cached(type_check_is_cached):
+    x = _var(2, 3)
+    type_check_is_cached(get_item.GetItem, lambda: x[0])

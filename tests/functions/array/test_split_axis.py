@@ -10,6 +10,7 @@ import chainer_fastpath
 from chainer_fastpath.testing import (
     FLOAT_DTYPES, applied, check_error_after_passing, check_gradients_same,
     check_outputs_same, run_both, variable as _v)
+from chainer_fastpath.testing import variable as _var
 
 # name -> builds (under the shared seed) and returns (fn, args)
 APPLY_CASES = {
@@ -113,3 +114,9 @@ def test_mocked_numpy_split_is_called_by_split_axis(spy):
 @pytest.mark.parametrize('name', sorted(TYPE_CHECK_SEQUENCES))
 def test_error_after_a_cached_pass_is_stocks(name):
     assert check_error_after_passing(*TYPE_CHECK_SEQUENCES[name]) is not None
+
+
+def test_passed_type_check_is_cached(type_check_is_cached):
+    x = _var(2, 3)
+    type_check_is_cached(split_axis.SplitAxis,
+                         lambda: F.split_axis(x, 3, 1))

@@ -11,6 +11,7 @@ from chainer.functions.math import basic_math
 from chainer_fastpath.testing import (
     FLOAT_DTYPES, applied, check_error_after_passing, check_gradients_same,
     check_outputs_same, check_same, grad_vars, gradients, variable as _v)
+from chainer_fastpath.testing import variable as _var
 
 # name -> builds (under the shared seed) and returns (fn, args)
 APPLY_CASES = {
@@ -106,3 +107,9 @@ def test_mocked_method_of_an_inner_node_is_called(cls, mock_is_called):
 @pytest.mark.parametrize('name', sorted(TYPE_CHECK_SEQUENCES))
 def test_error_after_a_cached_pass_is_stocks(name):
     assert check_error_after_passing(*TYPE_CHECK_SEQUENCES[name]) is not None
+
+
+def test_passed_type_check_is_cached(type_check_is_cached):
+    x, y = _var(2, 3), _var(2, 3)
+    type_check_is_cached(squared_error.SquaredError,
+                         lambda: F.squared_error(x, y))

@@ -12,6 +12,7 @@ import chainer_fastpath
 from chainer_fastpath.testing import (
     FLOAT_DTYPES, applied, check_error_after_passing, check_gradients_same,
     check_outputs_same, gradients, variable as _v)
+from chainer_fastpath.testing import variable as _var
 
 # name -> builds (under the shared seed) and returns (fn, args)
 APPLY_CASES = {
@@ -130,3 +131,19 @@ def test_mocked_retain_inputs_of_mul_is_called(spy):
 @pytest.mark.parametrize('name', sorted(TYPE_CHECK_SEQUENCES))
 def test_error_after_a_cached_pass_is_stocks(name):
     assert check_error_after_passing(*TYPE_CHECK_SEQUENCES[name]) is not None
+
+
+@pytest.mark.parametrize('cls,call', [
+    (basic_math.Add, lambda x, y: x + y),
+    (basic_math.AddConstant, lambda x, y: x + 1),
+    (basic_math.Sub, lambda x, y: x - y),
+    (basic_math.SubFromConstant, lambda x, y: 1 - x),
+    (basic_math.Mul, lambda x, y: x * y),
+    (basic_math.MulConstant, lambda x, y: x * 2),
+    (basic_math.Div, lambda x, y: x / y),
+    (basic_math.Neg, lambda x, y: -x),
+    (basic_math.PowVarConst, lambda x, y: x ** 2),
+], ids=lambda v: getattr(v, '__name__', ''))
+def test_passed_type_check_is_cached(type_check_is_cached, cls, call):
+    x, y = _var(2, 3), _var(2, 3)
+    type_check_is_cached(cls, lambda: call(x, y))

@@ -2,8 +2,10 @@
 import pytest
 
 import chainer.functions as F
+from chainer.functions.math import matmul
 
 from chainer_fastpath.testing import check_outputs_same, variable as _v
+from chainer_fastpath.testing import variable as _var
 
 # name -> builds (under the shared seed) and returns (fn, args)
 APPLY_CASES = {
@@ -16,3 +18,8 @@ APPLY_CASES = {
 @pytest.mark.parametrize('case', sorted(APPLY_CASES))
 def test_outputs_same_as_stock(case, backprop, type_check):
     check_outputs_same(APPLY_CASES[case], backprop, type_check)
+
+
+def test_passed_type_check_is_cached(type_check_is_cached):
+    x, y = _var(2, 3), _var(3, 4)
+    type_check_is_cached(matmul.MatMul, lambda: F.matmul(x, y))

@@ -3,10 +3,12 @@ import numpy
 import pytest
 
 import chainer.functions as F
+from chainer.functions.math import sum as sum_mod
 
 from chainer_fastpath.testing import (
     FLOAT_DTYPES, applied, check_gradients_same, check_outputs_same,
     gradients, variable as _v)
+from chainer_fastpath.testing import variable as _var
 
 # name -> builds (under the shared seed) and returns (fn, args)
 APPLY_CASES = {
@@ -48,3 +50,8 @@ def test_uncompiled_cases_are_counted(case, reason, patched_stats):
     counts = patched_stats(lambda: gradients(BACKWARD_CASES[case],
                                              numpy.float32))
     assert counts['fallback'] == {reason: 1}
+
+
+def test_passed_type_check_is_cached(type_check_is_cached):
+    x = _var(2, 3)
+    type_check_is_cached(sum_mod.Sum, lambda: F.sum(x, axis=1))
