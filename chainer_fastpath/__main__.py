@@ -25,8 +25,13 @@ def _cmd_report(args):
         chainer_fastpath.__version__, 'can be enabled' if on else
         'cannot be enabled'))
     from chainer_fastpath import _patch
+    from chainer_fastpath._core import _registry
     for row in _patch.table():
         print('  {:<10} {}'.format(row.part, row.name))
+    print('compiled functions (for NumPy arrays):')
+    for cls, entry in sorted(_registry.registered().items(),
+                             key=lambda item: item[0].__name__):
+        print('  {:<24} {}'.format(cls.__name__, ', '.join(entry.parts)))
     return 0 if on else 1
 
 

@@ -108,3 +108,15 @@ def test_run_does_not_import_the_benchmark(tmp_path, options):
     res = _run(['run'] + options + [str(path)], tmp_path)
     assert res.returncode == 0, res.stderr
     assert 'bench modules []' in res.stdout.splitlines()
+
+
+def test_report_lists_the_patch_table_and_the_compiled_functions(tmp_path):
+    res = _run(['report'], tmp_path)
+    assert res.returncode == 0, res.stderr
+    lines = [line.split() for line in res.stdout.splitlines()]
+    assert ['forward', 'FunctionNode.apply'] in lines
+    assert ['backward', 'Variable.backward'] in lines
+    assert ['LinearFunction', 'forward,', 'backward,', 'type_check'] in lines
+    assert ['EmbedIDFunction', 'forward,', 'backward,', 'backward_into,',
+            'type_check'] in lines
+    assert ['Reshape', 'type_check'] in lines

@@ -56,13 +56,19 @@ cdef class Compiled:
             self.check_methods = methods
             self.check_attributes = tuple(type_check)
 
-    def __repr__(self):
-        parts = [name for name, present in (
+    @property
+    def parts(self):
+        """What is compiled: some of ``forward``, ``backward``,
+        ``backward_into``, ``type_check``."""
+        return tuple([name for name, present in (
             ('forward', self.forward is not NULL),
             ('backward', self.backward is not NULL),
             ('backward_into', self.backward_into is not NULL),
-            ('type_check', self.check_methods is not None)) if present]
-        return '<Compiled {}: {}>'.format(self.cls.__name__, ', '.join(parts))
+            ('type_check', self.check_methods is not None)) if present])
+
+    def __repr__(self):
+        return '<Compiled {}: {}>'.format(self.cls.__name__,
+                                          ', '.join(self.parts))
 
 
 cdef Compiled compiled(type cls, forward_t forward, tuple forward_methods,
