@@ -371,7 +371,7 @@ cdef inline void _set_data(object param, object data, bint plain) except *:
         node = param._node
         if node.dtype is data.dtype and node.shape == data.shape:
             return
-    _set_data(param, data, plain)
+    param.data = data
 
 
 cdef inline object _state(object self, str key):
