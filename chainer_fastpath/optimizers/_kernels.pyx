@@ -34,39 +34,15 @@ cdef extern from "_kernels.h" nogil:
     uint16_t cfp_f2h(float x)
     float cfp_h2f(uint16_t h)
 
-    void cfp_sgd_f16(Py_ssize_t, uint16_t*, uint16_t*, float)
-    void cfp_sgd_f32(Py_ssize_t, float*, float*, float)
-    void cfp_sgd_f64(Py_ssize_t, double*, double*, double)
-    void cfp_momentum_f16(Py_ssize_t, uint16_t*, uint16_t*, uint16_t*, float, float)
-    void cfp_momentum_f32(Py_ssize_t, float*, float*, float*, float, float)
-    void cfp_momentum_f64(Py_ssize_t, double*, double*, double*, double, double)
-    void cfp_nesterov_f16(Py_ssize_t, uint16_t*, uint16_t*, uint16_t*, float, float, float, float)
-    void cfp_nesterov_f32(Py_ssize_t, float*, float*, float*, float, float, float, float)
-    void cfp_nesterov_f64(Py_ssize_t, double*, double*, double*, double, double, double, double)
-    void cfp_corrected_f16(Py_ssize_t, uint16_t*, uint16_t*, uint16_t*, float, float)
-    void cfp_corrected_f32(Py_ssize_t, float*, float*, float*, float, float)
-    void cfp_corrected_f64(Py_ssize_t, double*, double*, double*, double, double)
-    void cfp_rmsprop_f16(Py_ssize_t, uint16_t*, uint16_t*, uint16_t*, float, float, float, float, int)
-    void cfp_rmsprop_f32(Py_ssize_t, float*, float*, float*, float, float, float, float, int)
-    void cfp_rmsprop_f64(Py_ssize_t, double*, double*, double*, double, double, double, double, int)
-    void cfp_graves_f16(Py_ssize_t, uint16_t*, uint16_t*, uint16_t*, uint16_t*, uint16_t*, float, float, float, float, float)
-    void cfp_graves_f32(Py_ssize_t, float*, float*, float*, float*, float*, float, float, float, float, float)
-    void cfp_graves_f64(Py_ssize_t, double*, double*, double*, double*, double*, double, double, double, double, double)
-    void cfp_adagrad_f16(Py_ssize_t, uint16_t*, uint16_t*, uint16_t*, float, float)
-    void cfp_adagrad_f32(Py_ssize_t, float*, float*, float*, float, float)
-    void cfp_adagrad_f64(Py_ssize_t, double*, double*, double*, double, double)
-    void cfp_adadelta_f16(Py_ssize_t, uint16_t*, uint16_t*, uint16_t*, uint16_t*, float, float, float)
-    void cfp_adadelta_f32(Py_ssize_t, float*, float*, float*, float*, float, float, float)
-    void cfp_adadelta_f64(Py_ssize_t, double*, double*, double*, double*, double, double, double)
-    void cfp_smorms3_f16(Py_ssize_t, uint16_t*, uint16_t*, uint16_t*, uint16_t*, uint16_t*, uint16_t*, uint16_t*, uint16_t*, float, float)
-    void cfp_smorms3_f32(Py_ssize_t, float*, float*, float*, float*, float*, float*, float*, float*, float, float)
-    void cfp_smorms3_f64(Py_ssize_t, double*, double*, double*, double*, double*, double*, double*, double*, double, double)
-    void cfp_msvag_f16(Py_ssize_t, uint16_t*, uint16_t*, uint16_t*, uint16_t*, float, float, float, float, float, float, float)
-    void cfp_msvag_f32(Py_ssize_t, float*, float*, float*, float*, float, float, float, float, float, float, float)
-    void cfp_msvag_f64(Py_ssize_t, double*, double*, double*, double*, double, double, double, double, double, double, double)
-    void cfp_adam_f16(Py_ssize_t, uint16_t*, uint16_t*, uint16_t*, uint16_t*, uint16_t*, float, float, float, float, int, float, float, int, float, float)
-    void cfp_adam_f32(Py_ssize_t, float*, float*, float*, float*, float*, float, float, float, float, int, float, float, int, float, float)
-    void cfp_adam_f64(Py_ssize_t, double*, double*, double*, double*, double*, double, double, double, double, int, double, double, int, double, double)
+
+    enum:
+        CFP_F16, CFP_F32, CFP_F64
+    enum:
+        CFP_SGD, CFP_MOMENTUM, CFP_CORRECTED, CFP_NESTEROV, CFP_RMSPROP,
+        CFP_GRAVES, CFP_ADAGRAD, CFP_ADADELTA, CFP_SMORMS3, CFP_MSVAG,
+        CFP_ADAM
+    void cfp_run(int rule, int dtype, Py_ssize_t n, char **p,
+                 const double *s, const int *f)
 
 
 # Arrays at least this large are updated with the GIL released.
@@ -176,6 +152,7 @@ cdef int _bits(int typenum):
 
 cdef struct Arrays:
     int bits
+    int dtype       # CFP_F16, CFP_F32 or CFP_F64: the kernel table's column
     int nd
     Py_ssize_t n
     Py_ssize_t *dims
@@ -223,6 +200,8 @@ cdef str _begin(Arrays *A, object data, object grad):
     A.bits = _bits(cfp_typenum(data))
     if A.bits == 0:
         return 'dtype'
+    A.dtype = (CFP_F16 if A.bits == 16 else CFP_F32 if A.bits == 32
+               else CFP_F64)
     A.nd = cfp_nd(data)
     if A.nd == 0:
         return '0-d parameter'
@@ -237,89 +216,12 @@ cdef str _begin(Arrays *A, object data, object grad):
     return r
 
 
-cdef enum:
-    K_SGD, K_MOM, K_CORR, K_NEST, K_RMS, K_GRAVES, K_ADAGRAD, K_ADADELTA, K_SMORMS3, K_MSVAG, K_ADAM
-
-
-cdef void _go(int k, int bits, Py_ssize_t n, char **p, double *s,
-              int *f) noexcept nogil:
-    if bits == 32:
-        if k == K_SGD:
-            cfp_sgd_f32(n, <float*>p[0], <float*>p[1], <float>s[0])
-        elif k == K_MOM:
-            cfp_momentum_f32(n, <float*>p[0], <float*>p[1], <float*>p[2], <float>s[0], <float>s[1])
-        elif k == K_CORR:
-            cfp_corrected_f32(n, <float*>p[0], <float*>p[1], <float*>p[2], <float>s[0], <float>s[1])
-        elif k == K_NEST:
-            cfp_nesterov_f32(n, <float*>p[0], <float*>p[1], <float*>p[2], <float>s[0], <float>s[1], <float>s[2], <float>s[3])
-        elif k == K_RMS:
-            cfp_rmsprop_f32(n, <float*>p[0], <float*>p[1], <float*>p[2], <float>s[0], <float>s[1], <float>s[2], <float>s[3], f[0])
-        elif k == K_GRAVES:
-            cfp_graves_f32(n, <float*>p[0], <float*>p[1], <float*>p[2], <float*>p[3], <float*>p[4], <float>s[0], <float>s[1], <float>s[2], <float>s[3], <float>s[4])
-        elif k == K_ADAGRAD:
-            cfp_adagrad_f32(n, <float*>p[0], <float*>p[1], <float*>p[2], <float>s[0], <float>s[1])
-        elif k == K_ADADELTA:
-            cfp_adadelta_f32(n, <float*>p[0], <float*>p[1], <float*>p[2], <float*>p[3], <float>s[0], <float>s[1], <float>s[2])
-        elif k == K_SMORMS3:
-            cfp_smorms3_f32(n, <float*>p[0], <float*>p[1], <float*>p[2], <float*>p[3], <float*>p[4], <float*>p[5], <float*>p[6], <float*>p[7], <float>s[0], <float>s[1])
-        elif k == K_MSVAG:
-            cfp_msvag_f32(n, <float*>p[0], <float*>p[1], <float*>p[2], <float*>p[3], <float>s[0], <float>s[1], <float>s[2], <float>s[3], <float>s[4], <float>s[5], <float>s[6])
-        else:
-            cfp_adam_f32(n, <float*>p[0], <float*>p[1], <float*>p[2], <float*>p[3], <float*>p[4], <float>s[0], <float>s[1], <float>s[2], <float>s[3], f[0], <float>s[4], <float>s[5], f[1], <float>s[6], <float>s[7])
-    elif bits == 64:
-        if k == K_SGD:
-            cfp_sgd_f64(n, <double*>p[0], <double*>p[1], <double>s[0])
-        elif k == K_MOM:
-            cfp_momentum_f64(n, <double*>p[0], <double*>p[1], <double*>p[2], <double>s[0], <double>s[1])
-        elif k == K_CORR:
-            cfp_corrected_f64(n, <double*>p[0], <double*>p[1], <double*>p[2], <double>s[0], <double>s[1])
-        elif k == K_NEST:
-            cfp_nesterov_f64(n, <double*>p[0], <double*>p[1], <double*>p[2], <double>s[0], <double>s[1], <double>s[2], <double>s[3])
-        elif k == K_RMS:
-            cfp_rmsprop_f64(n, <double*>p[0], <double*>p[1], <double*>p[2], <double>s[0], <double>s[1], <double>s[2], <double>s[3], f[0])
-        elif k == K_GRAVES:
-            cfp_graves_f64(n, <double*>p[0], <double*>p[1], <double*>p[2], <double*>p[3], <double*>p[4], <double>s[0], <double>s[1], <double>s[2], <double>s[3], <double>s[4])
-        elif k == K_ADAGRAD:
-            cfp_adagrad_f64(n, <double*>p[0], <double*>p[1], <double*>p[2], <double>s[0], <double>s[1])
-        elif k == K_ADADELTA:
-            cfp_adadelta_f64(n, <double*>p[0], <double*>p[1], <double*>p[2], <double*>p[3], <double>s[0], <double>s[1], <double>s[2])
-        elif k == K_SMORMS3:
-            cfp_smorms3_f64(n, <double*>p[0], <double*>p[1], <double*>p[2], <double*>p[3], <double*>p[4], <double*>p[5], <double*>p[6], <double*>p[7], <double>s[0], <double>s[1])
-        elif k == K_MSVAG:
-            cfp_msvag_f64(n, <double*>p[0], <double*>p[1], <double*>p[2], <double*>p[3], <double>s[0], <double>s[1], <double>s[2], <double>s[3], <double>s[4], <double>s[5], <double>s[6])
-        else:
-            cfp_adam_f64(n, <double*>p[0], <double*>p[1], <double*>p[2], <double*>p[3], <double*>p[4], <double>s[0], <double>s[1], <double>s[2], <double>s[3], f[0], <double>s[4], <double>s[5], f[1], <double>s[6], <double>s[7])
-    elif bits == 16:
-        if k == K_SGD:
-            cfp_sgd_f16(n, <uint16_t*>p[0], <uint16_t*>p[1], <float>s[0])
-        elif k == K_MOM:
-            cfp_momentum_f16(n, <uint16_t*>p[0], <uint16_t*>p[1], <uint16_t*>p[2], <float>s[0], <float>s[1])
-        elif k == K_CORR:
-            cfp_corrected_f16(n, <uint16_t*>p[0], <uint16_t*>p[1], <uint16_t*>p[2], <float>s[0], <float>s[1])
-        elif k == K_NEST:
-            cfp_nesterov_f16(n, <uint16_t*>p[0], <uint16_t*>p[1], <uint16_t*>p[2], <float>s[0], <float>s[1], <float>s[2], <float>s[3])
-        elif k == K_RMS:
-            cfp_rmsprop_f16(n, <uint16_t*>p[0], <uint16_t*>p[1], <uint16_t*>p[2], <float>s[0], <float>s[1], <float>s[2], <float>s[3], f[0])
-        elif k == K_GRAVES:
-            cfp_graves_f16(n, <uint16_t*>p[0], <uint16_t*>p[1], <uint16_t*>p[2], <uint16_t*>p[3], <uint16_t*>p[4], <float>s[0], <float>s[1], <float>s[2], <float>s[3], <float>s[4])
-        elif k == K_ADAGRAD:
-            cfp_adagrad_f16(n, <uint16_t*>p[0], <uint16_t*>p[1], <uint16_t*>p[2], <float>s[0], <float>s[1])
-        elif k == K_ADADELTA:
-            cfp_adadelta_f16(n, <uint16_t*>p[0], <uint16_t*>p[1], <uint16_t*>p[2], <uint16_t*>p[3], <float>s[0], <float>s[1], <float>s[2])
-        elif k == K_SMORMS3:
-            cfp_smorms3_f16(n, <uint16_t*>p[0], <uint16_t*>p[1], <uint16_t*>p[2], <uint16_t*>p[3], <uint16_t*>p[4], <uint16_t*>p[5], <uint16_t*>p[6], <uint16_t*>p[7], <float>s[0], <float>s[1])
-        elif k == K_MSVAG:
-            cfp_msvag_f16(n, <uint16_t*>p[0], <uint16_t*>p[1], <uint16_t*>p[2], <uint16_t*>p[3], <float>s[0], <float>s[1], <float>s[2], <float>s[3], <float>s[4], <float>s[5], <float>s[6])
-        else:
-            cfp_adam_f16(n, <uint16_t*>p[0], <uint16_t*>p[1], <uint16_t*>p[2], <uint16_t*>p[3], <uint16_t*>p[4], <float>s[0], <float>s[1], <float>s[2], <float>s[3], f[0], <float>s[4], <float>s[5], f[1], <float>s[6], <float>s[7])
-
-
-cdef inline void _launch(int k, Arrays *A, double *s, int *f):
+cdef inline void _launch(int rule, Arrays *A, double *s, int *f):
     if A.n >= NOGIL_SIZE or A.bits == 16:
         with nogil:
-            _go(k, A.bits, A.n, A.lo, s, f)
+            cfp_run(rule, A.dtype, A.n, A.lo, s, f)
     else:
-        _go(k, A.bits, A.n, A.lo, s, f)
+        cfp_run(rule, A.dtype, A.n, A.lo, s, f)
 
 
 # --------------------------------------------------------------------------
@@ -402,7 +304,7 @@ def sgd_update_core_cpu(self, param):
     cdef double sc[1]
     cdef int fl[2]
     sc[0] = lr
-    _launch(K_SGD, &A, sc, fl)
+    _launch(CFP_SGD, &A, sc, fl)
     _set_data(param, data, plain)
 
 
@@ -442,8 +344,8 @@ cdef object _momentum_like(str name, object cls, int kind, object self,
     sc[1] = mom
     sc[2] = mm
     sc[3] = c
-    _launch(K_MOM if kind == 0 else K_CORR if kind == 1 else K_NEST, &A, sc,
-            fl)
+    _launch(CFP_MOMENTUM if kind == 0 else
+            CFP_CORRECTED if kind == 1 else CFP_NESTEROV, &A, sc, fl)
     _set_data(param, data, plain)
     return None
 
@@ -562,7 +464,7 @@ def adam_update_core_cpu(self, param):
     fl[1] = a_is_one
     if not ams:
         A.lo[4] = NULL
-    _launch(K_ADAM, &A, sc, fl)
+    _launch(CFP_ADAM, &A, sc, fl)
 
 
 cdef inline int _eps_as_dtype(object eps_o, int bits, double *out) except -1:
@@ -618,7 +520,7 @@ def rmsprop_update_core_cpu(self, param):
     sc[2] = eps
     sc[3] = lr
     fl[0] = inside
-    _launch(K_RMS, &A, sc, fl)
+    _launch(CFP_RMSPROP, &A, sc, fl)
     _set_data(param, data, plain)
 
 
@@ -657,7 +559,7 @@ def rmsprop_graves_update_core_cpu(self, param):
     sc[2] = mom
     sc[3] = lr
     sc[4] = eps
-    _launch(K_GRAVES, &A, sc, fl)
+    _launch(CFP_GRAVES, &A, sc, fl)
     _set_data(param, data, plain)
 
 
@@ -687,7 +589,7 @@ def ada_grad_update_core_cpu(self, param):
     cdef int fl[2]
     sc[0] = lr
     sc[1] = eps
-    _launch(K_ADAGRAD, &A, sc, fl)
+    _launch(CFP_ADAGRAD, &A, sc, fl)
     _set_data(param, data, plain)
 
 
@@ -722,7 +624,7 @@ def ada_delta_update_core_cpu(self, param):
     sc[0] = rho
     sc[1] = omr
     sc[2] = eps
-    _launch(K_ADADELTA, &A, sc, fl)
+    _launch(CFP_ADADELTA, &A, sc, fl)
     _set_data(param, data, plain)
 
 
@@ -762,7 +664,7 @@ def smorms3_update_core_cpu(self, param):
     cdef int fl[2]
     sc[0] = lr
     sc[1] = eps
-    _launch(K_SMORMS3, &A, sc, fl)
+    _launch(CFP_SMORMS3, &A, sc, fl)
     _set_data(param, data, plain)
     state = self.state
     state['mem'], state['g'], state['g2'] = mem_o, g_o, g2_o
@@ -811,7 +713,7 @@ def msvag_update_core_cpu(self, param):
     sc[4] = eta
     sc[5] = lr
     sc[6] = wdr
-    _launch(K_MSVAG, &A, sc, fl)
+    _launch(CFP_MSVAG, &A, sc, fl)
     _set_data(param, data, plain)
     self.beta_power *= beta
 
