@@ -48,6 +48,17 @@ def _row(part, owner, attribute, module):
     return Patch(part, owner, attribute, replacement, original)
 
 
+def _rows(part, module):
+    """The rows of a module with ``TARGETS`` and ``bind(owner, attribute,
+    original)``, the protocol every patched module is moving to."""
+    rows = []
+    for owner, attribute in module.TARGETS:
+        original = owner.__dict__[attribute]
+        rows.append(Patch(part, owner, attribute,
+                          module.bind(owner, attribute, original), original))
+    return tuple(rows)
+
+
 def _build_table():
     from chainer_fastpath import _arith
     from chainer_fastpath import _fast_call
@@ -67,8 +78,7 @@ def _build_table():
         _row('backward', chainer._backprop, '_backprop_to_all',
              _fast_backward),
         _row('backward', chainer.Variable, 'unchain_backward', _unchain),
-    ) + tuple(_row('optimizers', owner, attribute, optimizers)
-              for owner, attribute in optimizers.targets())
+    ) + _rows('optimizers', optimizers)
 
 
 def table():

@@ -9,29 +9,17 @@ Targets (part ``optimizers`` of the patch table):
   RMSpropGraves, AdaGrad, AdaDelta, SMORMS3, MSVAG): one fused pass per
   parameter (:mod:`._kernels`).
 """
+# _kernels first: its counters come first in the report.
+from chainer_fastpath.optimizers import _kernels
+from chainer_fastpath.optimizers import _update
+
+TARGETS = _update.TARGETS + _kernels.TARGETS
+
+_module_of = {target: module for module in (_update, _kernels)
+              for target in module.TARGETS}
 
 
-def targets():
-    """``(owner, attribute)`` of every target of this part."""
-    from chainer import optimizer
-    from chainer_fastpath.optimizers import _kernels
-
-    rows = [(optimizer.UpdateRule, 'update'),
-            (optimizer.GradientMethod, 'update')]
-    rows += [(cls, 'update_core_cpu') for _, cls, _ in _kernels.RULES]
-    return rows
-
-
-def bind_target(owner, attribute, original):
-    """Gives the replacement of ``owner.attribute`` its original; returns
-    the replacement."""
-    from chainer import optimizer
-    from chainer_fastpath.optimizers import _kernels, _update
-
-    if attribute == 'update' and owner is optimizer.UpdateRule:
-        return _update.bind('UpdateRule.update', original)
-    if attribute == 'update' and owner is optimizer.GradientMethod:
-        return _update.bind('GradientMethod.update', original)
-    if attribute == 'update_core_cpu':
-        return _kernels.bind(owner, original)
-    raise KeyError((owner, attribute))
+def bind(owner, attribute, original):
+    """Records ``original``, the stock ``owner.attribute`` (the first one
+    given wins); returns the replacement."""
+    return _module_of[owner, attribute].bind(owner, attribute, original)

@@ -59,8 +59,8 @@ cdef object _Hyperparameter = _optimizer_module.Hyperparameter
 cdef object _pymin = builtins.min
 cdef object _MISSING = object()
 
-# name -> (rule class, original update_core_cpu); filled by bind().
-_originals = {}
+# rule class name -> stock update_core_cpu; filled by bind().
+cdef dict _originals = {}
 
 
 # --------------------------------------------------------------------------
@@ -232,7 +232,7 @@ cdef dict _stats_of = {}
 
 cdef inline object _fallback(str name, str reason, object self, object param):
     (<EntryStats>_stats_of[name]).fallback(reason)
-    return _originals[name][1](self, param)
+    return _originals[name](self, param)
 
 
 cdef inline void _fast(str name):
@@ -742,14 +742,17 @@ for _name, _cls, _fn in RULES:
     _stats_of[_name] = _stats.entry(_name + '.update_core_cpu')
 
 
-def bind(cls, original):
-    """Records the stock ``update_core_cpu`` of ``cls``; returns the
-    replacement."""
-    for name, c, fn in RULES:
-        if c is cls:
-            _originals[name] = (cls, original)
+TARGETS = tuple((cls, 'update_core_cpu') for _, cls, _ in RULES)
+
+
+def bind(owner, attribute, original):
+    """Records ``original``, the stock ``owner.attribute`` (the first one
+    given wins); returns the replacement."""
+    for name, cls, fn in RULES:
+        if cls is owner and attribute == 'update_core_cpu':
+            _originals.setdefault(name, original)
             return fn
-    raise KeyError(cls)
+    raise KeyError((owner, attribute))
 
 
 # Test helpers: NumPy's float16 conversions as the kernels do them.

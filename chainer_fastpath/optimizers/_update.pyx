@@ -57,15 +57,22 @@ cdef object _s_chainlist_namedparams = _ChainList.__dict__['namedparams']
 
 cdef str _ALLOW = 'allow_array_access_with_nonstandard_layout'
 
-def bind(attribute, original):
+TARGETS = ((_UpdateRule, 'update'), (_GradientMethod, 'update'))
+
+
+def bind(owner, attribute, original):
+    """Records ``original``, the stock ``owner.attribute`` (the first one
+    given wins); returns the replacement."""
     global _orig_rule_update, _orig_method_update
-    if attribute == 'UpdateRule.update':
-        _orig_rule_update = original
+    if owner is _UpdateRule and attribute == 'update':
+        if _orig_rule_update is None:
+            _orig_rule_update = original
         return update_rule_update
-    if attribute == 'GradientMethod.update':
-        _orig_method_update = original
+    if owner is _GradientMethod and attribute == 'update':
+        if _orig_method_update is None:
+            _orig_method_update = original
         return gradient_method_update
-    raise KeyError(attribute)
+    raise KeyError((owner, attribute))
 
 
 # --------------------------------------------------------------------------

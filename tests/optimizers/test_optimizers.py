@@ -424,6 +424,44 @@ def test_fallbacks_are_counted():
     assert st['fallback'] == {'non-contiguous array': 3}
 
 
+def test_binding_again_keeps_the_first_original():
+    from chainer_fastpath import _patch
+    from chainer_fastpath import optimizers as fast
+
+    def decoy(*args, **kwargs):
+        raise AssertionError('a later original was called')
+    rows = [r for r in _patch.table() if r.part == 'optimizers']
+    assert fast.TARGETS == tuple((r.owner, r.attribute) for r in rows)
+    for row in rows:
+        assert fast.bind(row.owner, row.attribute, decoy) is row.replacement
+
+    class MyRule(optimizers.adam.AdamRule):
+        pass
+
+    class MyAdam(optimizers.Adam):
+        def create_update_rule(self):
+            return MyRule(self.hyperparam)
+
+        def call_hooks(self, timing='pre'):
+            super().call_hooks(timing)
+
+    def run():   # every part falls back to its original
+        model = SubParamModel(numpy.float32)
+        opt = MyAdam().setup(model)
+        rng = numpy.random.RandomState(0)
+        for _ in range(3):
+            for p in model.params():
+                p.grad = rng.standard_normal(p.shape).astype(numpy.float32)
+            opt.update()
+        return snapshot(model, opt)
+    check_same(run, **FAST)
+    st = chainer_fastpath.stats()
+    assert st['GradientMethod.update']['fallback'] == {
+        'GradientMethod subclass': 3}
+    assert st['UpdateRule.update']['fallback'] == {'Variable subclass': 6}
+    assert st['AdamRule.update_core_cpu']['fallback'] == {'subclass': 6}
+
+
 def test_zero_dim_parameter_falls_back():
     def run():
         link = chainer.Link()
