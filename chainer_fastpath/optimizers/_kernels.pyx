@@ -66,10 +66,12 @@ cdef inline object _hp(object hp, str name):
     cdef object d, v
     while type(h) is _Hyperparameter:
         d = h.__dict__
-        v = d.get(name, _MISSING)
+        if type(d) is not dict:
+            break
+        v = (<dict>d).get(name, _MISSING)
         if v is not _MISSING:
             return v
-        h = d.get('_parent')
+        h = (<dict>d).get('_parent')
     return getattr(hp, name)
 
 
