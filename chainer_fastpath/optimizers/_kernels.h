@@ -415,4 +415,80 @@ static void cfp_adam_f16(Py_ssize_t n, uint16_t *restrict p,
     }
 }
 
+/* ---- the kernel table: one entry per rule and dtype ----
+ * Every entry takes the same arguments: p, the arrays in the order the
+ * rule registers them (parameter, gradient, states, then any outputs); s,
+ * the scalars, already rounded to values of the compute type; f, the
+ * flags. An entry converts them to its kernel's own arguments. */
+
+typedef void (*cfp_kernel)(Py_ssize_t n, char *const *p, const double *s,
+                           const int *f);
+
+enum { CFP_F16, CFP_F32, CFP_F64, CFP_N_DTYPES };
+
+enum { CFP_SGD, CFP_MOMENTUM, CFP_CORRECTED, CFP_NESTEROV, CFP_RMSPROP,
+       CFP_GRAVES, CFP_ADAGRAD, CFP_ADADELTA, CFP_SMORMS3, CFP_MSVAG,
+       CFP_ADAM, CFP_N_RULES };
+
+#define CFP_ENTRY(NAME, SUF, ...)                                             \
+static void cfp_entry_##NAME##_##SUF(Py_ssize_t n, char *const *p,            \
+                                     const double *s, const int *f)           \
+{                                                                             \
+    (void)s;                                                                  \
+    (void)f;                                                                  \
+    cfp_##NAME##_##SUF(n, __VA_ARGS__);                                       \
+}
+
+/* S: storage type, C: compute type (as in CFP_DEFINE_ALL). */
+#define CFP_DEFINE_ENTRIES(SUF, S, C)                                         \
+CFP_ENTRY(sgd, SUF, (S *)p[0], (S *)p[1], (C)s[0])                            \
+CFP_ENTRY(momentum, SUF, (S *)p[0], (S *)p[1], (S *)p[2], (C)s[0], (C)s[1])   \
+CFP_ENTRY(corrected, SUF, (S *)p[0], (S *)p[1], (S *)p[2], (C)s[0], (C)s[1])  \
+CFP_ENTRY(nesterov, SUF, (S *)p[0], (S *)p[1], (S *)p[2], (C)s[0], (C)s[1],   \
+          (C)s[2], (C)s[3])                                                   \
+CFP_ENTRY(rmsprop, SUF, (S *)p[0], (S *)p[1], (S *)p[2], (C)s[0], (C)s[1],    \
+          (C)s[2], (C)s[3], f[0])                                             \
+CFP_ENTRY(graves, SUF, (S *)p[0], (S *)p[1], (S *)p[2], (S *)p[3], (S *)p[4], \
+          (C)s[0], (C)s[1], (C)s[2], (C)s[3], (C)s[4])                        \
+CFP_ENTRY(adagrad, SUF, (S *)p[0], (S *)p[1], (S *)p[2], (C)s[0], (C)s[1])    \
+CFP_ENTRY(adadelta, SUF, (S *)p[0], (S *)p[1], (S *)p[2], (S *)p[3],          \
+          (C)s[0], (C)s[1], (C)s[2])                                          \
+CFP_ENTRY(smorms3, SUF, (S *)p[0], (S *)p[1], (S *)p[2], (S *)p[3],           \
+          (S *)p[4], (S *)p[5], (S *)p[6], (S *)p[7], (C)s[0], (C)s[1])       \
+CFP_ENTRY(msvag, SUF, (S *)p[0], (S *)p[1], (S *)p[2], (S *)p[3], (C)s[0],    \
+          (C)s[1], (C)s[2], (C)s[3], (C)s[4], (C)s[5], (C)s[6])               \
+CFP_ENTRY(adam, SUF, (S *)p[0], (S *)p[1], (S *)p[2], (S *)p[3], (S *)p[4],   \
+          (C)s[0], (C)s[1], (C)s[2], (C)s[3], f[0], (C)s[4], (C)s[5], f[1],   \
+          (C)s[6], (C)s[7])
+
+CFP_DEFINE_ENTRIES(f16, uint16_t, float)
+CFP_DEFINE_ENTRIES(f32, float, float)
+CFP_DEFINE_ENTRIES(f64, double, double)
+
+#define CFP_ROW(RULE, NAME)                                                   \
+    [RULE] = {[CFP_F16] = cfp_entry_##NAME##_f16,                             \
+              [CFP_F32] = cfp_entry_##NAME##_f32,                             \
+              [CFP_F64] = cfp_entry_##NAME##_f64}
+
+static const cfp_kernel cfp_kernels[CFP_N_RULES][CFP_N_DTYPES] = {
+    CFP_ROW(CFP_SGD, sgd),
+    CFP_ROW(CFP_MOMENTUM, momentum),
+    CFP_ROW(CFP_CORRECTED, corrected),
+    CFP_ROW(CFP_NESTEROV, nesterov),
+    CFP_ROW(CFP_RMSPROP, rmsprop),
+    CFP_ROW(CFP_GRAVES, graves),
+    CFP_ROW(CFP_ADAGRAD, adagrad),
+    CFP_ROW(CFP_ADADELTA, adadelta),
+    CFP_ROW(CFP_SMORMS3, smorms3),
+    CFP_ROW(CFP_MSVAG, msvag),
+    CFP_ROW(CFP_ADAM, adam),
+};
+
+/* Runs kernel `rule` for dtype `dtype` (one of the enums above). */
+static inline void cfp_run(int rule, int dtype, Py_ssize_t n,
+                           char *const *p, const double *s, const int *f)
+{
+    cfp_kernels[rule][dtype](n, p, s, f);
+}
+
 #endif

@@ -8,15 +8,14 @@ NumPy 1.26's value-based casting keeps the array dtype). Everything else
 runs the original method, counted with its reason.
 """
 import builtins
-import math
 
 import numpy
 
 import chainer
 from chainer import optimizer as _optimizer_module
-from chainer.optimizers import ada_delta, ada_grad, adam, corrected_momentum_sgd
-from chainer.optimizers import momentum_sgd, msvag, nesterov_ag, rmsprop
-from chainer.optimizers import rmsprop_graves, sgd, smorms3
+from chainer.optimizers import (
+    ada_delta, ada_grad, adam, corrected_momentum_sgd, momentum_sgd, msvag,
+    nesterov_ag, rmsprop, rmsprop_graves, sgd, smorms3)
 
 from chainer_fastpath._core._stats cimport EntryStats
 from chainer_fastpath._core import _stats
@@ -28,45 +27,20 @@ from libc.stdint cimport uint16_t
 from chainer_fastpath._core._ndarray cimport (
     CFP_NPY_ALIGNED, CFP_NPY_C_CONTIGUOUS, CFP_NPY_DOUBLE, CFP_NPY_FLOAT,
     CFP_NPY_HALF, CFP_NPY_WRITEABLE, cfp_byteorder, cfp_data, cfp_dims,
-    cfp_elsize, cfp_flags, cfp_nd, cfp_typenum, layout_ok)
+    cfp_flags, cfp_nd, cfp_typenum, layout_ok)
 
 cdef extern from "_kernels.h" nogil:
     uint16_t cfp_f2h(float x)
     float cfp_h2f(uint16_t h)
 
-    void cfp_sgd_f16(Py_ssize_t, uint16_t*, uint16_t*, float)
-    void cfp_sgd_f32(Py_ssize_t, float*, float*, float)
-    void cfp_sgd_f64(Py_ssize_t, double*, double*, double)
-    void cfp_momentum_f16(Py_ssize_t, uint16_t*, uint16_t*, uint16_t*, float, float)
-    void cfp_momentum_f32(Py_ssize_t, float*, float*, float*, float, float)
-    void cfp_momentum_f64(Py_ssize_t, double*, double*, double*, double, double)
-    void cfp_nesterov_f16(Py_ssize_t, uint16_t*, uint16_t*, uint16_t*, float, float, float, float)
-    void cfp_nesterov_f32(Py_ssize_t, float*, float*, float*, float, float, float, float)
-    void cfp_nesterov_f64(Py_ssize_t, double*, double*, double*, double, double, double, double)
-    void cfp_corrected_f16(Py_ssize_t, uint16_t*, uint16_t*, uint16_t*, float, float)
-    void cfp_corrected_f32(Py_ssize_t, float*, float*, float*, float, float)
-    void cfp_corrected_f64(Py_ssize_t, double*, double*, double*, double, double)
-    void cfp_rmsprop_f16(Py_ssize_t, uint16_t*, uint16_t*, uint16_t*, float, float, float, float, int)
-    void cfp_rmsprop_f32(Py_ssize_t, float*, float*, float*, float, float, float, float, int)
-    void cfp_rmsprop_f64(Py_ssize_t, double*, double*, double*, double, double, double, double, int)
-    void cfp_graves_f16(Py_ssize_t, uint16_t*, uint16_t*, uint16_t*, uint16_t*, uint16_t*, float, float, float, float, float)
-    void cfp_graves_f32(Py_ssize_t, float*, float*, float*, float*, float*, float, float, float, float, float)
-    void cfp_graves_f64(Py_ssize_t, double*, double*, double*, double*, double*, double, double, double, double, double)
-    void cfp_adagrad_f16(Py_ssize_t, uint16_t*, uint16_t*, uint16_t*, float, float)
-    void cfp_adagrad_f32(Py_ssize_t, float*, float*, float*, float, float)
-    void cfp_adagrad_f64(Py_ssize_t, double*, double*, double*, double, double)
-    void cfp_adadelta_f16(Py_ssize_t, uint16_t*, uint16_t*, uint16_t*, uint16_t*, float, float, float)
-    void cfp_adadelta_f32(Py_ssize_t, float*, float*, float*, float*, float, float, float)
-    void cfp_adadelta_f64(Py_ssize_t, double*, double*, double*, double*, double, double, double)
-    void cfp_smorms3_f16(Py_ssize_t, uint16_t*, uint16_t*, uint16_t*, uint16_t*, uint16_t*, uint16_t*, uint16_t*, uint16_t*, float, float)
-    void cfp_smorms3_f32(Py_ssize_t, float*, float*, float*, float*, float*, float*, float*, float*, float, float)
-    void cfp_smorms3_f64(Py_ssize_t, double*, double*, double*, double*, double*, double*, double*, double*, double, double)
-    void cfp_msvag_f16(Py_ssize_t, uint16_t*, uint16_t*, uint16_t*, uint16_t*, float, float, float, float, float, float, float)
-    void cfp_msvag_f32(Py_ssize_t, float*, float*, float*, float*, float, float, float, float, float, float, float)
-    void cfp_msvag_f64(Py_ssize_t, double*, double*, double*, double*, double, double, double, double, double, double, double)
-    void cfp_adam_f16(Py_ssize_t, uint16_t*, uint16_t*, uint16_t*, uint16_t*, uint16_t*, float, float, float, float, int, float, float, int, float, float)
-    void cfp_adam_f32(Py_ssize_t, float*, float*, float*, float*, float*, float, float, float, float, int, float, float, int, float, float)
-    void cfp_adam_f64(Py_ssize_t, double*, double*, double*, double*, double*, double, double, double, double, int, double, double, int, double, double)
+    enum:
+        CFP_F16, CFP_F32, CFP_F64
+    enum:
+        CFP_SGD, CFP_MOMENTUM, CFP_CORRECTED, CFP_NESTEROV, CFP_RMSPROP,
+        CFP_GRAVES, CFP_ADAGRAD, CFP_ADADELTA, CFP_SMORMS3, CFP_MSVAG,
+        CFP_ADAM
+    void cfp_run(int rule, int dtype, Py_ssize_t n, char **p,
+                 const double *s, const int *f)
 
 
 # Arrays at least this large are updated with the GIL released.
@@ -83,10 +57,6 @@ cdef object _Hyperparameter = _optimizer_module.Hyperparameter
 cdef object _pymin = builtins.min
 cdef object _MISSING = object()
 
-# name -> (rule class, original update_core_cpu); filled by bind().
-_originals = {}
-
-
 # --------------------------------------------------------------------------
 # Hyperparameters and scalars
 
@@ -96,10 +66,12 @@ cdef inline object _hp(object hp, str name):
     cdef object d, v
     while type(h) is _Hyperparameter:
         d = h.__dict__
-        v = d.get(name, _MISSING)
+        if type(d) is not dict:
+            break
+        v = (<dict>d).get(name, _MISSING)
         if v is not _MISSING:
             return v
-        h = d.get('_parent')
+        h = (<dict>d).get('_parent')
     return getattr(hp, name)
 
 
@@ -176,6 +148,7 @@ cdef int _bits(int typenum):
 
 cdef struct Arrays:
     int bits
+    int dtype       # CFP_F16, CFP_F32 or CFP_F64: the kernel table's column
     int nd
     Py_ssize_t n
     Py_ssize_t *dims
@@ -223,6 +196,8 @@ cdef str _begin(Arrays *A, object data, object grad):
     A.bits = _bits(cfp_typenum(data))
     if A.bits == 0:
         return 'dtype'
+    A.dtype = (CFP_F16 if A.bits == 16 else CFP_F32 if A.bits == 32
+               else CFP_F64)
     A.nd = cfp_nd(data)
     if A.nd == 0:
         return '0-d parameter'
@@ -237,105 +212,16 @@ cdef str _begin(Arrays *A, object data, object grad):
     return r
 
 
-cdef enum:
-    K_SGD, K_MOM, K_CORR, K_NEST, K_RMS, K_GRAVES, K_ADAGRAD, K_ADADELTA, K_SMORMS3, K_MSVAG, K_ADAM
-
-
-cdef void _go(int k, int bits, Py_ssize_t n, char **p, double *s,
-              int *f) noexcept nogil:
-    if bits == 32:
-        if k == K_SGD:
-            cfp_sgd_f32(n, <float*>p[0], <float*>p[1], <float>s[0])
-        elif k == K_MOM:
-            cfp_momentum_f32(n, <float*>p[0], <float*>p[1], <float*>p[2], <float>s[0], <float>s[1])
-        elif k == K_CORR:
-            cfp_corrected_f32(n, <float*>p[0], <float*>p[1], <float*>p[2], <float>s[0], <float>s[1])
-        elif k == K_NEST:
-            cfp_nesterov_f32(n, <float*>p[0], <float*>p[1], <float*>p[2], <float>s[0], <float>s[1], <float>s[2], <float>s[3])
-        elif k == K_RMS:
-            cfp_rmsprop_f32(n, <float*>p[0], <float*>p[1], <float*>p[2], <float>s[0], <float>s[1], <float>s[2], <float>s[3], f[0])
-        elif k == K_GRAVES:
-            cfp_graves_f32(n, <float*>p[0], <float*>p[1], <float*>p[2], <float*>p[3], <float*>p[4], <float>s[0], <float>s[1], <float>s[2], <float>s[3], <float>s[4])
-        elif k == K_ADAGRAD:
-            cfp_adagrad_f32(n, <float*>p[0], <float*>p[1], <float*>p[2], <float>s[0], <float>s[1])
-        elif k == K_ADADELTA:
-            cfp_adadelta_f32(n, <float*>p[0], <float*>p[1], <float*>p[2], <float*>p[3], <float>s[0], <float>s[1], <float>s[2])
-        elif k == K_SMORMS3:
-            cfp_smorms3_f32(n, <float*>p[0], <float*>p[1], <float*>p[2], <float*>p[3], <float*>p[4], <float*>p[5], <float*>p[6], <float*>p[7], <float>s[0], <float>s[1])
-        elif k == K_MSVAG:
-            cfp_msvag_f32(n, <float*>p[0], <float*>p[1], <float*>p[2], <float*>p[3], <float>s[0], <float>s[1], <float>s[2], <float>s[3], <float>s[4], <float>s[5], <float>s[6])
-        else:
-            cfp_adam_f32(n, <float*>p[0], <float*>p[1], <float*>p[2], <float*>p[3], <float*>p[4], <float>s[0], <float>s[1], <float>s[2], <float>s[3], f[0], <float>s[4], <float>s[5], f[1], <float>s[6], <float>s[7])
-    elif bits == 64:
-        if k == K_SGD:
-            cfp_sgd_f64(n, <double*>p[0], <double*>p[1], <double>s[0])
-        elif k == K_MOM:
-            cfp_momentum_f64(n, <double*>p[0], <double*>p[1], <double*>p[2], <double>s[0], <double>s[1])
-        elif k == K_CORR:
-            cfp_corrected_f64(n, <double*>p[0], <double*>p[1], <double*>p[2], <double>s[0], <double>s[1])
-        elif k == K_NEST:
-            cfp_nesterov_f64(n, <double*>p[0], <double*>p[1], <double*>p[2], <double>s[0], <double>s[1], <double>s[2], <double>s[3])
-        elif k == K_RMS:
-            cfp_rmsprop_f64(n, <double*>p[0], <double*>p[1], <double*>p[2], <double>s[0], <double>s[1], <double>s[2], <double>s[3], f[0])
-        elif k == K_GRAVES:
-            cfp_graves_f64(n, <double*>p[0], <double*>p[1], <double*>p[2], <double*>p[3], <double*>p[4], <double>s[0], <double>s[1], <double>s[2], <double>s[3], <double>s[4])
-        elif k == K_ADAGRAD:
-            cfp_adagrad_f64(n, <double*>p[0], <double*>p[1], <double*>p[2], <double>s[0], <double>s[1])
-        elif k == K_ADADELTA:
-            cfp_adadelta_f64(n, <double*>p[0], <double*>p[1], <double*>p[2], <double*>p[3], <double>s[0], <double>s[1], <double>s[2])
-        elif k == K_SMORMS3:
-            cfp_smorms3_f64(n, <double*>p[0], <double*>p[1], <double*>p[2], <double*>p[3], <double*>p[4], <double*>p[5], <double*>p[6], <double*>p[7], <double>s[0], <double>s[1])
-        elif k == K_MSVAG:
-            cfp_msvag_f64(n, <double*>p[0], <double*>p[1], <double*>p[2], <double*>p[3], <double>s[0], <double>s[1], <double>s[2], <double>s[3], <double>s[4], <double>s[5], <double>s[6])
-        else:
-            cfp_adam_f64(n, <double*>p[0], <double*>p[1], <double*>p[2], <double*>p[3], <double*>p[4], <double>s[0], <double>s[1], <double>s[2], <double>s[3], f[0], <double>s[4], <double>s[5], f[1], <double>s[6], <double>s[7])
-    elif bits == 16:
-        if k == K_SGD:
-            cfp_sgd_f16(n, <uint16_t*>p[0], <uint16_t*>p[1], <float>s[0])
-        elif k == K_MOM:
-            cfp_momentum_f16(n, <uint16_t*>p[0], <uint16_t*>p[1], <uint16_t*>p[2], <float>s[0], <float>s[1])
-        elif k == K_CORR:
-            cfp_corrected_f16(n, <uint16_t*>p[0], <uint16_t*>p[1], <uint16_t*>p[2], <float>s[0], <float>s[1])
-        elif k == K_NEST:
-            cfp_nesterov_f16(n, <uint16_t*>p[0], <uint16_t*>p[1], <uint16_t*>p[2], <float>s[0], <float>s[1], <float>s[2], <float>s[3])
-        elif k == K_RMS:
-            cfp_rmsprop_f16(n, <uint16_t*>p[0], <uint16_t*>p[1], <uint16_t*>p[2], <float>s[0], <float>s[1], <float>s[2], <float>s[3], f[0])
-        elif k == K_GRAVES:
-            cfp_graves_f16(n, <uint16_t*>p[0], <uint16_t*>p[1], <uint16_t*>p[2], <uint16_t*>p[3], <uint16_t*>p[4], <float>s[0], <float>s[1], <float>s[2], <float>s[3], <float>s[4])
-        elif k == K_ADAGRAD:
-            cfp_adagrad_f16(n, <uint16_t*>p[0], <uint16_t*>p[1], <uint16_t*>p[2], <float>s[0], <float>s[1])
-        elif k == K_ADADELTA:
-            cfp_adadelta_f16(n, <uint16_t*>p[0], <uint16_t*>p[1], <uint16_t*>p[2], <uint16_t*>p[3], <float>s[0], <float>s[1], <float>s[2])
-        elif k == K_SMORMS3:
-            cfp_smorms3_f16(n, <uint16_t*>p[0], <uint16_t*>p[1], <uint16_t*>p[2], <uint16_t*>p[3], <uint16_t*>p[4], <uint16_t*>p[5], <uint16_t*>p[6], <uint16_t*>p[7], <float>s[0], <float>s[1])
-        elif k == K_MSVAG:
-            cfp_msvag_f16(n, <uint16_t*>p[0], <uint16_t*>p[1], <uint16_t*>p[2], <uint16_t*>p[3], <float>s[0], <float>s[1], <float>s[2], <float>s[3], <float>s[4], <float>s[5], <float>s[6])
-        else:
-            cfp_adam_f16(n, <uint16_t*>p[0], <uint16_t*>p[1], <uint16_t*>p[2], <uint16_t*>p[3], <uint16_t*>p[4], <float>s[0], <float>s[1], <float>s[2], <float>s[3], f[0], <float>s[4], <float>s[5], f[1], <float>s[6], <float>s[7])
-
-
-cdef inline void _launch(int k, Arrays *A, double *s, int *f):
+cdef inline void _launch(int rule, Arrays *A, double *s, int *f):
     if A.n >= NOGIL_SIZE or A.bits == 16:
         with nogil:
-            _go(k, A.bits, A.n, A.lo, s, f)
+            cfp_run(rule, A.dtype, A.n, A.lo, s, f)
     else:
-        _go(k, A.bits, A.n, A.lo, s, f)
+        cfp_run(rule, A.dtype, A.n, A.lo, s, f)
 
 
 # --------------------------------------------------------------------------
-# The replacements
-
-cdef dict _stats_of = {}
-
-
-cdef inline object _fallback(str name, str reason, object self, object param):
-    (<EntryStats>_stats_of[name]).fallback(reason)
-    return _originals[name][1](self, param)
-
-
-cdef inline void _fast(str name):
-    (<EntryStats>_stats_of[name]).fast += 1
-
+# Parameters and states
 
 cdef object _Parameter = chainer.Parameter
 cdef object _Variable = chainer.Variable
@@ -371,106 +257,144 @@ cdef inline void _set_data(object param, object data, bint plain) except *:
         node = param._node
         if node.dtype is data.dtype and node.shape == data.shape:
             return
-    _set_data(param, data, plain)
+    param.data = data
 
 
-cdef inline object _state(object self, str key):
-    st = self._state
+cdef inline object _state(object rule, str key):
+    st = rule._state
     if type(st) is not dict:
         return _MISSING
     return (<dict>st).get(key, _MISSING)
 
 
-def sgd_update_core_cpu(self, param):
-    cdef str name = 'SGDRule'
-    cdef Arrays A
-    cdef double lr
-    if type(self) is not sgd.SGDRule:
-        return _fallback(name, 'subclass', self, param)
-    cdef bint plain = _plain(param)
-    grad = _grad(param, plain)
-    if grad is None:
-        _fast(name)
-        return
-    data = _data(param, plain)
-    r = _begin(&A, data, grad)
-    if r is None and not _cast(_hp(self.hyperparam, 'lr'), A.bits, &lr):
-        r = 'hyperparameter'
-    if r is not None:
-        return _fallback(name, r, self, param)
-    _fast(name)
-    cdef double sc[1]
-    cdef int fl[2]
-    sc[0] = lr
-    _launch(K_SGD, &A, sc, fl)
-    _set_data(param, data, plain)
+# --------------------------------------------------------------------------
+# The replacements
 
+cdef class _Kernel:
+    """The fused ``update_core_cpu`` of one built-in rule class.
 
-cdef object _momentum_like(str name, object cls, int kind, object self,
-                           object param):
-    # kind 0: MomentumSGD, 1: CorrectedMomentumSGD, 2: NesterovAG
-    cdef Arrays A
-    cdef double lr, mom, mm = 0, c = 0
-    if type(self) is not cls:
-        return _fallback(name, 'subclass', self, param)
-    cdef bint plain = _plain(param)
-    grad = _grad(param, plain)
-    if grad is None:
-        _fast(name)
+    What every rule does alike is here: the checks, the operands, the launch,
+    writing the parameter back, the counters and the fallback. A rule adds
+    only what is its own: its state names and its hyperparameters (by name,
+    or in an override of :meth:`scalars`), and in :meth:`outputs` and
+    :meth:`finish` what its stock method does besides updating arrays in
+    place.
+    """
+    cdef readonly object rule_class
+    cdef int row                  # of the kernel table: CFP_SGD, ...
+    cdef tuple states             # names, in the kernel's operand order
+    cdef str decay                # default scalars(): d and 1 - d first,
+    cdef tuple hyperparameters    # then these, each cast to the dtype
+    cdef bint in_place            # the kernel writes the states in place
+    cdef bint set_data            # stock ends with `param.data -= ...`
+    cdef EntryStats stats
+    cdef object original          # stock update_core_cpu, given to bind()
+    cdef readonly object replacement
+
+    def __init__(self, rule_class, int row, tuple states,
+                 tuple hyperparameters=(), str decay=None,
+                 bint in_place=True, bint set_data=True):
+        self.rule_class = rule_class
+        self.row = row
+        self.states = states
+        self.decay = decay
+        self.hyperparameters = hyperparameters
+        self.in_place = in_place
+        self.set_data = set_data
+        self.stats = _stats.entry(rule_class.__name__ + '.update_core_cpu')
+        self.replacement = _replacement(self)
+
+    cdef object update(self, object rule, object param):
+        """Does what stock ``update_core_cpu(rule, param)`` does: in one
+        fused pass, or by calling it."""
+        cdef Arrays A
+        cdef double s[8]
+        cdef int f[2]
+        if type(rule) is not self.rule_class:
+            return self.fall_back('subclass', rule, param)
+        cdef bint plain = _plain(param)
+        grad = _grad(param, plain)
+        if grad is None:
+            self.stats.fast += 1
+            return None
+        data = _data(param, plain)
+        r = _begin(&A, data, grad)
+        if r is None:
+            for key in self.states:
+                r = _add(&A, _state(rule, key), self.in_place)
+                if r is not None:
+                    break
+        if r is None:
+            r = self.scalars(rule, rule.hyperparam, &A, s, f)
+        if r is not None:
+            return self.fall_back(r, rule, param)
+        self.stats.fast += 1
+        outputs = self.outputs(data, &A)
+        _launch(self.row, &A, s, f)
+        if self.set_data:
+            _set_data(param, data, plain)
+        self.finish(rule, outputs)
         return None
-    data = _data(param, plain)
-    v = _state(self, 'v')
-    r = _begin(&A, data, grad)
-    if r is None:
-        r = _add(&A, v, True)
-    if r is None:
-        hp = self.hyperparam
+
+    cdef object fall_back(self, str reason, object rule, object param):
+        self.stats.fallback(reason)
+        return self.original(rule, param)
+
+    cdef str scalars(self, object rule, object hp, Arrays *A, double *s,
+                     int *f):
+        """Fills the kernel's scalars ``s`` and flags ``f`` as stock's NumPy
+        operations would cast them, and registers any further operands;
+        returns why not, or None."""
+        cdef int i = 0
+        if self.decay is not None:
+            d = _hp(hp, self.decay)
+            if not (_cast(d, A.bits, &s[0]) and _cast(1 - d, A.bits, &s[1])):
+                return 'hyperparameter'
+            i = 2
+        for name in self.hyperparameters:
+            if not _cast(_hp(hp, name), A.bits, &s[i]):
+                return 'hyperparameter'
+            i += 1
+        return None
+
+    cdef object outputs(self, object data, Arrays *A):
+        """Registers the arrays the kernel writes besides its operands;
+        returns them for :meth:`finish`."""
+        return None
+
+    cdef object finish(self, object rule, object outputs):
+        """What stock does after writing the parameter."""
+        return None
+
+
+def _replacement(_Kernel kernel):
+    """The drop-in for ``kernel.rule_class.update_core_cpu``."""
+    def update_core_cpu(self, param):
+        return kernel.update(self, param)
+    return update_core_cpu
+
+
+cdef class _NesterovAG(_Kernel):
+
+    cdef str scalars(self, object rule, object hp, Arrays *A, double *s,
+                     int *f):
         lr_o = _hp(hp, 'lr')
         mom_o = _hp(hp, 'momentum')
-        if not (_cast(lr_o, A.bits, &lr) and _cast(mom_o, A.bits, &mom)):
-            r = 'hyperparameter'
-        elif kind == 2:
-            if not (_cast(mom_o * mom_o, A.bits, &mm)
-                    and _cast((1 + mom_o) * lr_o, A.bits, &c)):
-                r = 'hyperparameter'
-    if r is not None:
-        return _fallback(name, r, self, param)
-    _fast(name)
-    cdef double sc[4]
-    cdef int fl[2]
-    sc[0] = lr
-    sc[1] = mom
-    sc[2] = mm
-    sc[3] = c
-    _launch(K_MOM if kind == 0 else K_CORR if kind == 1 else K_NEST, &A, sc,
-            fl)
-    _set_data(param, data, plain)
-    return None
+        if not (_cast(lr_o, A.bits, &s[0])
+                and _cast(mom_o, A.bits, &s[1])
+                and _cast(mom_o * mom_o, A.bits, &s[2])
+                and _cast((1 + mom_o) * lr_o, A.bits, &s[3])):
+            return 'hyperparameter'
+        return None
 
 
-def momentum_sgd_update_core_cpu(self, param):
-    return _momentum_like('MomentumSGDRule', momentum_sgd.MomentumSGDRule, 0,
-                          self, param)
-
-
-def corrected_momentum_sgd_update_core_cpu(self, param):
-    return _momentum_like('CorrectedMomentumSGDRule',
-                          corrected_momentum_sgd.CorrectedMomentumSGDRule, 1,
-                          self, param)
-
-
-def nesterov_ag_update_core_cpu(self, param):
-    return _momentum_like('NesterovAGRule', nesterov_ag.NesterovAGRule, 2,
-                          self, param)
-
-
-cdef object _alpha_t(object self, object hp):
+cdef object _alpha_t(object rule, object hp):
     """AdamRule.alpha_t: ``hp.alpha * math.sqrt(fix2) / fix1``."""
     cdef double a, b1, b2, t, f1, f2
     alpha = _hp(hp, 'alpha')
     beta1 = _hp(hp, 'beta1')
     beta2 = _hp(hp, 'beta2')
-    tt = self.t
+    tt = rule.t
     if (type(alpha) is float and type(beta1) is float
             and type(beta2) is float and type(tt) is int and tt != 0):
         a = PyFloat_AS_DOUBLE(alpha)
@@ -488,81 +412,51 @@ cdef object _alpha_t(object self, object hp):
     return adam._learning_rate(hp, tt)
 
 
-def adam_update_core_cpu(self, param):
-    cdef str name = 'AdamRule'
-    cdef Arrays A
-    cdef double b1, b2, alpha_t, eps, lower = 0, upper = 0, a, b, e
-    cdef int ib, interm
-    cdef bint a_is_one, bound, ams
-    cdef char *vh = NULL
-    if type(self) is not adam.AdamRule:
-        return _fallback(name, 'subclass', self, param)
-    cdef bint plain = _plain(param)
-    grad = _grad(param, plain)
-    if grad is None:
-        _fast(name)
-        return
-    hp = self.hyperparam
-    data = _data(param, plain)
-    m = _state(self, 'm')
-    v = _state(self, 'v')
-    r = _begin(&A, data, grad)
-    if r is None:
-        r = _add(&A, m, True)
-    if r is None:
-        r = _add(&A, v, True)
-    if r is None:
-        ams = bool(_hp(hp, 'amsgrad'))
-        bound = bool(_hp(hp, 'adabound'))
+cdef class _Adam(_Kernel):
+    """Adam and its variants: amsgrad adds the state vhat."""
+
+    cdef str scalars(self, object rule, object hp, Arrays *A, double *s,
+                     int *f):
+        cdef int interm
+        cdef bint ams = bool(_hp(hp, 'amsgrad'))
+        cdef bint bound = bool(_hp(hp, 'adabound'))
+        cdef bint a_is_one
         if ams:
-            r = _add(&A, _state(self, 'vhat'), True)
-            vh = A.lo[4]
-    if r is None:
-        tt = self.t
+            r = _add(A, _state(rule, 'vhat'), True)
+            if r is not None:
+                return r
+        else:
+            A.lo[4] = NULL       # the kernel's vhat: none
+        tt = rule.t
         if type(tt) is not int or tt == 0:
-            r = 't'
-        elif bound and 'initial_alpha' not in self.__dict__:
-            r = 'initial_alpha'
-    if r is None:
+            return 't'
+        if bound and 'initial_alpha' not in rule.__dict__:
+            return 'initial_alpha'
         interm = 64 if A.bits == 64 else 32
         eps_o = _hp(hp, 'eps')
         eta_o = _hp(hp, 'eta')
         a_o = 1.0 - eta_o * _hp(hp, 'weight_decay_rate')
         a_is_one = bool(a_o == 1)
-        if not (_cast(1.0 - _hp(hp, 'beta1'), interm, &b1)
-                and _cast(1.0 - _hp(hp, 'beta2'), interm, &b2)
-                and _cast(_alpha_t(self, hp), interm, &alpha_t)
-                and _cast(eps_o, interm, &eps)
-                and _cast(-eta_o, interm, &b)
-                and (a_is_one or _cast(a_o, A.bits, &a))):
-            r = 'hyperparameter'
-        elif eps == 0 and eps_o != 0:
-            r = 'eps underflows'     # stock raises ValueError
-        elif bound:
-            lo_o, up_o = self.bounds
-            if not (_cast(lo_o, interm, &lower)
-                    and _cast(up_o, interm, &upper)):
-                r = 'hyperparameter'
-    if r is not None:
-        return _fallback(name, r, self, param)
-    _fast(name)
-    if a_is_one:
-        a = 1
-    cdef double sc[8]
-    cdef int fl[2]
-    sc[0] = b1
-    sc[1] = b2
-    sc[2] = alpha_t
-    sc[3] = eps
-    sc[4] = lower
-    sc[5] = upper
-    sc[6] = a
-    sc[7] = b
-    fl[0] = bound
-    fl[1] = a_is_one
-    if not ams:
-        A.lo[4] = NULL
-    _launch(K_ADAM, &A, sc, fl)
+        if not (_cast(1.0 - _hp(hp, 'beta1'), interm, &s[0])
+                and _cast(1.0 - _hp(hp, 'beta2'), interm, &s[1])
+                and _cast(_alpha_t(rule, hp), interm, &s[2])
+                and _cast(eps_o, interm, &s[3])
+                and _cast(-eta_o, interm, &s[7])
+                and (a_is_one or _cast(a_o, A.bits, &s[6]))):
+            return 'hyperparameter'
+        if s[3] == 0 and eps_o != 0:
+            return 'eps underflows'     # stock raises ValueError
+        if a_is_one:
+            s[6] = 1
+        s[4] = s[5] = 0         # lower, upper: passed even when unused
+        if bound:
+            lo_o, up_o = rule.bounds
+            if not (_cast(lo_o, interm, &s[4])
+                    and _cast(up_o, interm, &s[5])):
+                return 'hyperparameter'
+        f[0] = bound
+        f[1] = a_is_one
+        return None
 
 
 cdef inline int _eps_as_dtype(object eps_o, int bits, double *out) except -1:
@@ -580,274 +474,101 @@ cdef inline int _eps_as_dtype(object eps_o, int bits, double *out) except -1:
     return 1
 
 
-def rmsprop_update_core_cpu(self, param):
-    cdef str name = 'RMSpropRule'
-    cdef Arrays A
-    cdef double alpha, oma, eps, lr, e
-    cdef int inside
-    if type(self) is not rmsprop.RMSpropRule:
-        return _fallback(name, 'subclass', self, param)
-    cdef bint plain = _plain(param)
-    grad = _grad(param, plain)
-    if grad is None:
-        _fast(name)
-        return
-    hp = self.hyperparam
-    data = _data(param, plain)
-    r = _begin(&A, data, grad)
-    if r is None:
-        r = _add(&A, _state(self, 'ms'), True)
-    if r is None:
+cdef class _RMSprop(_Kernel):
+
+    cdef str scalars(self, object rule, object hp, Arrays *A, double *s,
+                     int *f):
         eps_o = _hp(hp, 'eps')
         alpha_o = _hp(hp, 'alpha')
-        if not (_eps_as_dtype(eps_o, A.bits, &eps)
-                and _cast(alpha_o, A.bits, &alpha)
-                and _cast(1 - alpha_o, A.bits, &oma)
-                and _cast(_hp(hp, 'lr'), A.bits, &lr)):
-            r = 'hyperparameter'
-        elif eps_o != 0 and eps == 0:
-            r = 'eps underflows'     # stock raises ValueError
-        inside = bool(_hp(hp, 'eps_inside_sqrt'))
-    if r is not None:
-        return _fallback(name, r, self, param)
-    _fast(name)
-    cdef double sc[4]
-    cdef int fl[2]
-    sc[0] = alpha
-    sc[1] = oma
-    sc[2] = eps
-    sc[3] = lr
-    fl[0] = inside
-    _launch(K_RMS, &A, sc, fl)
-    _set_data(param, data, plain)
+        if not (_eps_as_dtype(eps_o, A.bits, &s[2])
+                and _cast(alpha_o, A.bits, &s[0])
+                and _cast(1 - alpha_o, A.bits, &s[1])
+                and _cast(_hp(hp, 'lr'), A.bits, &s[3])):
+            return 'hyperparameter'
+        if eps_o != 0 and s[2] == 0:
+            return 'eps underflows'     # stock raises ValueError
+        f[0] = bool(_hp(hp, 'eps_inside_sqrt'))
+        return None
 
 
-def rmsprop_graves_update_core_cpu(self, param):
-    cdef str name = 'RMSpropGravesRule'
-    cdef Arrays A
-    cdef double alpha, oma, mom, lr, eps
-    if type(self) is not rmsprop_graves.RMSpropGravesRule:
-        return _fallback(name, 'subclass', self, param)
-    cdef bint plain = _plain(param)
-    grad = _grad(param, plain)
-    if grad is None:
-        _fast(name)
-        return
-    hp = self.hyperparam
-    data = _data(param, plain)
-    r = _begin(&A, data, grad)
-    for key in ('n', 'g', 'delta'):
-        if r is None:
-            r = _add(&A, _state(self, key), True)
-    if r is None:
-        alpha_o = _hp(hp, 'alpha')
-        if not (_cast(alpha_o, A.bits, &alpha)
-                and _cast(1 - alpha_o, A.bits, &oma)
-                and _cast(_hp(hp, 'momentum'), A.bits, &mom)
-                and _cast(_hp(hp, 'lr'), A.bits, &lr)
-                and _cast(_hp(hp, 'eps'), A.bits, &eps)):
-            r = 'hyperparameter'
-    if r is not None:
-        return _fallback(name, r, self, param)
-    _fast(name)
-    cdef double sc[5]
-    cdef int fl[2]
-    sc[0] = alpha
-    sc[1] = oma
-    sc[2] = mom
-    sc[3] = lr
-    sc[4] = eps
-    _launch(K_GRAVES, &A, sc, fl)
-    _set_data(param, data, plain)
+cdef class _SMORMS3(_Kernel):
+    """Stock replaces the three states with new arrays."""
+
+    cdef object outputs(self, object data, Arrays *A):
+        shape = data.shape
+        dt = data.dtype
+        outputs = (_np_empty(shape, dt), _np_empty(shape, dt),
+                   _np_empty(shape, dt))
+        for i in range(3):
+            A.lo[5 + i] = cfp_data(outputs[i])
+        return outputs
+
+    cdef object finish(self, object rule, object outputs):
+        state = rule.state
+        for key, array in zip(self.states, outputs):
+            state[key] = array
+        return None
 
 
-def ada_grad_update_core_cpu(self, param):
-    cdef str name = 'AdaGradRule'
-    cdef Arrays A
-    cdef double lr, eps
-    if type(self) is not ada_grad.AdaGradRule:
-        return _fallback(name, 'subclass', self, param)
-    cdef bint plain = _plain(param)
-    grad = _grad(param, plain)
-    if grad is None:
-        _fast(name)
-        return
-    hp = self.hyperparam
-    data = _data(param, plain)
-    r = _begin(&A, data, grad)
-    if r is None:
-        r = _add(&A, _state(self, 'h'), True)
-    if r is None and not (_cast(_hp(hp, 'lr'), A.bits, &lr)
-                          and _cast(_hp(hp, 'eps'), A.bits, &eps)):
-        r = 'hyperparameter'
-    if r is not None:
-        return _fallback(name, r, self, param)
-    _fast(name)
-    cdef double sc[2]
-    cdef int fl[2]
-    sc[0] = lr
-    sc[1] = eps
-    _launch(K_ADAGRAD, &A, sc, fl)
-    _set_data(param, data, plain)
+cdef class _MSVAG(_Kernel):
 
-
-def ada_delta_update_core_cpu(self, param):
-    cdef str name = 'AdaDeltaRule'
-    cdef Arrays A
-    cdef double rho, omr, eps
-    if type(self) is not ada_delta.AdaDeltaRule:
-        return _fallback(name, 'subclass', self, param)
-    cdef bint plain = _plain(param)
-    grad = _grad(param, plain)
-    if grad is None:
-        _fast(name)
-        return
-    hp = self.hyperparam
-    data = _data(param, plain)
-    r = _begin(&A, data, grad)
-    for key in ('msg', 'msdx'):
-        if r is None:
-            r = _add(&A, _state(self, key), True)
-    if r is None:
-        rho_o = _hp(hp, 'rho')
-        if not (_cast(rho_o, A.bits, &rho)
-                and _cast(1 - rho_o, A.bits, &omr)
-                and _cast(_hp(hp, 'eps'), A.bits, &eps)):
-            r = 'hyperparameter'
-    if r is not None:
-        return _fallback(name, r, self, param)
-    _fast(name)
-    cdef double sc[3]
-    cdef int fl[2]
-    sc[0] = rho
-    sc[1] = omr
-    sc[2] = eps
-    _launch(K_ADADELTA, &A, sc, fl)
-    _set_data(param, data, plain)
-
-
-def smorms3_update_core_cpu(self, param):
-    cdef str name = 'SMORMS3Rule'
-    cdef Arrays A
-    cdef double lr, eps
-    if type(self) is not smorms3.SMORMS3Rule:
-        return _fallback(name, 'subclass', self, param)
-    cdef bint plain = _plain(param)
-    grad = _grad(param, plain)
-    if grad is None:
-        _fast(name)
-        return
-    hp = self.hyperparam
-    data = _data(param, plain)
-    r = _begin(&A, data, grad)
-    for key in ('mem', 'g', 'g2'):
-        if r is None:
-            r = _add(&A, _state(self, key), False)
-    if r is None and not (_cast(_hp(hp, 'lr'), A.bits, &lr)
-                          and _cast(_hp(hp, 'eps'), A.bits, &eps)):
-        r = 'hyperparameter'
-    if r is not None:
-        return _fallback(name, r, self, param)
-    _fast(name)
-    # stock replaces the three state arrays with new ones
-    shape = data.shape
-    dt = data.dtype
-    mem_o = _np_empty(shape, dt)
-    g_o = _np_empty(shape, dt)
-    g2_o = _np_empty(shape, dt)
-    A.lo[5] = cfp_data(mem_o)
-    A.lo[6] = cfp_data(g_o)
-    A.lo[7] = cfp_data(g2_o)
-    cdef double sc[2]
-    cdef int fl[2]
-    sc[0] = lr
-    sc[1] = eps
-    _launch(K_SMORMS3, &A, sc, fl)
-    _set_data(param, data, plain)
-    state = self.state
-    state['mem'], state['g'], state['g2'] = mem_o, g_o, g2_o
-
-
-def msvag_update_core_cpu(self, param):
-    cdef str name = 'MSVAGRule'
-    cdef Arrays A
-    cdef double omb, ombp, omrho, rho, eta, lr, wdr
-    if type(self) is not msvag.MSVAGRule:
-        return _fallback(name, 'subclass', self, param)
-    cdef bint plain = _plain(param)
-    grad = _grad(param, plain)
-    if grad is None:
-        _fast(name)
-        return
-    hp = self.hyperparam
-    data = _data(param, plain)
-    r = _begin(&A, data, grad)
-    for key in ('m', 'v'):
-        if r is None:
-            r = _add(&A, _state(self, key), True)
-    if r is None:
+    cdef str scalars(self, object rule, object hp, Arrays *A, double *s,
+                     int *f):
         beta = _hp(hp, 'beta')
-        bp = self.beta_power
+        bp = rule.beta_power
         rho_o = (((1.0 - beta) ** 2) * (1.0 - bp ** 2) /
                  (((1.0 - bp) ** 2) * (1.0 - beta ** 2)))
         rho_o = _pymin(rho_o, 0.9999)
-        if not (_cast(1 - beta, A.bits, &omb)
-                and _cast(1 - bp, A.bits, &ombp)
-                and _cast(1 - rho_o, A.bits, &omrho)
-                and _cast(rho_o, A.bits, &rho)
-                and _cast(_hp(hp, 'eta'), A.bits, &eta)
-                and _cast(_hp(hp, 'lr'), A.bits, &lr)
-                and _cast(_hp(hp, 'weight_decay_rate'), A.bits, &wdr)):
-            r = 'hyperparameter'
-    if r is not None:
-        return _fallback(name, r, self, param)
-    _fast(name)
-    cdef double sc[7]
-    cdef int fl[2]
-    sc[0] = omb
-    sc[1] = ombp
-    sc[2] = omrho
-    sc[3] = rho
-    sc[4] = eta
-    sc[5] = lr
-    sc[6] = wdr
-    _launch(K_MSVAG, &A, sc, fl)
-    _set_data(param, data, plain)
-    self.beta_power *= beta
+        if not (_cast(1 - beta, A.bits, &s[0])
+                and _cast(1 - bp, A.bits, &s[1])
+                and _cast(1 - rho_o, A.bits, &s[2])
+                and _cast(rho_o, A.bits, &s[3])
+                and _cast(_hp(hp, 'eta'), A.bits, &s[4])
+                and _cast(_hp(hp, 'lr'), A.bits, &s[5])
+                and _cast(_hp(hp, 'weight_decay_rate'), A.bits, &s[6])):
+            return 'hyperparameter'
+        return None
+
+    cdef object finish(self, object rule, object outputs):
+        rule.beta_power *= _hp(rule.hyperparam, 'beta')
+        return None
 
 
-# rule class, replacement: the targets of this module.
-RULES = (
-    ('SGDRule', sgd.SGDRule, sgd_update_core_cpu),
-    ('MomentumSGDRule', momentum_sgd.MomentumSGDRule,
-     momentum_sgd_update_core_cpu),
-    ('CorrectedMomentumSGDRule',
-     corrected_momentum_sgd.CorrectedMomentumSGDRule,
-     corrected_momentum_sgd_update_core_cpu),
-    ('NesterovAGRule', nesterov_ag.NesterovAGRule,
-     nesterov_ag_update_core_cpu),
-    ('AdamRule', adam.AdamRule, adam_update_core_cpu),
-    ('RMSpropRule', rmsprop.RMSpropRule, rmsprop_update_core_cpu),
-    ('RMSpropGravesRule', rmsprop_graves.RMSpropGravesRule,
-     rmsprop_graves_update_core_cpu),
-    ('AdaGradRule', ada_grad.AdaGradRule, ada_grad_update_core_cpu),
-    ('AdaDeltaRule', ada_delta.AdaDeltaRule, ada_delta_update_core_cpu),
-    ('SMORMS3Rule', smorms3.SMORMS3Rule, smorms3_update_core_cpu),
-    ('MSVAGRule', msvag.MSVAGRule, msvag_update_core_cpu),
+# One per built-in rule class, in the order of the report.
+cdef tuple _KERNELS = (
+    _Kernel(sgd.SGDRule, CFP_SGD, (), ('lr',)),
+    _Kernel(momentum_sgd.MomentumSGDRule, CFP_MOMENTUM, ('v',),
+            ('lr', 'momentum')),
+    _Kernel(corrected_momentum_sgd.CorrectedMomentumSGDRule, CFP_CORRECTED,
+            ('v',), ('lr', 'momentum')),
+    _NesterovAG(nesterov_ag.NesterovAGRule, CFP_NESTEROV, ('v',)),
+    _Adam(adam.AdamRule, CFP_ADAM, ('m', 'v'), set_data=False),
+    _RMSprop(rmsprop.RMSpropRule, CFP_RMSPROP, ('ms',)),
+    _Kernel(rmsprop_graves.RMSpropGravesRule, CFP_GRAVES, ('n', 'g', 'delta'),
+            ('momentum', 'lr', 'eps'), decay='alpha'),
+    _Kernel(ada_grad.AdaGradRule, CFP_ADAGRAD, ('h',), ('lr', 'eps')),
+    _Kernel(ada_delta.AdaDeltaRule, CFP_ADADELTA, ('msg', 'msdx'), ('eps',),
+            decay='rho'),
+    _SMORMS3(smorms3.SMORMS3Rule, CFP_SMORMS3, ('mem', 'g', 'g2'),
+             ('lr', 'eps'), in_place=False),
+    _MSVAG(msvag.MSVAGRule, CFP_MSVAG, ('m', 'v')),
 )
 
-for _name, _cls, _fn in RULES:
-    _stats_of[_name] = _stats.entry(_name + '.update_core_cpu')
+cdef dict _kernel_of = {k.rule_class: k for k in _KERNELS}
+
+TARGETS = tuple((k.rule_class, 'update_core_cpu') for k in _KERNELS)
 
 
-def bind(cls, original):
-    """Records the stock ``update_core_cpu`` of ``cls``; returns the
-    replacement."""
-    for name, c, fn in RULES:
-        if c is cls:
-            _originals[name] = (cls, original)
-            return fn
-    raise KeyError(cls)
+def bind(owner, attribute, original):
+    """Records ``original``, the stock ``owner.attribute`` (the first one
+    given wins); returns the replacement."""
+    cdef _Kernel kernel = (_kernel_of.get(owner)
+                           if attribute == 'update_core_cpu' else None)
+    if kernel is None:
+        raise KeyError((owner, attribute))
+    if kernel.original is None:
+        kernel.original = original
+    return kernel.replacement
 
 
 # Test helpers: NumPy's float16 conversions as the kernels do them.

@@ -43,8 +43,6 @@ cdef object _s_update_core = _UpdateRule.__dict__['update_core']
 cdef object _s_init_states = _UpdateRule.__dict__['_init_states']
 cdef object _s_state = _UpdateRule.__dict__['state']
 cdef object _s_private_update = _UpdateRule.__dict__['_UpdateRule__update']
-cdef object _s_hook_call_hooks = _Hookable.__dict__['call_hooks']
-cdef object _s_param_update = _Parameter.__dict__['update']
 cdef object _s_realloc = _GradientMethod.__dict__['reallocate_cleared_grads']
 cdef object _s_check_nan = _opt.Optimizer.__dict__['check_nan_in_grads']
 cdef object _s_call_hooks = _opt.Optimizer.__dict__['call_hooks']
@@ -59,20 +57,22 @@ cdef object _s_chainlist_namedparams = _ChainList.__dict__['namedparams']
 
 cdef str _ALLOW = 'allow_array_access_with_nonstandard_layout'
 
-# The replacement of UpdateRule.update, set by bind(); a rule whose class
-# resolves `update` to it takes the lean path directly.
-cdef object _lean_rule_update = None
+TARGETS = ((_UpdateRule, 'update'), (_GradientMethod, 'update'))
 
 
-def bind(attribute, original):
+def bind(owner, attribute, original):
+    """Records ``original``, the stock ``owner.attribute`` (the first one
+    given wins); returns the replacement."""
     global _orig_rule_update, _orig_method_update
-    if attribute == 'UpdateRule.update':
-        _orig_rule_update = original
+    if owner is _UpdateRule and attribute == 'update':
+        if _orig_rule_update is None:
+            _orig_rule_update = original
         return update_rule_update
-    if attribute == 'GradientMethod.update':
-        _orig_method_update = original
+    if owner is _GradientMethod and attribute == 'update':
+        if _orig_method_update is None:
+            _orig_method_update = original
         return gradient_method_update
-    raise KeyError(attribute)
+    raise KeyError((owner, attribute))
 
 
 # --------------------------------------------------------------------------

@@ -5,6 +5,10 @@ loss function) and compares every parameter, gradient, optimizer state and
 counter, as bytes.
 """
 
+import os
+import subprocess
+import sys
+
 import numpy
 import pytest
 
@@ -85,8 +89,8 @@ def snapshot(model, opt):
     return out
 
 
-def train(name, dtype, steps=50, setup=None, scale=1.0):
-    model = Model(dtype)
+def train(name, dtype, steps=50, setup=None, scale=1.0, model=Model):
+    model = model(dtype)
     opt = OPTIMIZERS[name]()
     opt.setup(model)
     if setup is not None:
@@ -120,6 +124,51 @@ def test_fifty_steps_bit_identical(name, dtype):
     kernel = st[rule + '.update_core_cpu']
     assert kernel['fallback'] == {}
     assert kernel['fast'] == 50 * 5
+
+
+class SubParam(chainer.Parameter):
+    """A Parameter subclass: the kernels go through its properties."""
+
+
+class SubParamModel(chainer.Link):
+    def __init__(self, dtype):
+        super().__init__()
+        with self.init_scope():
+            self.w = SubParam(
+                numpy.random.uniform(-1, 1, (3, 4)).astype(dtype))
+            self.b = SubParam(numpy.random.uniform(-1, 1, 5).astype(dtype))
+
+
+def check_parameter_subclass(steps=5):
+    """Every optimizer and dtype on Parameter subclasses: patched equals
+    stock bit for bit, through the kernels (not a fallback)."""
+    for name in sorted(OPTIMIZERS):
+        rule = type(OPTIMIZERS[name]().create_update_rule()).__name__
+        for dtype in DTYPES:
+            def run():
+                try:
+                    return train(name, dtype, steps, model=SubParamModel)
+                except Exception as e:   # as in the fifty-step test
+                    return type(e).__name__, str(e)
+            chainer_fastpath.reset_stats()
+            with numpy.errstate(all='ignore'):
+                stock, _ = check_same(run, **FAST)
+            if isinstance(stock, tuple):
+                continue
+            kernel = chainer_fastpath.stats()[rule + '.update_core_cpu']
+            assert kernel == {'fast': steps * 2, 'fallback': {}}, (
+                name, dtype, kernel)
+
+
+def test_parameter_subclass_every_rule():
+    # A crash must fail this test, not end pytest: run it in a child.
+    code = ('import sys; sys.path.insert(0, {!r}); import test_optimizers; '
+            'test_optimizers.check_parameter_subclass()'.format(
+                os.path.dirname(os.path.abspath(__file__))))
+    child = subprocess.run([sys.executable, '-X', 'faulthandler', '-c', code],
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                           text=True)
+    assert child.returncode == 0, child.stdout[-4000:]
 
 
 @pytest.mark.parametrize('dtype', DTYPES, ids=lambda d: d.__name__)
@@ -373,6 +422,44 @@ def test_fallbacks_are_counted():
     st = chainer_fastpath.stats()['MomentumSGDRule.update_core_cpu']
     assert st['fast'] == 12
     assert st['fallback'] == {'non-contiguous array': 3}
+
+
+def test_binding_again_keeps_the_first_original():
+    from chainer_fastpath import _patch
+    from chainer_fastpath import optimizers as fast
+
+    def decoy(*args, **kwargs):
+        raise AssertionError('a later original was called')
+    rows = [r for r in _patch.table() if r.part == 'optimizers']
+    assert fast.TARGETS == tuple((r.owner, r.attribute) for r in rows)
+    for row in rows:
+        assert fast.bind(row.owner, row.attribute, decoy) is row.replacement
+
+    class MyRule(optimizers.adam.AdamRule):
+        pass
+
+    class MyAdam(optimizers.Adam):
+        def create_update_rule(self):
+            return MyRule(self.hyperparam)
+
+        def call_hooks(self, timing='pre'):
+            super().call_hooks(timing)
+
+    def run():   # every part falls back to its original
+        model = SubParamModel(numpy.float32)
+        opt = MyAdam().setup(model)
+        rng = numpy.random.RandomState(0)
+        for _ in range(3):
+            for p in model.params():
+                p.grad = rng.standard_normal(p.shape).astype(numpy.float32)
+            opt.update()
+        return snapshot(model, opt)
+    check_same(run, **FAST)
+    st = chainer_fastpath.stats()
+    assert st['GradientMethod.update']['fallback'] == {
+        'GradientMethod subclass': 3}
+    assert st['UpdateRule.update']['fallback'] == {'Variable subclass': 6}
+    assert st['AdamRule.update_core_cpu']['fallback'] == {'subclass': 6}
 
 
 def test_zero_dim_parameter_falls_back():
