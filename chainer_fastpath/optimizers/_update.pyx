@@ -43,6 +43,7 @@ cdef object _s_update_core = _UpdateRule.__dict__['update_core']
 cdef object _s_init_states = _UpdateRule.__dict__['_init_states']
 cdef object _s_state = _UpdateRule.__dict__['state']
 cdef object _s_private_update = _UpdateRule.__dict__['_UpdateRule__update']
+cdef object _s_param_update = _Parameter.__dict__['update']
 cdef object _s_realloc = _GradientMethod.__dict__['reallocate_cleared_grads']
 cdef object _s_check_nan = _opt.Optimizer.__dict__['check_nan_in_grads']
 cdef object _s_call_hooks = _opt.Optimizer.__dict__['call_hooks']
@@ -319,8 +320,12 @@ def gradient_method_update(self, lossfun=None, *args, **kwds):
 
 
 cdef object _update_params(list params):
+    # Parameter.update replaced on the class (a mock, say) is called for
+    # every parameter, as stock calls it.
+    cdef bint stock_update = _Parameter.update is _s_param_update
     for param in params:
-        if type(param) is not _Parameter or 'update' in param.__dict__:
+        if (not stock_update or type(param) is not _Parameter
+                or 'update' in param.__dict__):
             param.update()
             continue
         rule = param.update_rule

@@ -496,6 +496,32 @@ def test_instance_override_of_update_core_cpu():
     assert stock[1] == 3
 
 
+@pytest.mark.parametrize('name', ['SGD', 'Adam'])
+def test_parameter_update_replaced_on_the_class_is_called(name):
+    # As mock.patch.object(chainer.Parameter, 'update', ...) replaces it:
+    # stock's GradientMethod.update calls it for every parameter.
+    import mock
+
+    def run():
+        model = Model(numpy.float32)
+        opt = OPTIMIZERS[name]().setup(model)
+        spy = mock.MagicMock(wraps=chainer.Parameter.update)
+
+        def update(param):
+            return spy(param)
+
+        rng = numpy.random.RandomState(0)
+        with mock.patch.object(chainer.Parameter, 'update', update):
+            for _ in range(3):
+                for p in model.params():
+                    p.grad = rng.standard_normal(p.shape).astype(
+                        numpy.float32)
+                opt.update()
+        return snapshot(model, opt), spy.call_count
+    stock, patched = check_same(run, **FAST)
+    assert stock[1] == 3 * len(list(Model(numpy.float32).params()))
+
+
 def test_disable_restores_originals():
     from chainer.optimizers import adam
     original = adam.AdamRule.__dict__['update_core_cpu']
