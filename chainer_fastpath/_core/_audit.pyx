@@ -26,10 +26,16 @@ cdef extern from *:
     """
     unsigned int cfp_type_version(PyTypeObject *tp)
 
-cdef extern from "Python.h":
+cdef extern from *:
     # What the interpreter uses for ``obj.name(...)``: 1 with the plain
     # function when the class has it and the instance does not shadow it,
-    # without building a bound method or the instance's __dict__.
+    # without building a bound method or the instance's __dict__. CPython
+    # exports it from 3.7 and declares it in its headers from 3.9.
+    """
+    #if PY_VERSION_HEX < 0x03090000
+    PyAPI_FUNC(int) _PyObject_GetMethod(PyObject *, PyObject *, PyObject **);
+    #endif
+    """
     int _PyObject_GetMethod(PyObject *obj, PyObject *name, PyObject **method)
 
 

@@ -2,6 +2,7 @@
 without building the instance's ``__dict__`` (which CPython 3.11 keeps as
 inline values until something asks for it)."""
 import gc
+import sys
 
 import numpy
 import pytest
@@ -30,5 +31,6 @@ def test_fast_path_leaves_node_dict_as_stock(fn, type_check):
     stock = node_dicts()
     with chainer_fastpath.enabled():
         patched = node_dicts()
-    assert stock is False
+    # Before 3.11 every instance has its dict from the start.
+    assert stock is (sys.version_info < (3, 11))
     assert patched is stock
