@@ -9,7 +9,6 @@ import chainer_fastpath
 from chainer_fastpath.testing import (
     FLOAT_DTYPES, applied, check_gradients_same, check_outputs_same,
     gradients, variable as _v)
-from chainer_fastpath.testing import variable as _var
 
 # name -> builds (under the shared seed) and returns (fn, args)
 APPLY_CASES = {
@@ -66,5 +65,5 @@ def test_relu_forward_cpu_mocked_on_the_instance_is_called():
 
 
 def test_passed_type_check_is_cached(type_check_is_cached):
-    x = _var(2, 3)
+    x = _v(2, 3)
     type_check_is_cached(relu.ReLU, lambda: F.relu(x))

@@ -8,7 +8,6 @@ from chainer.functions.activation import sigmoid
 from chainer_fastpath.testing import (
     FLOAT_DTYPES, applied, check_gradients_same, check_outputs_same,
     gradients, variable as _v)
-from chainer_fastpath.testing import variable as _var
 
 # name -> builds (under the shared seed) and returns (fn, args)
 APPLY_CASES = {
@@ -50,5 +49,5 @@ def test_mocked_method_of_the_gradient_node_is_called(name, mock_is_called):
 
 
 def test_passed_type_check_is_cached(type_check_is_cached):
-    x = _var(2, 3)
+    x = _v(2, 3)
     type_check_is_cached(sigmoid.Sigmoid, lambda: F.sigmoid(x))

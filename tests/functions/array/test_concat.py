@@ -10,7 +10,6 @@ from chainer.functions.array import concat
 from chainer_fastpath.testing import (
     FLOAT_DTYPES, applied, check_error_after_passing, check_gradients_same,
     check_outputs_same, check_same, gradients, variable as _v)
-from chainer_fastpath.testing import variable as _var
 
 # name -> builds (under the shared seed) and returns (fn, args)
 APPLY_CASES = {
@@ -108,5 +107,5 @@ def test_error_after_a_cached_pass_is_stocks(name):
 
 
 def test_passed_type_check_is_cached(type_check_is_cached):
-    x = _var(2, 3)
+    x = _v(2, 3)
     type_check_is_cached(concat.Concat, lambda: F.concat([x, x], 1))

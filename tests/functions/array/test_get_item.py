@@ -7,7 +7,6 @@ from chainer.functions.array import get_item
 from chainer_fastpath.testing import (
     FLOAT_DTYPES, applied, check_gradients_same, check_outputs_same,
     variable as _v)
-from chainer_fastpath.testing import variable as _var
 
 # name -> builds (under the shared seed) and returns (fn, args)
 APPLY_CASES = {
@@ -44,5 +43,5 @@ def test_compiled_backward_is_used(case, compiled_backward_is_used):
 
 
 def test_passed_type_check_is_cached(type_check_is_cached):
-    x = _var(2, 3)
+    x = _v(2, 3)
     type_check_is_cached(get_item.GetItem, lambda: x[0])

@@ -10,7 +10,6 @@ import chainer_fastpath
 from chainer_fastpath.testing import (
     FLOAT_DTYPES, applied, check_error_after_passing, check_gradients_same,
     check_outputs_same, run_both, variable as _v)
-from chainer_fastpath.testing import variable as _var
 
 # name -> builds (under the shared seed) and returns (fn, args)
 APPLY_CASES = {
@@ -117,6 +116,6 @@ def test_error_after_a_cached_pass_is_stocks(name):
 
 
 def test_passed_type_check_is_cached(type_check_is_cached):
-    x = _var(2, 3)
+    x = _v(2, 3)
     type_check_is_cached(split_axis.SplitAxis,
                          lambda: F.split_axis(x, 3, 1))

@@ -14,7 +14,6 @@ import chainer_fastpath
 from chainer_fastpath.testing import (
     FLOAT_DTYPES, applied, check_gradients_same, check_outputs_same,
     check_same, gradients, variable as _v)
-from chainer_fastpath.testing import variable as _var
 
 
 def _ints(high, *shape):
@@ -206,6 +205,6 @@ def test_embed_id_gradient_overflow_into_a_sum_warns_as_stock(
 
 
 def test_passed_type_check_is_cached(type_check_is_cached):
-    ids, w = numpy.array([0, 2], numpy.int32), _var(3, 4)
+    ids, w = numpy.array([0, 2], numpy.int32), _v(3, 4)
     type_check_is_cached(embed_id.EmbedIDFunction,
                          lambda: F.embed_id(ids, w))

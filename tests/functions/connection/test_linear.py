@@ -10,7 +10,6 @@ import chainer_fastpath
 from chainer_fastpath.testing import (
     FLOAT_DTYPES, applied, check_gradients_same, check_outputs_same,
     check_same, grad_vars, gradients, run_both, variable as _v)
-from chainer_fastpath.testing import variable as _var
 
 # name -> builds (under the shared seed) and returns (fn, args)
 APPLY_CASES = {
@@ -137,6 +136,6 @@ def test_base_method_replaced_after_fast_calls_is_called(monkeypatch):
 
 
 def test_passed_type_check_is_cached(type_check_is_cached):
-    x, w = _var(2, 3), _var(4, 3)
+    x, w = _v(2, 3), _v(4, 3)
     type_check_is_cached(linear.LinearFunction,
                          lambda: F.linear(x, w))

@@ -16,7 +16,6 @@ from chainer_fastpath.functions.loss import softmax_cross_entropy as kernel
 from chainer_fastpath.testing import (
     FLOAT_DTYPES, applied, assert_same, check_gradients_same,
     check_outputs_same, run_both, variable as _v)
-from chainer_fastpath.testing import variable as _var
 
 SHAPES = [(8, 1000), (1, 1), (3, 5), (20, 7)]
 
@@ -325,6 +324,6 @@ def test_compiled_backward_is_used(case, compiled_backward_is_used):
 
 
 def test_passed_type_check_is_cached(type_check_is_cached):
-    x, t = _var(2, 3), numpy.array([0, 2], numpy.int32)
+    x, t = _v(2, 3), numpy.array([0, 2], numpy.int32)
     type_check_is_cached(sce.SoftmaxCrossEntropy,
                          lambda: F.softmax_cross_entropy(x, t))

@@ -11,7 +11,6 @@ from chainer.functions.math import basic_math
 from chainer_fastpath.testing import (
     FLOAT_DTYPES, applied, check_error_after_passing, check_gradients_same,
     check_outputs_same, check_same, grad_vars, gradients, variable as _v)
-from chainer_fastpath.testing import variable as _var
 
 # name -> builds (under the shared seed) and returns (fn, args)
 APPLY_CASES = {
@@ -110,6 +109,6 @@ def test_error_after_a_cached_pass_is_stocks(name):
 
 
 def test_passed_type_check_is_cached(type_check_is_cached):
-    x, y = _var(2, 3), _var(2, 3)
+    x, y = _v(2, 3), _v(2, 3)
     type_check_is_cached(squared_error.SquaredError,
                          lambda: F.squared_error(x, y))

@@ -12,7 +12,6 @@ import chainer_fastpath
 from chainer_fastpath.testing import (
     FLOAT_DTYPES, applied, check_error_after_passing, check_gradients_same,
     check_outputs_same, gradients, variable as _v)
-from chainer_fastpath.testing import variable as _var
 
 # name -> builds (under the shared seed) and returns (fn, args)
 APPLY_CASES = {
@@ -145,5 +144,5 @@ def test_error_after_a_cached_pass_is_stocks(name):
     (basic_math.PowVarConst, lambda x, y: x ** 2),
 ], ids=lambda v: getattr(v, '__name__', ''))
 def test_passed_type_check_is_cached(type_check_is_cached, cls, call):
-    x, y = _var(2, 3), _var(2, 3)
+    x, y = _v(2, 3), _v(2, 3)
     type_check_is_cached(cls, lambda: call(x, y))

@@ -2,9 +2,9 @@
 import chainer.functions as F
 from chainer.functions.math import exponential
 
-from chainer_fastpath.testing import variable as _var
+from chainer_fastpath.testing import variable as _v
 
 
 def test_passed_type_check_is_cached(type_check_is_cached):
-    x = _var(2, 3)
+    x = _v(2, 3)
     type_check_is_cached(exponential.Exp, lambda: F.exp(x))

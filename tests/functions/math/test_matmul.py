@@ -5,7 +5,6 @@ import chainer.functions as F
 from chainer.functions.math import matmul
 
 from chainer_fastpath.testing import check_outputs_same, variable as _v
-from chainer_fastpath.testing import variable as _var
 
 # name -> builds (under the shared seed) and returns (fn, args)
 APPLY_CASES = {
@@ -21,5 +20,5 @@ def test_outputs_same_as_stock(case, backprop, type_check):
 
 
 def test_passed_type_check_is_cached(type_check_is_cached):
-    x, y = _var(2, 3), _var(3, 4)
+    x, y = _v(2, 3), _v(3, 4)
     type_check_is_cached(matmul.MatMul, lambda: F.matmul(x, y))

@@ -8,7 +8,6 @@ from chainer.functions.math import sum as sum_mod
 from chainer_fastpath.testing import (
     FLOAT_DTYPES, applied, check_gradients_same, check_outputs_same,
     gradients, variable as _v)
-from chainer_fastpath.testing import variable as _var
 
 # name -> builds (under the shared seed) and returns (fn, args)
 APPLY_CASES = {
@@ -53,5 +52,5 @@ def test_uncompiled_cases_are_counted(case, reason, patched_stats):
 
 
 def test_passed_type_check_is_cached(type_check_is_cached):
-    x = _var(2, 3)
+    x = _v(2, 3)
     type_check_is_cached(sum_mod.Sum, lambda: F.sum(x, axis=1))

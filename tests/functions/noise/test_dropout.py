@@ -5,7 +5,6 @@ import chainer.functions as F
 from chainer.functions.noise import dropout
 
 from chainer_fastpath.testing import check_outputs_same, variable as _v
-from chainer_fastpath.testing import variable as _var
 
 # name -> builds (under the shared seed) and returns (fn, args)
 APPLY_CASES = {
@@ -21,5 +20,5 @@ def test_outputs_same_as_stock(case, backprop, type_check):
 
 
 def test_passed_type_check_is_cached(type_check_is_cached):
-    x = _var(2, 3)
+    x = _v(2, 3)
     type_check_is_cached(dropout.Dropout, lambda: F.dropout(x))

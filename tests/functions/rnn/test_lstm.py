@@ -16,7 +16,6 @@ from chainer_fastpath.functions.rnn import lstm as kernel
 from chainer_fastpath.testing import (
     FLOAT_DTYPES, applied, assert_same, check_error_after_passing,
     check_gradients_same, gradients, run_both, variable as _v)
-from chainer_fastpath.testing import variable as _var
 
 # (batch, cell batch, units, trailing shape)
 SHAPES = [(8, 8, 64, ()), (3, 5, 7, ()), (2, 2, 3, (2,)), (1, 4, 1, (3, 2))]
@@ -265,5 +264,5 @@ def test_error_after_a_cached_pass_is_stocks(name):
 
 
 def test_passed_type_check_is_cached(type_check_is_cached):
-    c, x = _var(2, 3), _var(2, 12)
+    c, x = _v(2, 3), _v(2, 12)
     type_check_is_cached(lstm.LSTM, lambda: F.lstm(c, x))
