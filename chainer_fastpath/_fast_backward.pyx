@@ -32,8 +32,7 @@ from chainer.function_node import FunctionNode
 
 from chainer_fastpath._core._stats cimport EntryStats
 from chainer_fastpath._core._audit cimport method_is
-from chainer_fastpath._core._config cimport ConfigView
-from chainer_fastpath._core._config cimport function_hooks
+from chainer_fastpath._core._config cimport ConfigView, function_hooks
 from chainer_fastpath._core._ndarray cimport (
     adds_zeros_exactly, cfp_descr_of, cfp_dims, cfp_nd, layout_ok)
 from chainer_fastpath._core._objects cimport new_variable, node_data
@@ -512,9 +511,9 @@ cdef void _backprop_step(_Engine eng, func, tuple target_input_indexes,
 cdef bint _summed_into(_Engine eng, Compiled entry, func,
                        tuple target_input_indexes, tuple grad_outputs,
                        object grad_inputs, bint callees_stock) except -1:
-    """The gradient of ``func``'s one input that needs one added straight
-    into that input's gradient sum by ``entry.backward_into``, where the
-    engine owns that sum and would add the gradient to it in place next
+    """Adds, by ``entry.backward_into``, the gradient of the one input of
+    ``func`` that needs one straight into that input's gradient sum, where
+    the engine owns the sum and would add the gradient to it in place next
     (``Engine.reduce``). For a gradient that is zero outside a few rows
     (EmbedID's), adding zeros to a sum free of -0.0 and signaling NaNs
     changes nothing, so only the rows are added. False where the usual
