@@ -13,7 +13,8 @@ import statistics
 import subprocess
 import sys
 
-from chainer_fastpath.bench.workloads import TORCH_TWINS, WORKLOADS
+from chainer_fastpath.bench import floor
+from chainer_fastpath.bench.workloads import SECTIONS, TORCH_TWINS, WORKLOADS
 
 MODES = ('stock', 'patched')
 TORCH = 'torch'
@@ -33,6 +34,8 @@ def parse_args(argv):
                         'runs)')
     parser.add_argument('--only', nargs='+', metavar='NAME',
                         choices=sorted(WORKLOADS), help='run these only')
+    parser.add_argument('--section', choices=sorted(set(SECTIONS.values())),
+                        help='run this table only')
     parser.add_argument('--rounds', type=int, default=None,
                         help='processes per mode (default 3, quick 2)')
     parser.add_argument('--json', metavar='FILE',
@@ -157,6 +160,29 @@ def measure_all(names, rounds, repeats, with_torch=False):
     return results
 
 
+def measure_floors(names, results):
+    """Adds ``arithmetic`` (the share of patched time spent in arithmetic,
+    see :mod:`.floor`) and ``samples`` to the entries of programs ``names``
+    that ran, or ``floor_skipped`` with why it could not be measured."""
+    why = floor.available()
+    names = [n for n in names if 'skipped' not in results[n]]
+    for done, name in enumerate(names, 1):
+        entry = results[name]
+        if why:
+            entry['floor_skipped'] = why
+            continue
+        worker = Worker('patched')
+        try:
+            worker.answer()
+            worker.ask('setup', name, WORKLOADS[name][1])
+            entry['arithmetic'], entry['samples'] = floor.arithmetic_share(
+                worker)
+            worker.ask('result')
+        finally:
+            worker.close()
+        _progress(done, len(names), name + ' (arithmetic share)')
+
+
 def speedup(entry):
     """``(median, min, max)`` of stock over patched time, over the pairs of
     measurements taken next to each other."""
@@ -170,28 +196,48 @@ def same_result(entry):
     return entry['result']['stock'] == entry['result']['patched']
 
 
-def format_table(results, with_torch):
-    """The table, and lines under it: notes, and why PyTorch is n/a."""
-    header = ('workload', 'stock', 'patched', 'speedup (min-max)',
-              'same result', 'PyTorch', 'patched/PyTorch')
-    rows, notes = [header], []
+def _render(rows, header):
+    """Lines of a table: the header, a rule, then ``rows``; a row shorter
+    than the header (a skipped workload) runs on past the columns."""
+    full = [r for r in rows if len(r) == len(header)] + [header]
+    widths = [max(len(r[i]) for r in full) for i in range(len(header))]
+    lines = []
+    for i, r in enumerate([header] + rows):
+        lines.append('  '.join(c.ljust(w) if j == 0 else c.rjust(w)
+                               for j, (c, w) in enumerate(zip(r, widths))))
+        if i == 0:
+            lines.append('  '.join('-' * w for w in widths))
+    return lines
+
+
+def _timing_cells(e):
+    return (_fmt_time(statistics.median(e['stock'])),
+            _fmt_time(statistics.median(e['patched'])),
+            '{:.2f}x ({:.2f}-{:.2f})'.format(*speedup(e)),
+            'yes' if same_result(e) else 'NO')
+
+
+def _torch_cells(e, with_torch):
+    if not with_torch:
+        return ('n/a', 'n/a')
+    if TORCH not in e:
+        return ('-', '-')
+    torch_time = statistics.median(e[TORCH])
+    return (_fmt_time(torch_time), '{:.2f}'.format(
+        statistics.median(e['patched']) / torch_time))
+
+
+def _floor_cells(e):
+    if 'arithmetic' not in e:
+        return ('n/a', 'n/a')
+    share = e['arithmetic']
+    return ('{:.0%}'.format(share),
+            '{:.2f}'.format(1 / share) if share else 'inf')
+
+
+def _notes(results):
+    notes = []
     for name, e in results.items():
-        if 'skipped' in e:
-            rows.append((name, 'skipped: ' + e['skipped']))
-            continue
-        patched = statistics.median(e['patched'])
-        if not with_torch:
-            torch_cells = ('n/a', 'n/a')
-        elif TORCH in e:
-            torch_time = statistics.median(e[TORCH])
-            torch_cells = (_fmt_time(torch_time),
-                           '{:.2f}'.format(patched / torch_time))
-        else:
-            torch_cells = ('-', '-')
-        rows.append((name, _fmt_time(statistics.median(e['stock'])),
-                     _fmt_time(patched),
-                     '{:.2f}x ({:.2f}-{:.2f})'.format(*speedup(e)),
-                     'yes' if same_result(e) else 'NO') + torch_cells)
         stock_note = e['note'].get('stock')
         if stock_note:
             patched_note = e['note'].get('patched')
@@ -199,24 +245,50 @@ def format_table(results, with_torch):
                          patched_note == stock_note else
                          '{}: stock {}; patched {}'.format(
                              name, stock_note, patched_note))
-    full = [r for r in rows if len(r) == len(header)]
-    widths = [max(len(r[i]) for r in full) for i in range(len(header))]
+    return notes
+
+
+def format_table(results, with_torch):
+    """The tables (workloads, then programs), and lines under them: what
+    the columns mean, notes, and why PyTorch or the floor is n/a."""
+    timing = ('stock', 'patched', 'speedup (min-max)', 'same result')
     lines = []
-    for i, r in enumerate(rows):
-        lines.append('  '.join(c.ljust(w) if j == 0 else c.rjust(w)
-                               for j, (c, w) in enumerate(zip(r, widths))))
-        if i == 0:
-            lines.append('  '.join('-' * w for w in widths))
-    lines.append('')
+    sections = {}
+    for name, e in results.items():
+        sections.setdefault(SECTIONS[name], []).append(name)
+    if 'workloads' in sections:
+        rows = [(n, 'skipped: ' + results[n]['skipped'])
+                if 'skipped' in results[n] else
+                (n,) + _timing_cells(results[n])
+                + _torch_cells(results[n], with_torch)
+                for n in sections['workloads']]
+        lines += _render(rows, ('workload',) + timing
+                         + ('PyTorch', 'patched/PyTorch')) + ['']
+    if 'programs' in sections:
+        rows = [(n, 'skipped: ' + results[n]['skipped'])
+                if 'skipped' in results[n] else
+                (n,) + _timing_cells(results[n]) + _floor_cells(results[n])
+                for n in sections['programs']]
+        lines += _render(rows, ('program',) + timing
+                         + ('arithmetic', 'patched/floor')) + ['']
     lines.append('speedup: stock/patched time, median (min-max) over the '
-                 'pairs measured one after the other; patched/PyTorch above '
-                 '1: PyTorch eager is faster.')
+                 'pairs measured one after the other.')
+    if 'workloads' in sections:
+        lines.append('patched/PyTorch above 1: PyTorch eager is faster.')
     lines.append('same result: stock and patched left bit-identical '
                  'parameters (or outputs, gradients) and loss: the sha256 of '
                  'their names, dtypes, shapes and bytes is equal.')
-    if not with_torch:
+    if 'programs' in sections:
+        lines.append('arithmetic: the share of patched time in BLAS, '
+                     "NumPy's inner loops, copies and random numbers (perf "
+                     'samples); patched/floor: patched time over that '
+                     'arithmetic time, 1.00 = no overhead left.')
+        skipped = {e['floor_skipped'] for e in results.values()
+                   if 'floor_skipped' in e}
+        lines += ['arithmetic: n/a, ' + why for why in sorted(skipped)]
+    if not with_torch and 'workloads' in sections:
         lines.append(NO_TORCH)
-    return '\n'.join(lines + notes)
+    return '\n'.join(lines + _notes(results))
 
 
 def plot(results, path):
@@ -251,11 +323,14 @@ def main(argv):
     if args.plot and not installed('matplotlib'):
         print(NO_MATPLOTLIB, file=sys.stderr)
         return 2
-    names = args.only or list(WORKLOADS)
+    names = args.only or [n for n in WORKLOADS
+                           if args.section in (None, SECTIONS[n])]
     rounds = args.rounds or (2 if args.quick else 3)
     repeats = 3 if args.quick else 7
     with_torch = installed('torch')
     results = measure_all(names, rounds, repeats, with_torch)
+    measure_floors([n for n in results if SECTIONS[n] == 'programs'],
+                   results)
     print(format_table(results, with_torch))
     if args.json:
         with open(args.json, 'w') as f:

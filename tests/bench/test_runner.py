@@ -5,7 +5,7 @@ import pytest
 
 from chainer_fastpath import __main__ as cli
 from chainer_fastpath.bench import runner, worker
-from chainer_fastpath.bench.workloads import WORKLOADS
+from chainer_fastpath.bench.workloads import SECTIONS, WORKLOADS
 
 
 def _results(torch=True):
@@ -201,6 +201,7 @@ SAME = {
 def _answer(monkeypatch, result):
     """What a worker answers ``result`` for a workload that leaves
     ``result``."""
+    monkeypatch.setitem(SECTIONS, 'fake', 'workloads')
     monkeypatch.setitem(
         WORKLOADS, 'fake', (lambda seed: (lambda: None, lambda: result), 1))
     session = worker.Session('stock')
@@ -238,3 +239,37 @@ def test_bit_identical_results_are_the_same(case, monkeypatch, capsys):
 def test_object_arrays_cannot_be_digested(monkeypatch):
     with pytest.raises(TypeError, match="'/W'"):
         _answer(monkeypatch, {'/W': None})
+
+
+def _program_results():
+    ms = 1e-3
+    return {
+        'dqn': {'stock': [4 * ms], 'patched': [2 * ms], 'arithmetic': 0.25,
+                'samples': 400, 'note': {},
+                'result': {'stock': 'c0ffee', 'patched': 'c0ffee'}},
+        'vae': {'stock': [4 * ms], 'patched': [2 * ms], 'note': {},
+                'floor_skipped': 'perf is not installed',
+                'result': {'stock': 'c0ffee', 'patched': 'c0ffee'}},
+    }
+
+
+def test_programs_table_has_the_arithmetic_columns():
+    table = runner.format_table(_program_results(), with_torch=False)
+    header = table.splitlines()[0].split()
+    assert header[0] == 'program' and header[-2:] == [
+        'arithmetic', 'patched/floor']
+    # A quarter of the patched time is arithmetic: 4x the floor.
+    assert _row(table, 'dqn').split()[-2:] == ['25%', '4.00']
+    assert _row(table, 'vae').split()[-2:] == ['n/a', 'n/a']
+    assert 'arithmetic: n/a, perf is not installed' in table.splitlines()
+    # No PyTorch column, so no word about PyTorch missing.
+    assert runner.NO_TORCH not in table
+
+
+def test_sections_make_separate_tables():
+    results = dict(_results(), **_program_results())
+    lines = runner.format_table(results, with_torch=True).splitlines()
+    headers = [i for i, line in enumerate(lines)
+               if line.startswith(('workload ', 'program '))]
+    assert [lines[i].split()[0] for i in headers] == ['workload', 'program']
+    assert lines.index(_row('\n'.join(lines), 'dqn')) > headers[1]

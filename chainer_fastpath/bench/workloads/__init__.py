@@ -8,7 +8,10 @@ bit identical stock vs patched for the same seed (the runner compares their
 :func:`digest`), and ``note()``, where given, a short line for under the
 table (an accuracy, say). ``make`` raises :class:`Skip` when an optional
 dependency is missing. Modules register theirs with :func:`workload`;
-``WORKLOADS`` keeps the order in which they are listed below.
+``WORKLOADS`` keeps the order in which they are listed below, then the
+programs of :mod:`chainer_fastpath.bench.programs` (section ``programs``:
+whole training scripts written as Chainer users write them, at their
+usual sizes).
 
 Some workloads have a PyTorch twin, registered with :func:`torch_twin`: the
 same model, data shapes and optimizer written as PyTorch users write them.
@@ -20,6 +23,7 @@ import importlib
 import numpy
 
 WORKLOADS = {}
+SECTIONS = {}
 TORCH_TWINS = {}
 MODULES = ('micro', 'optimizers', 'backward', 'digits', 'seq_labeler',
            'lstm_lm', 'tree_net', 'large_mlp')
@@ -30,10 +34,12 @@ class Skip(Exception):
     says why (shown in the table instead of times)."""
 
 
-def workload(name, quick_steps):
-    """Registers a workload; ``quick_steps`` is its step count per repeat."""
+def workload(name, quick_steps, section='workloads'):
+    """Registers a workload; ``quick_steps`` is its step count per repeat,
+    ``section`` the table it is listed in."""
     def register(make):
         WORKLOADS[name] = (make, quick_steps)
+        SECTIONS[name] = section
         return make
     return register
 
@@ -83,3 +89,4 @@ def params(model, grads=False):
 
 for _module in MODULES:
     importlib.import_module(__name__ + '.' + _module)
+importlib.import_module('chainer_fastpath.bench.programs')

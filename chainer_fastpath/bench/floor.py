@@ -1,0 +1,97 @@
+"""The arithmetic floor of a workload: the share of its patched time spent
+in work that stock and patched both must do, measured with ``perf``.
+
+A patched worker builds the workload and warms it up; ``perf record`` then
+samples it (and only it) while it runs its steps. Each sample is counted as
+arithmetic when its function is one of:
+
+- BLAS (OpenBLAS, MKL, BLIS) and libm;
+- NumPy's typed inner loops (``FLOAT_add_AVX2``, ``simd_exp_FLOAT``,
+  ``DOUBLE_pairwise_sum``, ...), its copy and cast loops, and libc's
+  ``memcpy`` / ``memmove`` / ``memset``;
+- NumPy's random number generators;
+- the optimizer kernels of this project (``cfp_*``), which do the
+  arithmetic of NumPy's per-parameter update loops.
+
+Everything else (the interpreter, Chainer's and NumPy's Python-facing
+code, this project's glue, the kernel, the allocator) is overhead. The
+fused LSTM and softmax cross entropy kernels of this project are inlined
+into their callers and counted as overhead, so the share is a lower bound
+where those run.
+"""
+import collections
+import re
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+
+ARITHMETIC_LIBRARIES = re.compile(r'openblas|libmkl|libblis|libm[.-]')
+RANDOM_LIBRARIES = re.compile(
+    r'^(_mt19937|mtrand|_common|_generator|_pcg64|_philox|_sfc64|'
+    r'bit_generator)\.')
+NUMPY_LOOP = re.compile(
+    r'^(BOOL|U?BYTE|U?SHORT|U?INT|U?LONG|U?LONGLONG|HALF|C?FLOAT|C?DOUBLE|'
+    r'C?LONGDOUBLE)_(?!(setitem|getitem|fillwithscalar|fill|'
+    r'compare|nonzero|scan|fromstr)$)'
+    r'|^simd_|^npyv_|pairwise_sum|sum_of_products|^_?(aligned|unaligned|'
+    r'contig|strided|swap|cast)_|_to_(contig|strided)|^_contig_to_contig$')
+LIBC_COPY = re.compile(r'^__(memmove|memcpy|memset)_')
+
+
+def is_arithmetic(dso, symbol):
+    """Whether a sample in ``symbol`` of library ``dso`` is arithmetic."""
+    if ARITHMETIC_LIBRARIES.search(dso) or RANDOM_LIBRARIES.search(dso):
+        return True
+    if dso.startswith('_multiarray_umath'):
+        return bool(NUMPY_LOOP.search(symbol))
+    if dso.startswith('libc.'):
+        return bool(LIBC_COPY.search(symbol))
+    return symbol.startswith('cfp_')
+
+
+def available():
+    """``None`` when ``perf`` can sample here, else why not."""
+    if shutil.which('perf') is None:
+        return 'perf is not installed'
+    probe = subprocess.run(['perf', 'record', '-q', '-o', '/dev/null',
+                            'true'], capture_output=True, text=True)
+    if probe.returncode != 0:
+        return 'perf record fails: ' + probe.stderr.strip()[:80]
+    return None
+
+
+def _samples(path):
+    """``{(dso, symbol): samples}`` from ``perf report`` of ``path``."""
+    report = subprocess.run(
+        ['perf', 'report', '-i', path, '--sort', 'dso,sym', '--stdio', '-q',
+         '-F', 'sample,dso,sym'],
+        capture_output=True, text=True, check=True).stdout
+    counts = collections.Counter()
+    for line in report.splitlines():
+        parts = line.split(None, 3)
+        if len(parts) == 4 and parts[0].isdigit():
+            counts[parts[1], parts[3].strip()] += int(parts[0])
+    return counts
+
+
+def arithmetic_share(worker, frequency=2999):
+    """Samples ``worker`` (a :class:`.runner.Worker` with a workload set
+    up) through one ``run``; returns the arithmetic share of the samples
+    and the number of samples."""
+    with tempfile.TemporaryDirectory() as tmp:
+        path = tmp + '/perf.data'
+        perf = subprocess.Popen(
+            ['perf', 'record', '-q', '-F', str(frequency), '-o', path,
+             '-p', str(worker.proc.pid)],
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        time.sleep(0.5)    # perf attaches asynchronously
+        worker.ask('run')
+        perf.send_signal(signal.SIGINT)
+        perf.communicate()
+        counts = _samples(path)
+    total = sum(counts.values())
+    arithmetic = sum(n for (dso, sym), n in counts.items()
+                     if is_arithmetic(dso, sym))
+    return (arithmetic / total if total else float('nan')), total
