@@ -204,6 +204,10 @@ def apply(self, inputs):
 
     if elementwise:
         assert self._output_layouts is None
+        if n == 0:
+            # Stock gives the outputs input 0's layout: with no input, its
+            # IndexError.
+            self._input_layouts[0]
         self._output_layouts = none_layouts(n_out)
     elif self._output_layouts is None:
         self._output_layouts = none_layouts(n_out)

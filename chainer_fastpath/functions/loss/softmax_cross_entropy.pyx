@@ -364,7 +364,8 @@ cdef object _forward(object node, tuple inputs, ConfigView config):
     # log_softmax._log_softmax inlined, for hard labels without class
     # weights (soft targets and weights go to stock): the one-pass kernel
     # on a matrix, or where it declines, the same NumPy calls.
-    assert len(inputs) > 0
+    if len(inputs) != 2:
+        return NOT_HANDLED   # stock's assertion or unpacking error
     x, t = inputs
     if node.class_weight is not None or (
             x.ndim == t.ndim and x.shape == t.shape):
