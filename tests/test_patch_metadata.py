@@ -100,3 +100,19 @@ def test_help_on_the_owner_is_the_same(name):
     stock = pydoc.render_doc(owner, renderer=pydoc.plaintext)
     with chainer_fastpath.enabled():
         assert pydoc.render_doc(owner, renderer=pydoc.plaintext) == stock
+
+
+def test_one_replacement_cannot_stand_for_two_originals():
+    def first():
+        pass
+
+    def second():
+        pass
+
+    def replacement():
+        pass
+
+    assert _patch._dressed(replacement, first, None) is replacement
+    assert _patch._dressed(replacement, first, None) is replacement
+    with pytest.raises(RuntimeError, match='already stands for'):
+        _patch._dressed(replacement, second, None)
