@@ -315,7 +315,8 @@ def _node_factories():
         broadcast, concat, get_item, reshape, split_axis, transpose)
     from chainer.functions.connection import embed_id, linear
     from chainer.functions.loss import softmax_cross_entropy, squared_error
-    from chainer.functions.math import basic_math, exponential, matmul, sum
+    from chainer.functions.math import basic_math, exponential, matmul
+    from chainer.functions.math import sum as sum_
     from chainer.functions.noise import dropout
     from chainer.functions.rnn import lstm
     m = basic_math
@@ -343,7 +344,7 @@ def _node_factories():
         m.PowVarConst: lambda: m.PowVarConst(2.0),
         exponential.Exp: exponential.Exp,
         matmul.MatMul: matmul.MatMul,
-        sum.Sum: sum.Sum,
+        sum_.Sum: sum_.Sum,
         dropout.Dropout: lambda: dropout.Dropout(0.5),
         lstm.LSTM: lstm.LSTM,
     }
