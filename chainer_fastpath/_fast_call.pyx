@@ -99,16 +99,22 @@ cdef str _array_reason(object a):
     return 'array type ' + type(a).__name__
 
 
-cdef list _hooks_of(object self):
-    """The function hooks to call, as stock orders them, or None."""
+cdef object _hooks_of(object self):
+    """The dict whose values stock calls as the function hooks: the
+    thread's own dict, or a copy of it updated with the local hooks."""
     cdef object hooks = function_hooks()
     local = self._local_function_hooks
     if local is not None and len(local) > 0:
         hooks = _OrderedDict(hooks)
         hooks.update(local)
-    elif not hooks:
-        return None
-    return list(hooks.values())
+    return hooks
+
+
+cdef inline object _values(object hooks):
+    # A live view, iterated as Python iterates it: stock reads the dict again
+    # for the postprocess calls (a hook added in the meantime is called), and
+    # a dict changed during a loop raises the dict's own RuntimeError.
+    return hooks.values()
 
 
 cdef object _input_variable(object x):
@@ -182,8 +188,8 @@ def apply(self, inputs):
         self.check_layout_forward(input_vars)
 
     hooks = _hooks_of(self)
-    if hooks is not None:
-        for hook in hooks:
+    if hooks:
+        for hook in _values(hooks):
             hook.forward_preprocess(self, in_tuple)
 
     self._input_indexes_to_retain = None
@@ -198,6 +204,10 @@ def apply(self, inputs):
 
     if elementwise:
         assert self._output_layouts is None
+        if n == 0:
+            # Stock gives the outputs input 0's layout: with no input, its
+            # IndexError.
+            self._input_layouts[0]
         self._output_layouts = none_layouts(n_out)
     elif self._output_layouts is None:
         self._output_layouts = none_layouts(n_out)
@@ -208,8 +218,8 @@ def apply(self, inputs):
     else:
         out_layouts = self.output_layouts
 
-    if hooks is not None:
-        for hook in hooks:
+    if hooks:
+        for hook in _values(hooks):
             hook.forward_postprocess(self, in_tuple)
 
     self._output_count = n_out

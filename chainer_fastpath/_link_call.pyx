@@ -11,6 +11,7 @@ class whose ``Link`` methods were replaced run the original, counted.
 """
 import chainer
 from chainer import link as link_module
+from chainer import link_hook
 
 from chainer_fastpath._core._audit cimport method_is, type_version
 from chainer_fastpath._core._stats cimport EntryStats
@@ -23,6 +24,8 @@ cdef object _check_init_done = _Link.__dict__['_Link__check_init_done']
 cdef object _n_local_hooks = _Link.__dict__['_n_local_link_hooks']
 cdef object _stock_get_link_hooks = chainer._get_link_hooks
 cdef object _thread_local = chainer._thread_local
+cdef object _ForwardPostprocessCallbackArgs = (
+    link_hook._ForwardPostprocessCallbackArgs)
 
 cdef EntryStats _stats_call = _stats.entry('Link.__call__')
 cdef object _original = None
@@ -99,7 +102,8 @@ cdef str _class_reason(object cls):
 
 
 cdef str _reason(self):
-    """Why this call cannot take the fast path, or None."""
+    """Why this call cannot take the fast path before the hooks are read,
+    or None."""
     reason = _class_reason(type(self))
     if reason is not None:
         return reason
@@ -109,22 +113,39 @@ cdef str _reason(self):
         return 'Link.__init__() not called'     # the original raises
     if chainer._get_link_hooks is not _stock_get_link_hooks:
         return 'chainer._get_link_hooks replaced'
-    hooks = getattr(_thread_local, 'link_hooks', None)
-    if hooks is None:
-        hooks = _stock_get_link_hooks()
-    if hooks:
-        return 'link hooks'
-    local = self._local_link_hooks
-    if local is not None and len(local) > 0:
-        return 'link hooks'
     return None
 
 
 def __call__(self, *args, **kwargs):
     """Drop-in for ``chainer.Link.__call__``."""
     reason = _reason(self)
+    cdef object hooks = None
+    if reason is None:
+        # chainer._get_link_hooks(), the dict stock holds through the call.
+        hooks = getattr(_thread_local, 'link_hooks', None)
+        if hooks is None:
+            hooks = _stock_get_link_hooks()
+        if hooks:
+            reason = 'link hooks'
+        else:
+            local = self._local_link_hooks
+            if local is not None and len(local) > 0:
+                reason = 'link hooks'
     if reason is not None:
         _stats_call.fallback(reason)
         return _original(self, *args, **kwargs)
     _stats_call.fast += 1
-    return self.forward(*args, **kwargs)
+    out = self.forward(*args, **kwargs)
+    if hooks:
+        # Stock reads its view of the dict again after the forward: hooks
+        # registered meanwhile get the postprocess call.
+        post_args = _ForwardPostprocessCallbackArgs(self, 'forward', args,
+                                                    kwargs, out)
+        for hook in _values(hooks):
+            hook.forward_postprocess(post_args)
+    return out
+
+
+cdef inline object _values(object hooks):
+    # A live view, iterated as Python iterates it, as stock does.
+    return hooks.values()

@@ -72,14 +72,44 @@ def _modules():
     )
 
 
+# What ``functools.update_wrapper`` copies; ``__wrapped__`` is set as well.
+_METADATA = ('__module__', '__name__', '__qualname__', '__doc__',
+             '__annotations__')
+
+
+def _dressed(replacement, original, owner):
+    """``replacement`` made to look like ``original``: its name, module,
+    qualified name (so it pickles by the original's name), doc,
+    annotations, ``__dict__``, and ``__wrapped__ = original`` (so
+    ``inspect.signature`` gives the original's)."""
+    wrapped = replacement.__dict__.get('__wrapped__', original)
+    if wrapped is not original:
+        # One object cannot look like two originals: each needs its own.
+        raise RuntimeError('{!r} already stands for {!r}, not {!r}'.format(
+            replacement, wrapped, original))
+    for name in _METADATA:
+        setattr(replacement, name, getattr(original, name))
+    # Cython's __annotations__ setter leaves an '__annotate__' entry in the
+    # function's __dict__, which the original's has not.
+    replacement.__dict__.pop('__annotate__', None)
+    replacement.__dict__.update(original.__dict__)
+    replacement.__wrapped__ = original
+    if original.__doc__ is None and isinstance(owner, type):
+        # inspect.getdoc (help()) finds an inherited doc for a function by
+        # its class; for a compiled one, through __objclass__.
+        replacement.__objclass__ = owner
+    return replacement
+
+
 def _build_table():
     rows = []
     for part, module in _modules():
         for owner, attribute in module.TARGETS:
             original = owner.__dict__[attribute]
+            replacement = _dressed(module.bind(owner, attribute, original),
+                                   original, owner)
             rows.append(Patch(part, row_name(owner, attribute), owner,
-                              attribute, module.bind(owner, attribute,
-                                                     original), original))
+                              attribute, replacement, original))
     return tuple(rows)
 
 

@@ -305,3 +305,97 @@ def test_uninitialized_input_falls_back_with_reason():
     _error_of(BAD_INPUTS['uninitialized_param'])
     reasons = chainer_fastpath.stats()['FunctionNode.apply']['fallback']
     assert reasons == {'uninitialized input variable': 1}
+
+
+# --- every compiled node applied to too few or too many inputs ---
+
+def _node_factories():
+    from chainer.functions.activation import leaky_relu, relu, sigmoid, tanh
+    from chainer.functions.array import (
+        broadcast, concat, get_item, reshape, split_axis, transpose)
+    from chainer.functions.connection import embed_id, linear
+    from chainer.functions.loss import softmax_cross_entropy, squared_error
+    from chainer.functions.math import basic_math, exponential, matmul
+    from chainer.functions.math import sum as sum_
+    from chainer.functions.noise import dropout
+    from chainer.functions.rnn import lstm
+    m = basic_math
+    return {
+        leaky_relu.LeakyReLU: lambda: leaky_relu.LeakyReLU(0.2),
+        relu.ReLU: relu.ReLU,
+        sigmoid.Sigmoid: sigmoid.Sigmoid,
+        tanh.Tanh: tanh.Tanh,
+        broadcast.BroadcastTo: lambda: broadcast.BroadcastTo((2, 3)),
+        concat.Concat: lambda: concat.Concat(1),
+        get_item.GetItem: lambda: get_item.GetItem(slice(0, 1)),
+        reshape.Reshape: lambda: reshape.Reshape((3, 2)),
+        split_axis.SplitAxis: lambda: split_axis.SplitAxis(3, 1),
+        transpose.Transpose: transpose.Transpose,
+        embed_id.EmbedIDFunction: embed_id.EmbedIDFunction,
+        embed_id.EmbedIDGrad: lambda: embed_id.EmbedIDGrad((2, 3)),
+        linear.LinearFunction: linear.LinearFunction,
+        softmax_cross_entropy.SoftmaxCrossEntropy:
+            softmax_cross_entropy.SoftmaxCrossEntropy,
+        squared_error.SquaredError: squared_error.SquaredError,
+        m.Add: m.Add, m.AddConstant: lambda: m.AddConstant(1.5),
+        m.Sub: m.Sub, m.SubFromConstant: lambda: m.SubFromConstant(1.5),
+        m.Mul: m.Mul, m.MulConstant: lambda: m.MulConstant(1.5),
+        m.Neg: m.Neg, m.Div: m.Div,
+        m.PowVarConst: lambda: m.PowVarConst(2.0),
+        exponential.Exp: exponential.Exp,
+        matmul.MatMul: matmul.MatMul,
+        sum_.Sum: sum_.Sum,
+        dropout.Dropout: lambda: dropout.Dropout(0.5),
+        lstm.LSTM: lstm.LSTM,
+    }
+
+
+def _registered_classes():
+    from chainer_fastpath import functions
+    from chainer_fastpath._core import _registry
+
+    functions.register_all()
+    return sorted(_registry.registered(), key=lambda c: c.__name__)
+
+
+def _arity_outcome(make, n, type_check_on):
+    xs = tuple(numpy.random.uniform(-1, 1, (2, 3)).astype(numpy.float32)
+               for _ in range(n))
+    with chainer.using_config('type_check', type_check_on):
+        try:
+            ys = make().apply(xs)
+        except Exception as e:
+            return type(e).__name__, str(e)
+    return [y.array for y in ys]
+
+
+def test_every_registered_class_has_a_factory():
+    missing = set(_registered_classes()) - set(_node_factories())
+    assert not missing, 'add a factory for {}'.format(missing)
+
+
+@pytest.mark.parametrize('type_check_on', [True, False])
+@pytest.mark.parametrize('n', [0, 1, 2, 3, 4])
+@pytest.mark.parametrize('cls', _registered_classes(),
+                         ids=lambda c: c.__name__)
+def test_registered_node_on_any_number_of_inputs(cls, n, type_check_on):
+    make = _node_factories()[cls]
+    check_same(lambda: _arity_outcome(make, n, type_check_on))
+
+
+class _ElementwiseConstant(chainer.FunctionNode):
+    is_elementwise = True
+
+    def forward(self, inputs):
+        return numpy.ones(2, numpy.float32),
+
+
+@pytest.mark.parametrize('n_out', [0, 1])
+def test_elementwise_node_on_no_inputs_same_error(n_out):
+    class Node(_ElementwiseConstant):
+        def forward(self, inputs):
+            return (numpy.ones(2, numpy.float32),) * n_out
+
+    stock, patched = run_both(lambda: _error_of(lambda: Node().apply(())))
+    assert stock == (IndexError, 'tuple index out of range')
+    assert stock == patched

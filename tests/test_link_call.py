@@ -88,6 +88,39 @@ def test_link_hooks_run_the_original(where):
         assert counts == {'fast': 2, 'fallback': {'link hooks': 1}}
 
 
+class _RegistersAHook(chainer.Link):
+    """Registers a global link hook from inside its forward."""
+
+    def __init__(self, hook):
+        super().__init__()
+        self.hook = hook
+
+    def forward(self, x):
+        chainer._get_link_hooks()[self.hook.name] = self.hook
+        return x * 2
+
+
+@pytest.mark.parametrize('inner', [False, True])
+def test_hook_registered_during_the_forward_gets_the_postprocess(inner):
+    # Stock iterates its view of the hook dict again after the forward.
+    def fn():
+        hook = Recorder()
+        link = _RegistersAHook(hook)
+        hooks = chainer._get_link_hooks()
+        try:
+            if inner:       # the outer call of a chain sees it too
+                chain = chainer.Sequential(link)
+                y = chain(_x())
+            else:
+                y = link(_x())
+        finally:
+            hooks.pop(hook.name, None)
+        return y, hook.calls
+    stock, patched = run_both(fn)
+    assert_same(stock, patched)
+    assert ('post', '_RegistersAHook', 'ndarray') in stock[1]
+
+
 def test_mixin_call_takes_precedence_as_in_stock():
     class Mixin:
         def __call__(self, x):

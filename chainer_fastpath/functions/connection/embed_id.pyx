@@ -28,6 +28,8 @@ cdef object _float64 = numpy.float64
 
 cdef object _forward(object node, tuple inputs, ConfigView config):
     # EmbedIDFunction.forward, not in debug mode (apply falls back there).
+    if len(inputs) != 2:
+        return NOT_HANDLED   # stock's unpacking error, not Cython's
     node._input_indexes_to_retain = (0,)
     x, W = inputs
     node._w_shape = W.shape

@@ -22,6 +22,8 @@ cdef object _add_reduce = numpy.add.reduce
 
 cdef object _forward(object node, tuple inputs, ConfigView config):
     # LinearFunction.forward, iDeep unavailable, no static schedule.
+    if not 2 <= len(inputs) <= 3:
+        return NOT_HANDLED   # stock's unpacking error, not Cython's
     node._config_use_ideep = config.get('use_ideep')
     cdef object x, W, b = None
     if len(inputs) == 3:

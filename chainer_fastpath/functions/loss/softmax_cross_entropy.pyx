@@ -125,16 +125,17 @@ cdef _Targets _targets(object t, object ignore_label, Py_ssize_t rows,
     return r
 
 
-cdef void _shifted(const real *x, real *e, real *m, Py_ssize_t rows,
+cdef bint _shifted(const real *x, real *e, real *m, Py_ssize_t rows,
                    Py_ssize_t cols) noexcept nogil:
     # m = x.max(axis=1); e = x - m, where x holds no NaN (a NaN reaches the
     # row's sum of exp(e), where the caller finds it). Four running maxima
-    # free of branches let the compiler use max instructions; where zeros
-    # of both signs tie for the maximum, they may pick the other one than
-    # NumPy, which no output shows: e only feeds exp (exp(-0) == exp(+0))
-    # and m is added to log(sum(exp(e))) >= +0, which absorbs the sign.
+    # free of branches let the compiler use max instructions. Where zeros of
+    # both signs tie for the maximum, which one NumPy keeps depends on the
+    # vector width its loop was dispatched to: returns whether a row's
+    # maximum is a zero, for the caller to take NumPy's (_zero_maxima).
     cdef Py_ssize_t i, j
     cdef real t0, t1, t2, t3
+    cdef bint zero = False
     for i in range(rows):
         t0 = t1 = t2 = t3 = x[0]
         j = 0
@@ -153,6 +154,21 @@ cdef void _shifted(const real *x, real *e, real *m, Py_ssize_t rows,
         for j in range(cols):
             e[j] = x[j] - t0
         m[i] = t0
+        zero |= t0 == 0
+        x += cols
+        e += cols
+    return zero
+
+
+cdef void _zero_maxima(const real *x, real *e, real *m, const real *numpy_m,
+                       Py_ssize_t rows, Py_ssize_t cols) noexcept nogil:
+    # Rows whose maximum is a zero take NumPy's, numpy_m, and e = x - m again.
+    cdef Py_ssize_t i, j
+    for i in range(rows):
+        if m[i] == 0:
+            m[i] = numpy_m[i]
+            for j in range(cols):
+                e[j] = x[j] - m[i]
         x += cols
         e += cols
 
@@ -241,18 +257,28 @@ cpdef object fused_forward(object x, object t, object ignore_label,
     cdef int flags = watched()
 
     dtype = x.dtype
-    cdef bint single = num == CFP_NPY_FLOAT, nan
+    cdef bint single = num == CFP_NPY_FLOAT, nan, zero
     e = _empty((rows, cols), dtype)
     m = _empty(rows, dtype)
     feclearexcept(flags)
     if single:
-        _shifted(<float *>cfp_data(x), <float *>cfp_data(e),
-                 <float *>cfp_data(m), rows, cols)
+        zero = _shifted(<float *>cfp_data(x), <float *>cfp_data(e),
+                        <float *>cfp_data(m), rows, cols)
     else:
-        _shifted(<double *>cfp_data(x), <double *>cfp_data(e),
-                 <double *>cfp_data(m), rows, cols)
+        zero = _shifted(<double *>cfp_data(x), <double *>cfp_data(e),
+                        <double *>cfp_data(m), rows, cols)
     if fetestexcept(flags):
         return None
+    if zero:
+        numpy_m = x.max(axis=1)
+        if single:
+            _zero_maxima(<float *>cfp_data(x), <float *>cfp_data(e),
+                         <float *>cfp_data(m), <float *>cfp_data(numpy_m),
+                         rows, cols)
+        else:
+            _zero_maxima(<double *>cfp_data(x), <double *>cfp_data(e),
+                         <double *>cfp_data(m), <double *>cfp_data(numpy_m),
+                         rows, cols)
     _exp(e, e)
     s = _add_reduce(e, 1)
     # A NaN in x, or inf - inf in e, makes its row's sum NaN; NumPy would
@@ -364,7 +390,8 @@ cdef object _forward(object node, tuple inputs, ConfigView config):
     # log_softmax._log_softmax inlined, for hard labels without class
     # weights (soft targets and weights go to stock): the one-pass kernel
     # on a matrix, or where it declines, the same NumPy calls.
-    assert len(inputs) > 0
+    if len(inputs) != 2:
+        return NOT_HANDLED   # stock's assertion or unpacking error
     x, t = inputs
     if node.class_weight is not None or (
             x.ndim == t.ndim and x.shape == t.shape):

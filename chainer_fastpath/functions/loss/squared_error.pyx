@@ -14,6 +14,8 @@ cdef object _utils = chainer.utils
 
 
 cdef object _forward(object node, tuple in_data, ConfigView config):
+    if len(in_data) != 2:
+        return NOT_HANDLED   # stock's unpacking error, not Cython's
     x0, x1 = in_data
     diff = x0 - x1
     node._input_indexes_to_retain = (0, 1)

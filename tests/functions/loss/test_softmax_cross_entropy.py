@@ -147,10 +147,26 @@ def test_nan_input_is_left_to_numpy(dtype, column, errstate):
     [-numpy.inf, -0.0, -numpy.inf, -5.0, -numpy.inf, 0.0],
 ])
 def test_zero_maxima_of_either_sign_give_stock_bits(dtype, row):
-    # The kernel's row maximum may be the other zero than NumPy's; no
-    # output may show it.
     x = numpy.array([row, row[::-1], row[1:] + row[:1]], dtype)
-    t = numpy.array([0, 1, 5], numpy.int32)
+    _check_zero_maxima(x, numpy.array([0, 1, 5], numpy.int32))
+
+
+@pytest.mark.parametrize('dtype', [numpy.float32, numpy.float64])
+@pytest.mark.parametrize('cols', list(range(1, 41)) + [63, 64, 65, 129, 257])
+def test_zero_maxima_across_vector_widths(dtype, cols):
+    # Which zero NumPy's maximum keeps depends on the row's length and the
+    # zeros' places relative to its vector loop.
+    rng = numpy.random.RandomState(cols)
+    x = -rng.randint(1, 4, (12, cols)).astype(dtype)
+    for i in range(12):
+        places = rng.choice(cols, min(cols, 1 + i % 5), replace=False)
+        x[i, places] = rng.choice([0.0, -0.0], len(places))
+    _check_zero_maxima(x, rng.randint(0, cols, 12).astype(numpy.int32))
+
+
+def _check_zero_maxima(x, t):
+    # Rows whose maximum is a zero take NumPy's own; the outputs are
+    # stock's.
     for options in [{}, {'reduce': 'no'}]:
         node, expected = _stock(x, t, **options)
         got = kernel.fused_forward(
