@@ -58,6 +58,7 @@ cdef object _original_backward = None
 cdef object _ndarray = numpy.ndarray
 cdef object _np_add = numpy.add
 cdef object _np_multiply = numpy.multiply
+cdef object _np_number = numpy.number
 cdef object _np_array = numpy.array
 cdef type _Variable = chainer.Variable
 cdef type _Parameter = chainer.Parameter
@@ -169,6 +170,11 @@ cdef object _seed(object self, object data, object loss_scale):
         g = _np_ones_like(data)
     cdef int raised = 0
     if loss_scale is not None:
+        # ``g *= loss_scale`` is this ufunc call for a number; anything
+        # else may take other ways, stock's.
+        if (type(loss_scale) is not float and type(loss_scale) is not int
+                and not isinstance(loss_scale, _np_number)):
+            return None
         quiet_into(_np_multiply, g, loss_scale, g, &raised)
         if acts(raised):
             return None
