@@ -15,6 +15,13 @@ sums for the same node go into that buffer with ``numpy.add(..., out=)``.
 The order of additions is stock's, so the floats are identical.  An owned
 buffer is never handed to user code before its last accumulation (it is
 disowned whenever it leaves the table).
+
+The sums run with NumPy's error handling off (``_fpe``). Where NumPy would
+have acted on a floating-point exception of stock's ``F.add``, stock's
+``Add.forward`` runs on two elements whose sum raises the same exceptions, so
+that the same warnings come from its line, or the same error or callback;
+the sum itself is the one already made. The deprecation warning of a loss of
+one element comes from stock's line too (``_core/_stock_warning``).
 """
 cimport cython
 
@@ -29,16 +36,20 @@ from chainer import _backprop_utils
 from chainer import backend
 from chainer import variable as _variable_mod
 from chainer.function_node import FunctionNode
+from chainer.functions.math import basic_math
 
 from chainer_fastpath._core._stats cimport EntryStats
 from chainer_fastpath._core._audit cimport method_is
 from chainer_fastpath._core._config cimport ConfigView, function_hooks
+from chainer_fastpath._core._fpe cimport (
+    FE_INVALID, FE_OVERFLOW, acts, quiet2, quiet_into)
 from chainer_fastpath._core._ndarray cimport (
     adds_zeros_exactly, cfp_descr_of, cfp_dims, cfp_nd, layout_ok)
 from chainer_fastpath._core._objects cimport new_variable, node_data
 from chainer_fastpath._core._registry cimport (
     NOT_HANDLED, Compiled, lookup, run_backward, run_backward_into,
     stock_callees)
+from chainer_fastpath._core._stock_warning cimport StockWarning
 from chainer_fastpath._core import _stats
 
 cdef EntryStats _stats_backward = _stats.entry('Variable.backward')
@@ -46,6 +57,8 @@ cdef object _original_backward = None
 
 cdef object _ndarray = numpy.ndarray
 cdef object _np_add = numpy.add
+cdef object _np_multiply = numpy.multiply
+cdef object _np_number = numpy.number
 cdef object _np_array = numpy.array
 cdef type _Variable = chainer.Variable
 cdef type _Parameter = chainer.Parameter
@@ -67,6 +80,10 @@ cdef object _config = chainer.config
 
 cdef EntryStats _stats_to_all = _stats.entry('_backprop._backprop_to_all')
 cdef object _original_to_all = None
+# Stock's warning about a loss of one element that is not 0-d.
+cdef StockWarning _one_element = None
+# Where the seed gradient is left to stock's Variable.grad setter.
+cdef object _NOT_PLAIN = object()
 
 
 TARGETS = ((_Variable, 'backward'), (_backprop, '_backprop_to_all'))
@@ -75,9 +92,12 @@ TARGETS = ((_Variable, 'backward'), (_backprop, '_backprop_to_all'))
 def bind(owner, attribute, original):
     """Keeps the stock ``owner.attribute`` to fall back to; returns its
     replacement."""
-    global _original_backward, _original_to_all
+    global _original_backward, _original_to_all, _one_element
     if attribute == 'backward':
         _original_backward = original
+        _one_element = StockWarning(
+            original, 'Treating a variable with only one element',
+            DeprecationWarning)
         return backward
     _original_to_all = original
     return backprop_to_all
@@ -129,10 +149,49 @@ cdef object _fallback_reason(object self):
     return None
 
 
+cdef object _seed(object self, object data, object loss_scale):
+    """The gradient of a loss of one element, ``ones_like(data)`` times
+    ``loss_scale``, computed as stock's grad setter would store it; or
+    ``_NOT_PLAIN`` where stock's setter is to run, without a loss scale;
+    or None where stock's backward must run: NumPy would act on a
+    floating-point exception of the scaling (from stock's line), or stock's
+    deprecation warning is due and its line unknown."""
+    if data.ndim != 0 and not _one_element.found:
+        return None
+    if not (type(self.device) is _CpuDevice and _plain(self)):
+        return _NOT_PLAIN if loss_scale is None else None
+    # Its context does nothing, ones_like(data) passes the grad setter's
+    # check by construction, and the grad_var the getter would wrap
+    # around it is ``Variable(g)``.
+    if type(data) is _ndarray and cfp_nd(data) == 0:
+        # ones_like of a 0-d array, without its Python layers.
+        g = _np_array(1, data.dtype)
+    else:
+        g = _np_ones_like(data)
+    cdef int raised = 0
+    if loss_scale is not None:
+        # ``g *= loss_scale`` is this ufunc call for a number; anything
+        # else may take other ways, stock's.
+        if (type(loss_scale) is not float and type(loss_scale) is not int
+                and not isinstance(loss_scale, _np_number)):
+            return None
+        quiet_into(_np_multiply, g, loss_scale, g, &raised)
+        if acts(raised):
+            return None
+    return g
+
+
 def backward(self, retain_grad=False, enable_double_backprop=False,
              loss_scale=None):
     """Drop-in for ``Variable.backward``."""
     reason = _fallback_reason(self)
+    g = None
+    if reason is None:
+        data = (<list>self._data)[0]
+        if data.size == 1 and self.grad_var is None:
+            g = _seed(self, data, loss_scale)
+            if g is None:
+                reason = 'loss seed left to stock'
     if reason is not None:
         _stats_backward.fallback(reason)
         return _original_backward(self, retain_grad, enable_double_backprop,
@@ -140,44 +199,23 @@ def backward(self, retain_grad=False, enable_double_backprop=False,
     _stats_backward.fast += 1
 
     # Initialize error by 1, if this is a loss variable (as stock)
-    data = (<list>self._data)[0]
     grad_var = None
     cdef bint seeded = False
-    if data.size == 1 and self.grad_var is None:
+    if g is not None:
         if data.ndim != 0:
-            import warnings
-            warnings.warn(
-                'Treating a variable with only one element as a scalar'
-                ' in Variable.backward is deprecated. A scalar variable'
-                ' must be a 0-dimensional array. Apply'
-                ' chainer.functions.squeeze to obtain a scalar variable.'
-                ' If the size of this variable accidentally becomes one,'
-                ' set zero to grad.',
-                DeprecationWarning)
-        device = self.device
-        if type(device) is _CpuDevice and _plain(self):
-            # Its context does nothing, ones_like(data) passes the grad
-            # setter's check by construction, and the grad_var the getter
-            # would wrap around it is ``Variable(g)``. Setting the grad and
-            # then taking grad_var leaves ``_grad`` and ``_grad_var`` None
-            # and ``_grad_valid`` True, as below.
-            if type(data) is _ndarray and cfp_nd(data) == 0:
-                # ones_like of a 0-d array, without its Python layers.
-                g = _np_array(1, data.dtype)
-            else:
-                g = _np_ones_like(data)
-            if loss_scale is not None:
-                g *= loss_scale
+            _one_element.warn()
+        if g is not _NOT_PLAIN:
+            # Setting the grad and then taking grad_var leaves ``_grad`` and
+            # ``_grad_var`` None and ``_grad_valid`` True, as below.
             grad_var = new_variable(g, True, None, 0)
             self._grad = None
             self._grad_var = None
             self._grad_valid = True
             seeded = True
         else:
+            device = self.device
             with _using_device(device):
                 self.grad = device.xp.ones_like(data)
-            if loss_scale is not None:
-                self.grad *= loss_scale
 
     node = self._node
     if not seeded:
@@ -268,6 +306,7 @@ cdef class _Engine:
         """``_backprop_utils._reduce(lst)``, summing in place where that is
         unobservable."""
         cdef Py_ssize_t n = len(lst)
+        cdef int raised = 0
         if n < 2:
             return
         if n == 2:
@@ -278,10 +317,14 @@ cdef class _Engine:
                 ba = b._data[0]
                 rg = a._requires_grad or b._requires_grad
                 if a is self.owned.get(node) and a._requires_grad == rg:
-                    _np_add(aa, ba, out=aa)
+                    quiet_into(_np_add, aa, ba, aa, &raised)
+                    if acts(raised):
+                        _act_as_stock_sum(aa.dtype, raised)
                     del lst[1]
                     return
-                y = aa + ba
+                y = quiet2(_np_add, aa, ba, &raised)
+                if acts(raised):
+                    _act_as_stock_sum(aa.dtype, raised)
                 if type(y) is not _ndarray:
                     y = _np_array(y)
                 v = new_variable(y, rg, None, 0)
@@ -290,6 +333,27 @@ cdef class _Engine:
                 return
         self.owned.pop(node, None)
         lst[:] = [_f_add()(*lst)]
+
+
+cdef void _act_as_stock_sum(object dtype, int raised) except *:
+    """What stock's ``F.add`` of two gradients of ``dtype`` whose sum
+    raised the flags ``raised`` does about them (warns, raises, calls back,
+    as errstate says) from ``Add.forward``: that forward on two elements
+    whose sum raises the same flags (a sum raises no others)."""
+    if dtype.kind != 'f' and dtype.kind != 'c':
+        return
+    big = numpy.finfo(dtype).max
+    inf = numpy.inf
+    a = []
+    b = []
+    if raised & FE_OVERFLOW:
+        a.append(big)
+        b.append(big)
+    if raised & FE_INVALID:
+        a.append(inf)
+        b.append(-inf)
+    if a:
+        basic_math.Add().forward((_np_array(a, dtype), _np_array(b, dtype)))
 
 
 cdef object _f_add():

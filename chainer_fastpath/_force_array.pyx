@@ -5,7 +5,8 @@ For an exact ``numpy.ndarray`` stock's ``numpy.isscalar(x)`` is False (an
 ndarray is not a NumPy scalar, not in ``numpy.ScalarType`` and not a
 ``numbers.Number``), so the array, or its ``astype``, is returned without
 asking; that question alone costs more than the rest of a small forward.
-Anything else takes the original.
+A cast to another dtype, which may warn from the original's line, and
+anything else take the original.
 """
 import numpy
 
@@ -37,9 +38,16 @@ def bind(owner, attribute, original):
 def force_array(x, dtype=None):
     """Drop-in for ``chainer.utils.force_array``."""
     if type(x) is _ndarray and _ndarray_is_never_scalar:
-        _stats_force.fast += 1
         if dtype is None:
+            _stats_force.fast += 1
             return x
-        return x.astype(dtype, copy=False)
+        # A cast may warn (overflow), from stock's line: only the
+        # no-op is taken here.
+        x_dtype = x.dtype
+        if x_dtype is dtype or x_dtype == dtype:
+            _stats_force.fast += 1
+            return x.astype(dtype, copy=False)
+        _stats_force.fallback('a cast to another dtype')
+        return _original(x, dtype)
     _stats_force.fallback('not an ndarray (a scalar is made an array)')
     return _original(x, dtype)

@@ -1,4 +1,6 @@
 import sys
+import traceback
+import warnings
 
 import pytest
 
@@ -66,3 +68,60 @@ def patched_stats():
             fn()
             return chainer_fastpath.stats()[entry]
     return run
+
+
+def _innermost_frame(error):
+    frame = traceback.extract_tb(error.__traceback__)[-1]
+    return frame.filename, frame.lineno, frame.name
+
+
+def floating_point_outcome(fn, warning_mode='always', errstate=None,
+                           frames=True):
+    """What ``fn(keep)`` does under ``numpy.errstate(**errstate)`` (with
+    ``call``: a callback that records its arguments and its caller's file
+    and line) and the warnings filter ``warning_mode``: 'always',
+    'default' and 'once' (``fn`` runs twice, so the registries count),
+    'module' (warnings from modules named ``chainer...`` ignored) or
+    'error'. Returns its error (type, message, and with ``frames`` the
+    innermost frame it was raised in), the warnings (category, message,
+    file, line), the callback's calls, and the arrays and gradients of the
+    Variables ``fn`` put in ``keep``."""
+    import numpy
+
+    calls = []
+
+    def callback(kind, flag):
+        caller = sys._getframe(1)
+        calls.append((kind, flag, caller.f_code.co_filename,
+                      caller.f_lineno))
+
+    keep = []
+    error = None
+    with warnings.catch_warnings(record=True) as caught:
+        if warning_mode == 'module':
+            warnings.simplefilter('always')
+            warnings.filterwarnings('ignore', module='chainer')
+        else:
+            warnings.simplefilter(warning_mode)
+        with numpy.errstate(call=callback, **(errstate or {})):
+            try:
+                for _ in range(2 if warning_mode in ('default', 'once')
+                               else 1):
+                    fn(keep)
+            except Exception as e:
+                error = (type(e).__name__, str(e).split('\n')[0])
+                if frames:
+                    error += _innermost_frame(e)
+    return {
+        'error': error,
+        'warnings': [(w.category.__name__, str(w.message), w.filename,
+                      w.lineno) for w in caught],
+        'calls': calls,
+        'state': [(v.array, v.grad) for v in keep],
+    }
+
+
+@pytest.fixture
+def fpe_outcome():
+    """``floating_point_outcome`` (see there)."""
+    return floating_point_outcome

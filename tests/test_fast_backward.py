@@ -641,3 +641,118 @@ def test_function_hook_sees_the_gradient_nodes():
         return sorted(name for name, _ in hook.call_history)
     _, patched = check_same(fn)
     assert 'LinearGradWeight' in patched
+
+
+# -- floating-point exceptions and warnings, as stock's ----------------------
+
+def _assert_same_outcome(stock, patched):
+    assert patched['warnings'] == stock['warnings']
+    assert patched['error'] == stock['error']
+    assert patched['calls'] == stock['calls']
+    assert_same(stock['state'], patched['state'])
+
+
+_BIG = 1e38     # float32: four of them overflow
+
+
+def _sum_of_uses(keep, gy, *factors):
+    # x's gradients, one per use, summed by the engine: the first sum a new
+    # array, each later one in place.
+    x = chainer.Variable(numpy.ones(len(gy), numpy.float32))
+    keep.append(x)
+    y = None
+    for c in factors:
+        term = x * chainer.Variable(numpy.array(c, numpy.float32))
+        y = term if y is None else y + term
+    keep.append(y)
+    y.grad = numpy.array(gy, numpy.float32)
+    y.backward()
+
+
+def _leaf_accumulation(keep):
+    x = chainer.Variable(numpy.array([2.0, 1.0], numpy.float32))
+    keep.append(x)
+    for _ in range(2):
+        y = x * 1.0
+        y.grad = numpy.array([3e38, numpy.inf], numpy.float32)
+        y.backward()
+        # the second time: +inf + +inf, 3e38 + 3e38
+
+
+def _scaled_loss(keep):
+    x = chainer.Variable(numpy.ones(3, numpy.float32))
+    keep.append(x)
+    F.sum(x * 1.0).backward(loss_scale=1e300)
+
+
+_SUM_CASES = {
+    'first sum overflows': lambda keep: _sum_of_uses(
+        keep, [3e38], [1.0], [1.0]),
+    'in-place sum overflows': lambda keep: _sum_of_uses(
+        keep, [_BIG], [1.0], [1.0], [2.0]),
+    'in-place sum overflows and is invalid': lambda keep: _sum_of_uses(
+        keep, [_BIG, numpy.inf], [1.0, 1.0], [1.0, 1.0], [2.0, -1.0]),
+    'leaf gradient accumulates': _leaf_accumulation,
+    'loss scale overflows': _scaled_loss,
+}
+
+
+@pytest.mark.parametrize('errstate', [{}, {'all': 'raise'}, {'all': 'call'}],
+                         ids=str)
+@pytest.mark.parametrize('mode', ['always', 'default', 'module', 'error'])
+@pytest.mark.parametrize('case', sorted(_SUM_CASES))
+def test_gradient_sum_exceptions_same_as_stock(fpe_outcome, case, mode,
+                                               errstate):
+    stock, patched = run_both(
+        lambda: fpe_outcome(_SUM_CASES[case], mode, errstate))
+    _assert_same_outcome(stock, patched)
+    assert (stock['warnings'] or stock['error'] or stock['calls']
+            or mode == 'module')
+
+
+def _one_element_loss(keep):
+    x = chainer.Variable(numpy.ones((1, 1), numpy.float32))
+    keep.append(x)
+    (x * 3).backward()
+    (x * 3).backward()   # a second line: the registry counts locations
+
+
+@pytest.mark.parametrize('mode', ['always', 'default', 'once', 'module'])
+def test_one_element_loss_warns_from_stocks_line(fpe_outcome, mode):
+    stock, patched = run_both(
+        lambda: fpe_outcome(_one_element_loss, mode, frames=False))
+    _assert_same_outcome(stock, patched)
+    assert stock['warnings'] or mode == 'module'
+    assert all(w[2].endswith('chainer/variable.py')
+               for w in patched['warnings'])
+
+
+def test_one_element_loss_error_filtered_by_stocks_module():
+    # python -W error::DeprecationWarning:chainer.variable
+    def fn():
+        import warnings
+        with warnings.catch_warnings():
+            warnings.simplefilter('default')
+            warnings.filterwarnings('error', category=DeprecationWarning,
+                                    module='chainer.variable')
+            try:
+                _one_element_loss([])
+            except DeprecationWarning as e:
+                return str(e)
+    stock, patched = check_same(fn)
+    assert stock is not None
+
+
+def test_one_element_loss_warning_calls_a_mocked_warn(monkeypatch):
+    # Stock calls ``warnings.warn`` as it finds it.
+    import warnings
+    calls = []
+    monkeypatch.setattr(warnings, 'warn',
+                        lambda *args, **kwargs: calls.append(args))
+
+    def fn():
+        del calls[:]
+        _one_element_loss([])
+        return [(str(m), c) for m, c in calls]
+    stock, patched = check_same(fn)
+    assert len(stock) == 2

@@ -32,3 +32,12 @@ def test_force_array_counts_fast_and_fallback():
     s = chainer_fastpath.stats()['utils.force_array']
     assert s['fast'] == 1
     assert sum(s['fallback'].values()) == 1
+
+
+@pytest.mark.parametrize('errstate', [{}, {'over': 'raise'}], ids=str)
+@pytest.mark.parametrize('mode', ['always', 'module'])
+def test_cast_warns_from_stocks_line(fpe_outcome, mode, errstate):
+    def fn(keep):
+        chainer.utils.force_array(numpy.array([1e300, 1.0]), numpy.float32)
+    stock, patched = check_same(lambda: fpe_outcome(fn, mode, errstate))
+    assert stock['warnings'] or stock['error'] or mode == 'module'

@@ -4,3 +4,8 @@ cdef extern from "<fenv.h>":
     int fetestexcept(int excepts) nogil
 
 cdef int watched()
+cdef bint acts(int raised) except -1
+cdef object quiet1(object ufunc, object a, int *raised)
+cdef object quiet2(object ufunc, object a, object b, int *raised)
+cdef object quiet_into(object ufunc, object a, object b, object out,
+                       int *raised)

@@ -1,10 +1,30 @@
 """Floating-point exceptions as ``numpy.errstate`` sees them.
 
-The kernels that do in C what NumPy's loops do must warn or raise where
-NumPy would. They clear the ``watched()`` flags, run, and give the work back
-to NumPy when one was raised; NumPy then acts on it as errstate says.
+NumPy acts on a floating-point exception (warns, raises, calls back) from
+inside the ufunc call, and a warning names the innermost Python frame: for a
+call made from compiled code, the user's line rather than the line of
+Chainer's forward that stock runs. So the compiled code makes its NumPy calls
+with NumPy's error handling off (``quiet1``, ``quiet2``, ``quiet_into``,
+which collect the flags each call raised) and, where a raised flag is one
+errstate does not ignore (``acts``), gives the work back to stock's Python
+code, which computes the same values and acts from stock's own line. The C
+kernels that do what NumPy's loops do clear the ``watched()`` flags, run, and
+give the work back the same way.
 """
 from numpy.core import umath
+
+from cpython.object cimport PyObject
+
+cdef extern from *:
+    """
+    #if PY_VERSION_HEX < 0x03090000
+    #define cfp_vectorcall _PyObject_Vectorcall
+    #else
+    #define cfp_vectorcall PyObject_Vectorcall
+    #endif
+    """
+    object cfp_vectorcall(object callable, PyObject **args, size_t nargs,
+                          object kwnames)
 
 # NumPy 1.x keeps errstate as a mask of 3-bit modes (0: ignore) per flag.
 cdef object _geterrobj = getattr(umath, 'geterrobj', None)
@@ -13,6 +33,13 @@ cdef tuple _SHIFTS = tuple(
         ('DIVIDEBYZERO', FE_DIVBYZERO), ('OVERFLOW', FE_OVERFLOW),
         ('UNDERFLOW', FE_UNDERFLOW), ('INVALID', FE_INVALID)))
 cdef int _ALL = FE_DIVBYZERO | FE_OVERFLOW | FE_UNDERFLOW | FE_INVALID
+
+# A ufunc's ``extobj``: NumPy 1.x's default buffer size, every mode
+# 'ignore'. NumPy clears the flags before each loop and, with nothing to act
+# on, leaves them as the loop raised them. The buffer size only splits
+# buffered elementwise loops, which does not change their values.
+cdef list _IGNORE = [umath.UFUNC_BUFSIZE_DEFAULT, 0, None]
+cdef tuple _EXTOBJ = ('extobj',)
 
 
 cdef int watched():
@@ -32,3 +59,46 @@ cdef int watched():
         if shift < 0 or (m >> <int>shift) & 7:
             flags |= <int>flag
     return flags
+
+
+cdef bint acts(int raised) except -1:
+    """Whether NumPy, as errstate is now, would act on one of the flags
+    ``raised``: then the work goes back to stock."""
+    return raised != 0 and (raised & watched()) != 0
+
+
+cdef inline object _quiet(object ufunc, PyObject **args, size_t nargs,
+                          int *raised):
+    # ufunc(*args[:nargs], extobj=_IGNORE); args[nargs] is left for it.
+    args[nargs] = <PyObject *>_IGNORE
+    y = cfp_vectorcall(ufunc, args, nargs, _EXTOBJ)
+    raised[0] |= fetestexcept(_ALL)
+    return y
+
+
+cdef object quiet1(object ufunc, object a, int *raised):
+    """``ufunc(a)``, NumPy acting on no floating-point exception; adds the
+    flags the call raised to ``raised``."""
+    cdef PyObject *args[2]
+    args[0] = <PyObject *>a
+    return _quiet(ufunc, args, 1, raised)
+
+
+cdef object quiet2(object ufunc, object a, object b, int *raised):
+    """``ufunc(a, b)`` (what ``a + b`` calls for an ndarray or NumPy scalar
+    ``a`` and an ndarray ``b``), as ``quiet1``."""
+    cdef PyObject *args[3]
+    args[0] = <PyObject *>a
+    args[1] = <PyObject *>b
+    return _quiet(ufunc, args, 2, raised)
+
+
+cdef object quiet_into(object ufunc, object a, object b, object out,
+                       int *raised):
+    """``ufunc(a, b, out)`` (what ``a += b`` calls for an ndarray ``a`` with
+    ``out`` ``a``), as ``quiet1``."""
+    cdef PyObject *args[4]
+    args[0] = <PyObject *>a
+    args[1] = <PyObject *>b
+    args[2] = <PyObject *>out
+    return _quiet(ufunc, args, 3, raised)

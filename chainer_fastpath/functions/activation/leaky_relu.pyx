@@ -1,29 +1,49 @@
 # cython: boundscheck=True, wraparound=True
-"""Compiled ``LeakyReLU``: forward and backward on NumPy arrays."""
+"""Compiled ``LeakyReLU``: forward and backward on NumPy arrays.
+
+Each NumPy operation runs with NumPy's error handling off (``_fpe``); where
+NumPy would act on a floating-point exception, the node's own code runs.
+"""
 import numpy
 
 from chainer.functions.activation import leaky_relu
 
 from chainer_fastpath._core._config cimport ConfigView
+from chainer_fastpath._core._fpe cimport acts, quiet_into
 from chainer_fastpath._core._objects cimport new_variable, node_data
 from chainer_fastpath._core._registry cimport NOT_HANDLED, compiled
 from chainer_fastpath._core._retained cimport (
     array_of, grad_array, retained_output)
 
 cdef type _ndarray = numpy.ndarray
+cdef object _np_multiply = numpy.multiply
 # The slopes whose ``slope >= 0`` runs no code of anybody's: the backward
 # reads the sign before it may hand the node back to stock.
 cdef tuple _SLOPE_TYPES = (float, int, numpy.float16, numpy.float32,
                            numpy.float64)
 
 
+cdef object _scaled_where_not_positive(object a, object cond, object slope):
+    """``a[cond <= 0] *= slope`` on a new array ``a``; False where NumPy
+    would have acted on a floating-point exception."""
+    cdef int raised = 0
+    mask = cond <= 0
+    part = a[mask]
+    a[mask] = quiet_into(_np_multiply, part, slope, part, &raised)
+    return not acts(raised)
+
+
 cdef object _forward(object node, tuple inputs, ConfigView config):
     # FunctionNode.forward -> LeakyReLU.forward_cpu, iDeep unavailable:
-    # the same NumPy operations on whatever the slope is.
+    # the same NumPy operations, for the slopes whose ``*=`` is NumPy's
+    # multiply.
     assert len(inputs) > 0
     x, = inputs
+    if type(node.slope) not in _SLOPE_TYPES:
+        return NOT_HANDLED
     y = x.copy()
-    y[x <= 0] *= node.slope
+    if not _scaled_where_not_positive(y, x, node.slope):
+        return NOT_HANDLED
     if node.slope >= 0:
         node._output_indexes_to_retain = (0,)
     else:
@@ -62,7 +82,8 @@ cdef object _backward(object func, tuple indexes, tuple grad_outputs):
             or cond.shape != gy.shape):
         return NOT_HANDLED
     gx = gy.copy()
-    gx[cond <= 0] *= slope
+    if not _scaled_where_not_positive(gx, cond, slope):
+        return NOT_HANDLED
     return (new_variable(gx, gy_var._requires_grad, None, 0),)
 
 

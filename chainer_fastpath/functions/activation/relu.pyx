@@ -1,21 +1,29 @@
 # cython: boundscheck=True, wraparound=True
-"""Compiled ``ReLU``: forward and backward on NumPy arrays."""
+"""Compiled ``ReLU``: forward and backward on NumPy arrays.
+
+Each NumPy operation that may raise a floating-point exception runs with
+NumPy's error handling off (``_fpe``); where NumPy would act on one, the
+node's own code runs.
+"""
 import numpy
 
 import chainer
 from chainer.functions.activation import relu
 
 from chainer_fastpath._core._config cimport ConfigView
+from chainer_fastpath._core._fpe cimport acts, quiet2
 from chainer_fastpath._core._objects cimport new_variable
 from chainer_fastpath._core._registry cimport NOT_HANDLED, compiled
 from chainer_fastpath._core._retained cimport activation_inputs, array_of
 
 cdef object _maximum = numpy.maximum
+cdef object _np_multiply = numpy.multiply
 cdef object _utils = chainer.utils
 
 
 cdef object _forward(object node, tuple inputs, ConfigView config):
-    # FunctionNode.forward -> ReLU.forward_cpu, iDeep unavailable.
+    # FunctionNode.forward -> ReLU.forward_cpu, iDeep unavailable. NumPy's
+    # maximum raises no floating-point exception, not even on a NaN.
     assert len(inputs) > 0
     x, = inputs
     y = _maximum(x, 0, dtype=x.dtype)
@@ -31,7 +39,10 @@ cdef object _backward(object func, tuple indexes, tuple grad_outputs):
     if args is None:
         return NOT_HANDLED
     y_node, gy_var, gy = args
-    gx = gy * (array_of(y_node) > 0)
+    cdef int raised = 0
+    gx = quiet2(_np_multiply, gy, array_of(y_node) > 0, &raised)
+    if acts(raised):
+        return NOT_HANDLED
     return (new_variable(_utils.force_array(gx, dtype=gy.dtype),
                          gy_var._requires_grad, None, 0),)
 

@@ -1,16 +1,25 @@
 # cython: boundscheck=True, wraparound=True
-"""Compiled ``Sigmoid``: forward and backward on NumPy arrays."""
+"""Compiled ``Sigmoid``: forward and backward on NumPy arrays.
+
+Each NumPy operation that may raise a floating-point exception runs with
+NumPy's error handling off (``_fpe``); where NumPy would act on one, the
+node's own code runs.
+"""
 import numpy
 
 import chainer
 from chainer.functions.activation import sigmoid
 
 from chainer_fastpath._core._config cimport ConfigView
+from chainer_fastpath._core._fpe cimport acts, quiet1, quiet2
 from chainer_fastpath._core._registry cimport NOT_HANDLED, compiled
 from chainer_fastpath._core._retained cimport (
     activation_grad, activation_inputs, array_of)
 
 cdef object _tanh = numpy.tanh
+cdef object _np_add = numpy.add
+cdef object _np_subtract = numpy.subtract
+cdef object _np_multiply = numpy.multiply
 cdef object _utils = chainer.utils
 
 
@@ -19,7 +28,13 @@ cdef object _forward(object node, tuple inputs, ConfigView config):
     assert len(inputs) > 0
     x = inputs[0]
     half = x.dtype.type(0.5)
-    y = _utils.force_array(_tanh(x * half) * half + half)
+    cdef int raised = 0
+    t = quiet1(_tanh, quiet2(_np_multiply, x, half, &raised), &raised)
+    t = quiet2(_np_add, quiet2(_np_multiply, t, half, &raised), half,
+               &raised)
+    if acts(raised):
+        return NOT_HANDLED
+    y = _utils.force_array(t)
     node._output_indexes_to_retain = (0,)
     node._use_cudnn = False
     return y,
@@ -37,7 +52,13 @@ cdef object _backward(object func, tuple indexes, tuple grad_outputs):
     if y.dtype.kind != 'f' or gy.dtype.kind != 'f':
         return NOT_HANDLED
     one = y.dtype.type(1)
-    return activation_grad(y_node, gy_var, gy * y * (one - y))
+    cdef int raised = 0
+    gx = quiet2(_np_multiply, gy, y, &raised)
+    gx = quiet2(_np_multiply, gx, quiet2(_np_subtract, one, y, &raised),
+                &raised)
+    if acts(raised):
+        return NOT_HANDLED
+    return activation_grad(y_node, gy_var, gx)
 
 
 ENTRIES = (

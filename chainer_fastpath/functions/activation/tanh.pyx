@@ -1,23 +1,35 @@
 # cython: boundscheck=True, wraparound=True
-"""Compiled ``Tanh``: forward and backward on NumPy arrays."""
+"""Compiled ``Tanh``: forward and backward on NumPy arrays.
+
+Each NumPy operation that may raise a floating-point exception runs with
+NumPy's error handling off (``_fpe``); where NumPy would act on one, the
+node's own code runs.
+"""
 import numpy
 
 import chainer
 from chainer.functions.activation import tanh
 
 from chainer_fastpath._core._config cimport ConfigView
+from chainer_fastpath._core._fpe cimport acts, quiet1, quiet2
 from chainer_fastpath._core._registry cimport NOT_HANDLED, compiled
 from chainer_fastpath._core._retained cimport (
     activation_grad, activation_inputs, array_of)
 
 cdef object _tanh = numpy.tanh
+cdef object _np_subtract = numpy.subtract
+cdef object _np_multiply = numpy.multiply
 cdef object _utils = chainer.utils
 
 
 cdef object _forward(object node, tuple x, ConfigView config):
     # FunctionNode.forward -> Tanh.forward_cpu.
     assert len(x) > 0
-    y = _utils.force_array(_tanh(x[0]))
+    cdef int raised = 0
+    t = quiet1(_tanh, x[0], &raised)
+    if acts(raised):
+        return NOT_HANDLED
+    y = _utils.force_array(t)
     node._output_indexes_to_retain = (0,)
     node._use_cudnn = False
     return y,
@@ -32,7 +44,13 @@ cdef object _backward(object func, tuple indexes, tuple grad_outputs):
     y_node, gy_var, gy = args
     y = array_of(y_node)
     one = y.dtype.type(1)
-    return activation_grad(y_node, gy_var, gy * (one - y * y))
+    cdef int raised = 0
+    gx = quiet2(_np_subtract, one, quiet2(_np_multiply, y, y, &raised),
+                &raised)
+    gx = quiet2(_np_multiply, gy, gx, &raised)
+    if acts(raised):
+        return NOT_HANDLED
+    return activation_grad(y_node, gy_var, gx)
 
 
 ENTRIES = (

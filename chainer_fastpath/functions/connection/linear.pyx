@@ -1,5 +1,13 @@
 # cython: boundscheck=True, wraparound=True
-"""Compiled ``LinearFunction``: forward and backward on NumPy arrays."""
+"""Compiled ``LinearFunction``: forward and backward on NumPy arrays.
+
+NumPy's ``dot`` acts on no floating-point exception; the bias is added with
+NumPy's error handling off (``_fpe``), and where NumPy would act on an
+exception, or a cast or the bias gradient's sum might raise one, the node's
+own code runs.
+"""
+cimport cython
+
 import numpy
 
 import chainer.functions
@@ -7,6 +15,11 @@ from chainer.functions.connection import linear
 from chainer.functions.math import sum as sum_mod
 
 from chainer_fastpath._core._config cimport ConfigView
+from chainer_fastpath._core._fpe cimport (
+    FE_UNDERFLOW, acts, quiet_into, watched)
+from chainer_fastpath._core._ndarray cimport (
+    CFP_NPY_C_CONTIGUOUS, CFP_NPY_DOUBLE, CFP_NPY_FLOAT, CFP_NPY_HALF,
+    builtin_typenum, cfp_data, cfp_flags, layout_ok)
 from chainer_fastpath._core._objects cimport new_variable, node_data
 from chainer_fastpath._core._registry cimport NOT_HANDLED, compiled
 from chainer_fastpath._core._retained cimport (
@@ -16,6 +29,11 @@ cdef type _ndarray = numpy.ndarray
 cdef object _empty = numpy.empty
 cdef object _dot = numpy.dot
 cdef object _ascontiguousarray = numpy.ascontiguousarray
+cdef object _np_add = numpy.add
+cdef object _np_abs = numpy.abs
+cdef double _FLOAT_MAX = numpy.finfo(numpy.float32).max
+cdef double _DOUBLE_MAX = numpy.finfo(numpy.float64).max
+cdef double _HALF_MAX = numpy.finfo(numpy.float16).max
 # What ndarray.sum calls, without numpy.core._methods._sum around it.
 cdef object _add_reduce = numpy.add.reduce
 
@@ -34,13 +52,16 @@ cdef object _forward(object node, tuple inputs, ConfigView config):
             and not (x.flags.c_contiguous or x.flags.f_contiguous)
             and 1 in x.shape):
         x = _ascontiguousarray(x)
+    if x.dtype != W.dtype:
+        # x.dot(W.T).astype(x.dtype): a cast, which may warn.
+        return NOT_HANDLED
     y = _empty((x.shape[0], W.shape[0]), dtype=x.dtype)
-    if x.dtype == W.dtype:
-        _dot(x, W.T, out=y)
-    else:
-        y[:] = x.dot(W.T).astype(x.dtype, copy=False)
+    _dot(x, W.T, out=y)
+    cdef int raised = 0
     if len(inputs) == 3:
-        y += b
+        quiet_into(_np_add, y, b, y, &raised)
+        if acts(raised):
+            return NOT_HANDLED
     node._input_indexes_to_retain = (0, 1)
     return y,
 
@@ -61,7 +82,11 @@ cdef object _backward(object func, tuple indexes, tuple grad_outputs):
     gy_var = grad_outputs[0]
     gy = grad_array(gy_var)
     if (gy is None or type(x) is not _ndarray or type(W) is not _ndarray
-            or gy.ndim != 2 or gy.dtype.kind != 'f' or gy.dtype != x.dtype):
+            or gy.ndim != 2 or gy.dtype.kind != 'f' or gy.dtype != x.dtype
+            or W.dtype != x.dtype):
+        # A cast of gW to W's dtype may warn.
+        return NOT_HANDLED
+    if 2 in indexes and not _sums_quietly(gy):
         return NOT_HANDLED
     cdef bint gy_rg = gy_var._requires_grad
     gy_c = gy
@@ -80,6 +105,48 @@ cdef object _backward(object func, tuple indexes, tuple grad_outputs):
         gb = numpy.asarray(_add_reduce(gy, (0,), None, None, False))
         ret.append(new_variable(gb, gy_rg, None, 0))
     return ret
+
+
+ctypedef fused real:
+    float
+    double
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+cdef bint _bounded(const real *a, Py_ssize_t n, real limit) noexcept nogil:
+    # All of a[:n] within [-limit, limit]; a NaN is not. No branch in the
+    # loop, so that it vectorises.
+    cdef Py_ssize_t k
+    cdef bint ok = True
+    for k in range(n):
+        ok &= (a[k] <= limit) & (a[k] >= -limit)
+    return ok
+
+
+cdef bint _sums_quietly(object gy) except -1:
+    """Whether summing the rows of ``gy`` raises no floating-point exception
+    in any order of additions: no NaN, and every magnitude at most the
+    dtype's maximum over twice the number of rows, so no partial sum
+    overflows; a sum of floats of one type never underflows, and float16's
+    may, when NumPy adds in float32, only if watched."""
+    cdef Py_ssize_t n = len(gy)
+    if not layout_ok() or n == 0:
+        return True
+    cdef int num = builtin_typenum(gy)
+    if num == CFP_NPY_HALF:
+        if n > 1024 or watched() & FE_UNDERFLOW:
+            return False
+        return bool(_np_abs(gy).max() <= _HALF_MAX / (2 * n))
+    if not cfp_flags(gy) & CFP_NPY_C_CONTIGUOUS or n > 2 ** 20:
+        return False
+    cdef Py_ssize_t size = gy.size
+    if num == CFP_NPY_FLOAT:
+        return _bounded(<float *>cfp_data(gy), size,
+                        <float>(_FLOAT_MAX / (2 * n)))
+    if num == CFP_NPY_DOUBLE:
+        return _bounded(<double *>cfp_data(gy), size, _DOUBLE_MAX / (2 * n))
+    return False
 
 
 ENTRIES = (

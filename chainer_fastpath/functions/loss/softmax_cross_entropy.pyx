@@ -5,14 +5,16 @@ Stock's ``SoftmaxCrossEntropy.forward_cpu`` and its gradient's chain some
 twenty NumPy calls; on a small batch their cost is the calls. As in the
 LSTM's kernels, each result is computed element by element: ``+``, ``-``,
 ``*``, comparisons and gathers in C, exactly as NumPy's loops do them, and
-what C cannot reproduce stays NumPy's own: ``exp`` and ``log``, and the
-sums, whose pairwise order only ``numpy.add.reduce`` gives. A NaN input, a
-label out of range or a floating-point exception that ``numpy.errstate``
-does not ignore (``_fpe``) makes the kernels (``fused_forward``,
-``fused_grad``) return None, and the node's code runs the NumPy calls, which
-raise or warn as stock does.
+what C cannot reproduce stays NumPy's own: ``exp`` and ``log`` (called
+with NumPy's error handling off), and the sums, whose pairwise order only
+``numpy.add.reduce`` gives (on operands no order of additions overflows). A
+NaN input, a label out of range or a floating-point exception that
+``numpy.errstate`` does not ignore (``_fpe``) makes the kernels
+(``fused_forward``, ``fused_grad``) return None, and the node's own code
+runs, which raises or warns as stock does, from stock's lines.
 """
 cimport cython
+from libc.math cimport INFINITY
 
 import numpy
 
@@ -25,7 +27,8 @@ from chainer_fastpath._core._ndarray cimport (
     cfp_elsize, cfp_flags, cfp_nd, cfp_strides, layout_ok)
 
 from chainer_fastpath._core._config cimport ConfigView
-from chainer_fastpath._core._fpe cimport feclearexcept, fetestexcept, watched
+from chainer_fastpath._core._fpe cimport (
+    feclearexcept, fetestexcept, quiet1, quiet2, watched)
 from chainer_fastpath._core._objects cimport new_variable
 from chainer_fastpath._core._apply cimport apply_detached
 from chainer_fastpath._core._registry cimport NOT_HANDLED, compiled
@@ -37,11 +40,10 @@ cdef object _exp = numpy.exp
 cdef object _log = numpy.log
 cdef object _add_reduce = numpy.add.reduce
 cdef object _empty = numpy.empty
+cdef object _np_multiply = numpy.multiply
+cdef double _FLOAT_MAX = numpy.finfo(numpy.float32).max
+cdef double _DOUBLE_MAX = numpy.finfo(numpy.float64).max
 cdef object _int64 = numpy.int64
-cdef object _rollaxis = numpy.rollaxis
-cdef object _arange = numpy.arange
-cdef object _float16 = numpy.float16
-cdef object _float32 = numpy.float32
 cdef object _should_use_cudnn = chainer.should_use_cudnn
 cdef type _GradNoDoubleBackprop = (
     softmax_cross_entropy._SoftmaxCrossEntropyGrad_NoDoubleBackprop)
@@ -205,6 +207,19 @@ cdef void _gather(const real *log_y, const Py_ssize_t *index,
         log_p[k] = log_y[k * cols + index[k]] * (one if valid[k] else zero)
 
 
+cdef bint _sum_is_quiet(const real *a, Py_ssize_t n,
+                        real limit) noexcept nogil:
+    # Whether no order of adding a[:n] raises a floating-point exception:
+    # no NaN, the finite values within [-limit, limit] (limit the maximum
+    # over 2n: no partial sum overflows), no +inf (so no inf - inf).
+    cdef Py_ssize_t k
+    cdef real neg_inf = -INFINITY
+    cdef bint ok = True
+    for k in range(n):
+        ok &= (a[k] <= limit) & ((a[k] >= -limit) | (a[k] == neg_inf))
+    return ok
+
+
 cdef void _negate(const real *a, real *out, Py_ssize_t n) noexcept nogil:
     cdef Py_ssize_t k
     for k in range(n):
@@ -279,7 +294,12 @@ cpdef object fused_forward(object x, object t, object ignore_label,
             _zero_maxima(<double *>cfp_data(x), <double *>cfp_data(e),
                          <double *>cfp_data(m), <double *>cfp_data(numpy_m),
                          rows, cols)
-    _exp(e, e)
+    cdef int raised = 0
+    quiet2(_exp, e, e, &raised)
+    if raised & flags:
+        return None
+    # Values in [0, 1], or NaN from a NaN in x: no sum of them raises an
+    # exception.
     s = _add_reduce(e, 1)
     # A NaN in x, or inf - inf in e, makes its row's sum NaN; NumPy would
     # choose which NaN max returns, and the caller runs stock's calls.
@@ -289,7 +309,9 @@ cpdef object fused_forward(object x, object t, object ignore_label,
         nan = _any_nan(<double *>cfp_data(s), rows)
     if nan:
         return None
-    _log(s, s)
+    quiet2(_log, s, s, &raised)
+    if raised & flags:
+        return None
     log_y = _empty((rows, cols), dtype)
     log_p = _empty(rows, dtype)
     feclearexcept(flags)
@@ -307,7 +329,11 @@ cpdef object fused_forward(object x, object t, object ignore_label,
                 <double *>cfp_data(log_p), rows, cols)
     if fetestexcept(flags):
         return None
-    y = _exp(log_y) if cache_score else None
+    y = None
+    if cache_score:
+        y = quiet1(_exp, log_y, &raised)
+        if raised & flags:
+            return None
 
     if reduce == 'no':
         loss = _empty(t.shape, dtype)
@@ -321,6 +347,15 @@ cpdef object fused_forward(object x, object t, object ignore_label,
     # the backward multiplies by it.
     coeff = 1.0 / max(_int64(targets.count) if normalize else rows, 1)
     cdef double factor = -coeff
+    # Stock's sum of these raises no exception in any order either.
+    if single:
+        nan = not _sum_is_quiet(<float *>cfp_data(log_p), rows,
+                                <float>(_FLOAT_MAX / (2 * rows)))
+    else:
+        nan = not _sum_is_quiet(<double *>cfp_data(log_p), rows,
+                                _DOUBLE_MAX / (2 * rows))
+    if nan:
+        return None
     loss = _add_reduce(log_p, None, dtype, None, True)
     feclearexcept(flags)
     if single:
@@ -344,16 +379,26 @@ cpdef object fused_grad(object y, object t, object ignore_label,
         return None
     cdef Py_ssize_t rows = cfp_dims(y)[0], cols = cfp_dims(y)[1]
     cdef Py_ssize_t step
+    cdef int flags = watched(), raised = 0
+    cdef double g_double
     if coeff is not None:
         # Stock's gx *= gloss * coeff: a float scalar NumPy casts to gx's
-        # type.
+        # type (here in C, as NumPy's cast does it).
         if cfp_nd(gloss) != 0:
             return None
-        g = gloss * coeff
-        if type(g) is not float and not isinstance(g, numpy.floating):
+        g = quiet2(_np_multiply, gloss, coeff, &raised)
+        if raised & flags or (type(g) is not float
+                              and not isinstance(g, numpy.floating)):
             return None
+        g_double = g
         scalar = _empty(1, y.dtype)
-        scalar[0] = g
+        feclearexcept(flags)
+        if num == CFP_NPY_FLOAT:
+            (<float *>cfp_data(scalar))[0] = <float>g_double
+        else:
+            (<double *>cfp_data(scalar))[0] = g_double
+        if fetestexcept(flags):
+            return None
         gl = scalar
         step = 0
     else:
@@ -365,7 +410,6 @@ cpdef object fused_grad(object y, object t, object ignore_label,
     cdef _Targets targets = _targets(t, ignore_label, rows, cols)
     if targets is None:
         return None
-    cdef int flags = watched()
     gx = _empty((rows, cols), y.dtype)
     feclearexcept(flags)
     if num == CFP_NPY_FLOAT:
@@ -389,7 +433,7 @@ cdef object _forward(object node, tuple inputs, ConfigView config):
     # FunctionNode.forward -> SoftmaxCrossEntropy.forward_cpu with
     # log_softmax._log_softmax inlined, for hard labels without class
     # weights (soft targets and weights go to stock): the one-pass kernel
-    # on a matrix, or where it declines, the same NumPy calls.
+    # on a matrix, or where it declines, stock's forward.
     if len(inputs) != 2:
         return NOT_HANDLED   # stock's assertion or unpacking error
     x, t = inputs
@@ -408,33 +452,8 @@ cdef object _forward(object node, tuple inputs, ConfigView config):
         if node.reduce == 'mean':
             node._coeff = coeff
         return loss,
-    m = x.max(axis=1, keepdims=True)
-    e = x - m
-    _exp(e, out=e)
-    s = e.sum(axis=1, keepdims=True)
-    _log(s, out=s)
-    m += s
-    log_y = x - m
-    if node.cache_score:
-        node.y = _exp(log_y)
-    log_yd = _rollaxis(log_y, 1)
-    log_yd = log_yd.reshape(len(log_yd), -1)
-    t_valid = t != node.ignore_label
-    t = t * t_valid
-    log_p = log_yd[t.ravel(), _arange(t.size)]
-    log_p *= t_valid.ravel()
-    if node.reduce == 'mean':
-        if node.normalize:
-            count = t_valid.sum()
-        else:
-            count = len(x)
-        node._coeff = 1.0 / max(count, 1)
-        reduc_dtype = _float32 if x.dtype == _float16 else x.dtype
-        y = log_p.sum(keepdims=True, dtype=reduc_dtype)
-        y = y * (-node._coeff)
-        y = y.astype(x.dtype, copy=False)
-        return y.reshape(()),
-    return -log_p.reshape(t.shape),
+    # Stock's NumPy calls, from its own lines (where they warn).
+    return NOT_HANDLED
 
 
 @cython.boundscheck(True)
@@ -455,36 +474,20 @@ cdef object _backward(object func, tuple indexes, tuple grad_outputs):
     if (func.y is not None and type(func.y) is _ndarray
             and func.class_weight is None and not func.soft_target
             and x.size != 0 and x.ndim == 2):
-        return (new_variable(_grad_2d(func, t, gloss), rg, None, 0),
-                None)
+        # _SoftmaxCrossEntropyGrad_NoDoubleBackprop.forward_cpu for a
+        # cached score of a 2-D input, hard labels, no class weight: the
+        # one-pass kernel, or where it declines, stock's backward. The
+        # node has no type check, and its output, an ndarray, passes
+        # apply's.
+        gx = fused_grad(func.y, t, func.ignore_label, gloss, func._coeff)
+        if gx is None:
+            return NOT_HANDLED
+        return new_variable(gx, rg, None, 0), None
     arrays.append(gloss)
     grad_node = _GradNoDoubleBackprop(
         func.ignore_label, func.class_weight, func.y, func._coeff,
         func.soft_target)
     return apply_detached(grad_node, tuple(arrays), rg) + (None,)
-
-
-@cython.boundscheck(True)
-@cython.wraparound(True)
-cdef object _grad_2d(object func, object t, object gloss):
-    # _SoftmaxCrossEntropyGrad_NoDoubleBackprop.forward_cpu for a cached
-    # score of a 2-D input, hard labels, no class weight: the one-pass
-    # kernel, or where it declines, the same NumPy calls. It has no type
-    # check, and its output, an ndarray, passes apply's.
-    gx = fused_grad(func.y, t, func.ignore_label, gloss, func._coeff)
-    if gx is not None:
-        return gx
-    gx = func.y.copy()
-    t_valid = t != func.ignore_label
-    t = t * t_valid
-    gx[_arange(len(t)), t] -= 1
-    gx *= t_valid.reshape((len(t), 1))
-    coeff = func._coeff
-    if coeff is not None:
-        gx *= gloss * coeff
-    else:
-        gx *= gloss[:, None]
-    return gx
 
 
 ENTRIES = (

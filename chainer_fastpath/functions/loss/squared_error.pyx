@@ -1,25 +1,39 @@
 # cython: boundscheck=True, wraparound=True
-"""Compiled ``SquaredError``: forward and backward on NumPy arrays."""
+"""Compiled ``SquaredError``: forward and backward on NumPy arrays.
+
+Each NumPy operation that may raise a floating-point exception runs with
+NumPy's error handling off (``_fpe``); where NumPy would act on one, the
+node's own code runs.
+"""
+import numpy
+
 import chainer
 from chainer.functions.loss import squared_error
 from chainer.functions.math import basic_math
 
 from chainer_fastpath._core._config cimport ConfigView
+from chainer_fastpath._core._fpe cimport acts, quiet2
 from chainer_fastpath._core._objects cimport new_variable
 from chainer_fastpath._core._registry cimport NOT_HANDLED, compiled
 from chainer_fastpath._core._retained cimport (
     float_operands, grad_array, requires_grad_of)
 
 cdef object _utils = chainer.utils
+cdef object _np_subtract = numpy.subtract
+cdef object _np_multiply = numpy.multiply
 
 
 cdef object _forward(object node, tuple in_data, ConfigView config):
     if len(in_data) != 2:
         return NOT_HANDLED   # stock's unpacking error, not Cython's
     x0, x1 = in_data
-    diff = x0 - x1
+    cdef int raised = 0
+    diff = quiet2(_np_subtract, x0, x1, &raised)
+    y = quiet2(_np_multiply, diff, diff, &raised)
+    if acts(raised):
+        return NOT_HANDLED
     node._input_indexes_to_retain = (0, 1)
-    return _utils.force_array(diff * diff, dtype=x0.dtype),
+    return _utils.force_array(y, dtype=x0.dtype),
 
 
 cdef object _backward(object func, tuple indexes, tuple grad_outputs):
@@ -39,9 +53,14 @@ cdef object _backward(object func, tuple indexes, tuple grad_outputs):
     inputs = func.inputs
     cdef bint rg = (gy_var._requires_grad or requires_grad_of(inputs[0])
                     or requires_grad_of(inputs[1]))
-    g2 = _utils.force_array(dtype.type(2) * gy)
-    diff = _utils.force_array(x0 - x1)
-    gx = _utils.force_array(g2 * diff)
+    cdef int raised = 0
+    g2 = quiet2(_np_multiply, dtype.type(2), gy, &raised)
+    diff = quiet2(_np_subtract, x0, x1, &raised)
+    gx = quiet2(_np_multiply, _utils.force_array(g2),
+                _utils.force_array(diff), &raised)
+    if acts(raised):
+        return NOT_HANDLED
+    gx = _utils.force_array(gx)
     return (new_variable(gx, rg, None, 0),
             new_variable(_utils.force_array(-gx), rg, None, 0))
 

@@ -2,12 +2,21 @@
 """Compiled arithmetic nodes of ``basic_math``: ``Add``, ``AddConstant``,
 ``Sub``, ``SubFromConstant``, ``Mul``, ``MulConstant``, ``Neg``, on NumPy
 arrays; passed type checks of those and of ``Div`` and ``PowVarConst``
-cached."""
+cached.
+
+Each NumPy operation runs with NumPy's error handling off (``_fpe``); where
+NumPy would act on a floating-point exception, the node's own code runs.
+"""
+import numpy
+
 import chainer
 import chainer.functions
 from chainer.functions.math import basic_math
 
 from chainer_fastpath._core._config cimport ConfigView
+from chainer_fastpath._core._fpe cimport acts, quiet2
+from chainer_fastpath._core._ndarray cimport (
+    CFP_NPY_DOUBLE, CFP_NPY_FLOAT, CFP_NPY_HALF, builtin_typenum, layout_ok)
 from chainer_fastpath._core._objects cimport new_variable
 from chainer_fastpath._core._registry cimport (
     NOT_HANDLED, Compiled, compiled)
@@ -16,37 +25,76 @@ from chainer_fastpath._core._retained cimport (
 
 cdef object _utils = chainer.utils
 cdef object _preprocess_const = basic_math._preprocess_const
+cdef object _np_add = numpy.add
+cdef object _np_subtract = numpy.subtract
+cdef object _np_multiply = numpy.multiply
+
+
+cdef inline object _forced(object y, int raised):
+    """``(force_array(y),)``, or NOT_HANDLED where NumPy would have acted
+    on a flag ``raised`` computing ``y``."""
+    if acts(raised):
+        return NOT_HANDLED
+    return _utils.force_array(y),
 
 
 # -- forwards ---------------------------------------------------------------
 
 cdef object _add(object node, tuple x, ConfigView config):
-    return _utils.force_array(x[0] + x[1]),
+    cdef int raised = 0
+    y = quiet2(_np_add, x[0], x[1], &raised)
+    return _forced(y, raised)
 
 
 cdef object _sub(object node, tuple x, ConfigView config):
-    return _utils.force_array(x[0] - x[1]),
+    cdef int raised = 0
+    y = quiet2(_np_subtract, x[0], x[1], &raised)
+    return _forced(y, raised)
 
 
 cdef object _mul(object node, tuple x, ConfigView config):
     # Mul.forward: may broadcast.
     node._input_indexes_to_retain = (0, 1)
-    return _utils.force_array(x[0] * x[1]),
+    cdef int raised = 0
+    y = quiet2(_np_multiply, x[0], x[1], &raised)
+    return _forced(y, raised)
+
+
+cdef inline bint _converts_quietly(object x, object value):
+    """Whether ``x.dtype.type(value)`` raises no floating-point exception
+    and gives no warning: a Python number that a float16 holds as a normal
+    number or zero, and a float dtype."""
+    if type(value) is not float and type(value) is not int:
+        return False
+    if not (value == 0 or 2.0 ** -14 <= abs(value) <= 65504.0):
+        return False
+    if not layout_ok():
+        return False
+    cdef int num = builtin_typenum(x)
+    return (num == CFP_NPY_HALF or num == CFP_NPY_FLOAT
+            or num == CFP_NPY_DOUBLE)
 
 
 cdef inline object _constant(object node, tuple in_data):
     # _preprocess_const(x, value): the value in the input's dtype; None
-    # where that helper is not stock's.
+    # where that helper is not stock's. A conversion that may warn is the
+    # helper's own call, so that it warns from its line.
     if basic_math._preprocess_const is not _preprocess_const:
         return None
-    return in_data[0].dtype.type(node.value)
+    x = in_data[0]
+    value = node.value
+    if not _converts_quietly(x, value):
+        return _preprocess_const(x, value)
+    return x.dtype.type(value)
 
 
 cdef object _add_constant(object node, tuple in_data, ConfigView config):
     value = _constant(node, in_data)
     if value is None:
         return NOT_HANDLED
-    return _utils.force_array(in_data[0] + value),
+    cdef int raised = 0
+    y = quiet2(_np_add, in_data[0], value, &raised)
+    return _forced(y, raised)
 
 
 cdef object _sub_from_constant(object node, tuple in_data,
@@ -54,14 +102,18 @@ cdef object _sub_from_constant(object node, tuple in_data,
     value = _constant(node, in_data)
     if value is None:
         return NOT_HANDLED
-    return _utils.force_array(value - in_data[0]),
+    cdef int raised = 0
+    y = quiet2(_np_subtract, value, in_data[0], &raised)
+    return _forced(y, raised)
 
 
 cdef object _mul_constant(object node, tuple in_data, ConfigView config):
     value = _constant(node, in_data)
     if value is None:
         return NOT_HANDLED
-    return _utils.force_array(value * in_data[0]),
+    cdef int raised = 0
+    y = quiet2(_np_multiply, value, in_data[0], &raised)
+    return _forced(y, raised)
 
 
 # -- backwards --------------------------------------------------------------
@@ -120,10 +172,16 @@ cdef object _mul_grad(object func, tuple indexes, tuple grad_outputs):
             return NOT_HANDLED
     inputs = func.inputs
     cdef bint gy_rg = gy_var._requires_grad
+    cdef int raised = 0
+    cdef list products = []
+    for i in indexes:
+        products.append(quiet2(_np_multiply, gy, xs[1 - i], &raised))
+    if acts(raised):
+        return NOT_HANDLED
     return tuple([
-        new_variable(_utils.force_array(gy * xs[1 - i]),
+        new_variable(_utils.force_array(gx),
                      gy_rg or requires_grad_of(inputs[1 - i]), None, 0)
-        for i in indexes])
+        for i, gx in zip(indexes, products)])
 
 
 cdef object _mul_constant_grad(object func, tuple indexes,
@@ -133,10 +191,14 @@ cdef object _mul_constant_grad(object func, tuple indexes,
     gy_var = grad_outputs[0]
     gy = grad_array(gy_var)
     value = func.value
-    if gy is None or (type(value) is not float and type(value) is not int):
+    if gy is None or not _converts_quietly(gy, value):
         return NOT_HANDLED
-    return (new_variable(_utils.force_array(gy.dtype.type(value) * gy),
-                         gy_var._requires_grad, None, 0),)
+    cdef int raised = 0
+    gx = quiet2(_np_multiply, gy.dtype.type(value), gy, &raised)
+    if acts(raised):
+        return NOT_HANDLED
+    return (new_variable(_utils.force_array(gx), gy_var._requires_grad,
+                         None, 0),)
 
 
 cdef object _neg_grad(object func, tuple indexes, tuple grad_outputs):

@@ -14,8 +14,10 @@ operands, so the same operations can run element by element:
 
 A floating-point exception in a loop that ``numpy.errstate`` does not ignore
 is one stock's NumPy calls would have warned about or raised (``_fpe``); the
-kernels (``fused_forward``, ``fused_grad``) then return None and the node's
-forward runs the NumPy calls, which do just that.
+kernels (``fused_forward``, ``fused_grad``) then return None and stock's
+forward runs, which does just that, from its own lines. The one tanh call of
+a kernel (which does not run while underflow is watched) can raise no other
+exception on numbers.
 """
 cimport cython
 
@@ -42,7 +44,6 @@ from chainer_fastpath._core._fpe cimport (
 cdef type _ndarray = numpy.ndarray
 cdef object _tanh = numpy.tanh
 cdef object _empty = numpy.empty
-cdef object _empty_like = numpy.empty_like
 
 
 # -- the kernels ----------------------------------------------------------
@@ -392,23 +393,9 @@ cdef bint _functions_stock():
 
 @cython.boundscheck(True)
 @cython.wraparound(True)
-cdef inline list _gates(object x):
-    # lstm._extract_gates: four strided views of x.
-    r = x.reshape((len(x), x.shape[1] // 4, 4) + x.shape[2:])
-    return [r[:, :, 0], r[:, :, 1], r[:, :, 2], r[:, :, 3]]
-
-
-cdef inline object _sigmoid_of(object x):
-    # lstm._sigmoid on NumPy.
-    half = x.dtype.type(0.5)
-    return _tanh(x * half) * half + half
-
-
-@cython.boundscheck(True)
-@cython.wraparound(True)
 cdef object _forward(object node, tuple inputs, ConfigView config):
     # LSTM.forward on NumPy arrays, iDeep unavailable: the one-pass kernel,
-    # or where it declines, the same NumPy calls in the same order.
+    # or where it declines, stock's forward.
     if len(inputs) != 2 or not _functions_stock():
         return NOT_HANDLED
     c_prev, x = inputs
@@ -419,60 +406,23 @@ cdef object _forward(object node, tuple inputs, ConfigView config):
     if outputs is not None:
         node._output_indexes_to_retain = (0,)
         return outputs
-    a, i, f, o = _gates(x)
-    batch = len(x)
-    a = _tanh(a)
-    i = _sigmoid_of(i)
-    f = _sigmoid_of(f)
-    o = _sigmoid_of(o)
-    c_next = _empty_like(c_prev)
-    c_next[:batch] = a * i + f * c_prev[:batch]
-    h = o * _tanh(c_next[:batch])
-    c_next[batch:] = c_prev[batch:]
-    node._output_indexes_to_retain = (0,)
-    return c_next, h
+    # Stock's NumPy calls, from its own lines (where they warn).
+    return NOT_HANDLED
 
 
 @cython.boundscheck(True)
 @cython.wraparound(True)
 cdef object _grad_forward(tuple inputs):
     """``LSTMGrad().forward(inputs)`` on NumPy arrays (gc, gh may be None),
-    iDeep unavailable, or NOT_HANDLED: the one-pass kernel, or where it
-    declines, stock's NumPy calls."""
+    iDeep unavailable, by the one-pass kernel; or NOT_HANDLED."""
     if len(inputs) != 5 or not _functions_stock():
         return NOT_HANDLED
     c_prev, x, c_next, gc, gh = inputs
     outputs = fused_grad(c_prev, x, c_next, gc, gh)
     if outputs is not None:
         return outputs
-    batch = len(x)
-    gx = _empty_like(x)
-    ga, gi, gf, go = _gates(gx)
-    if gc is None:
-        gc_update = 0
-        gc_rest = 0
-    else:
-        gc_update = gc[:batch]
-        gc_rest = gc[batch:]
-    if gh is None:
-        gh = 0
-    a, i, f, o = _gates(x)
-    tanh_a = _tanh(a)
-    sig_i = _sigmoid_of(i)
-    sig_f = _sigmoid_of(f)
-    sig_o = _sigmoid_of(o)
-    co = _tanh(c_next[:batch])
-    gc_prev = _empty_like(c_prev)
-    # _grad_tanh(y) = 1 - y * y; _grad_sigmoid(y) = y * (1 - y).
-    gc_prev[:batch] = gh * sig_o * (1 - co * co) + gc_update
-    gc = gc_prev[:batch]
-    ga[:] = gc * sig_i * (1 - tanh_a * tanh_a)
-    gi[:] = gc * tanh_a * (sig_i * (1 - sig_i))
-    gf[:] = gc * c_prev[:batch] * (sig_f * (1 - sig_f))
-    go[:] = gh * co * (sig_o * (1 - sig_o))
-    gc_prev[:batch] *= sig_f
-    gc_prev[batch:] = gc_rest
-    return gc_prev, gx
+    # Stock's NumPy calls, from its own lines (where they warn).
+    return NOT_HANDLED
 
 
 @cython.boundscheck(True)

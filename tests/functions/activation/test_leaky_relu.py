@@ -139,10 +139,6 @@ def test_warning_as_error_same_as_stock(slope):
     assert stock[0] == 'RuntimeWarning'
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    'project-wide: a NumPy warning from a compiled forward or backward is '
-    "attributed to the nearest Python frame, not stock's forward_cpu line "
-    '(the same holds for every compiled function, e.g. Mul)'))
 def test_warning_location_is_stocks():
     def fn():
         with warnings.catch_warnings(record=True) as caught:

@@ -1,0 +1,181 @@
+"""Floating-point exceptions in every compiled forward and backward: the
+same warnings as stock (category, message, file, line, so filters by module
+and the once-per-location registries agree), the same errors raised from the
+same line, the same ``numpy.seterrcall`` calls from the same line, and the
+same values and partial states, under every NumPy error state."""
+import numpy
+import pytest
+
+import chainer
+import chainer.functions as F
+
+from chainer_fastpath._core import _registry
+from chainer_fastpath.functions import register_all
+from chainer_fastpath.testing import assert_same, run_both
+
+f16, f32 = numpy.float16, numpy.float32
+BIG = 3e38          # float32: BIG + BIG and 2 * BIG overflow
+TINY = 1e-40        # float32: a subnormal; halving it underflows
+INF = numpy.inf
+
+
+def _v(values, dtype=f32, keep=None):
+    v = chainer.Variable(numpy.array(values, dtype))
+    if keep is not None:
+        keep.append(v)
+    return v
+
+
+def _backward(keep, y, gy):
+    keep.append(y)
+    y.grad = numpy.array(gy, y.dtype)
+    y.backward()
+
+
+def _mul_backward(keep):
+    x = _v([2.0, 1.0], keep=keep)
+    w = _v([3.0, 0.0], keep=keep)
+    _backward(keep, x * w, [BIG, INF])
+
+
+def _linear(keep, x, b):
+    return F.linear(_v(x, keep=keep), _v([[1.0]], keep=keep),
+                    _v(b, keep=keep))
+
+
+def _softmax_cross_entropy(keep, x, dtype=f32, **kwargs):
+    return F.softmax_cross_entropy(_v(x, dtype, keep),
+                                   numpy.array([0, 1], numpy.int32), **kwargs)
+
+
+def _lstm(keep, c, x):
+    return F.lstm(_v(c, keep=keep), _v(x, keep=keep))
+
+
+def _lstm_backward(keep):
+    c, h = _lstm(keep, [[0.0]], [[0.0, 0.0, 0.0, 0.0]])
+    keep.append(c)   # a retained output the backward reads
+    _backward(keep, h, [[INF]])
+
+
+def _embed_id_backward_into_a_sum(keep):
+    # Its gradient rows overflow; W's third gradient goes into the sum of
+    # the first two in place.
+    w = _v([[1.0], [2.0]], keep=keep)
+    x = numpy.array([0, 1], numpy.int32)
+    y = F.embed_id(x, w) + F.embed_id(x, w) + F.embed_id(x, w) * 2.0
+    _backward(keep, y, [[BIG], [1.0]])
+
+
+# FunctionNode class name -> cases, each ``fn(keep)`` meeting an exception
+# in the compiled forward or backward of that class.
+CASES = {
+    'Add': [lambda keep: F.add(_v([BIG, 1], keep=keep), _v([BIG, 2]))],
+    'AddConstant': [lambda keep: _v([BIG, -INF], keep=keep) + 3e38,
+                    lambda keep: _v([BIG], keep=keep) - (-3e38)],
+    'Sub': [lambda keep: _v([BIG, INF], keep=keep) - _v([-BIG, INF])],
+    'SubFromConstant': [lambda keep: 3e38 - _v([-BIG], keep=keep)],
+    'Mul': [lambda keep: _v([BIG, INF], keep=keep) * _v([2.0, 0.0]),
+            _mul_backward],
+    'MulConstant': [
+        lambda keep: _v([BIG, INF], keep=keep) * 2.0,
+        lambda keep: _backward(keep, _v([1.0, 0.0]) * 2.0, [BIG, 1.0]),
+        # The constant's conversion to the input's dtype warns.
+        lambda keep: _v([1.0], keep=keep) * 1e300,
+        lambda keep: _v([1.0], f16, keep=keep) * 1e5],
+    'ReLU': [lambda keep: _backward(keep, F.relu(_v([-1.0, 2.0])),
+                                    [INF, 1.0])],
+    'LeakyReLU': [
+        lambda keep: F.leaky_relu(_v([-INF, 1.0], keep=keep), 0.0),
+        lambda keep: _backward(keep, F.leaky_relu(_v([-1.0, 1.0]), 0.0),
+                               [INF, 1.0]),
+        lambda keep: _backward(keep, F.leaky_relu(_v([-1.0, 1.0]), 4.0),
+                               [BIG, 1.0])],
+    'Sigmoid': [
+        lambda keep: F.sigmoid(_v([TINY, 1.0], keep=keep)),
+        lambda keep: _backward(keep, F.sigmoid(_v([100.0, 1.0])),
+                               [INF, 1.0])],
+    # NumPy's tanh raises nothing, not even on a signaling NaN.
+    'Tanh': [
+        lambda keep: _backward(keep, F.tanh(_v([100.0, 1.0])), [INF, 1.0])],
+    'SquaredError': [
+        lambda keep: F.squared_error(_v([BIG], keep=keep), _v([-BIG])),
+        lambda keep: _backward(keep, F.squared_error(_v([1.0]), _v([0.0])),
+                               [BIG])],
+    'LinearFunction': [
+        lambda keep: _linear(keep, [[BIG]], [BIG]),
+        lambda keep: _backward(keep, _linear(keep, [[1.0], [1.0]], [1.0]),
+                               [[BIG], [BIG]]),
+        # x.dot(W.T) cast to x's dtype overflows.
+        lambda keep: F.linear(_v([[1e4]], f16, keep),
+                              _v([[1e4]], keep=keep))],
+    'SoftmaxCrossEntropy': [
+        lambda keep: _softmax_cross_entropy(keep, [[INF, 1.0], [0.0, 1.0]]),
+        lambda keep: _softmax_cross_entropy(keep,
+                                            [[0.0, -200.0], [0.0, 1.0]]),
+        lambda keep: _softmax_cross_entropy(keep,
+                                            [[INF, 1.0], [0.0, 1.0]], f16),
+        lambda keep: _backward(
+            keep, _softmax_cross_entropy(keep, [[0.0, -90.0], [0.0, 1.0]],
+                                         reduce='no'), [INF, 1.0]),
+        lambda keep: _backward(
+            keep, _softmax_cross_entropy(keep, [[0.0, -200.0], [0.0, 1.0]]),
+            INF)],
+    # Gates a, i, f, o of one unit: 0 * inf in the cell, then in the
+    # output's gradient.
+    'LSTM': [
+        lambda keep: _lstm(keep, [[INF]], [[1.0, 1.0, -INF, 1.0]]),
+        _lstm_backward],
+    'EmbedIDFunction': [_embed_id_backward_into_a_sum],
+    'EmbedIDGrad': [_embed_id_backward_into_a_sum],
+}
+# Compiled code of these makes no floating-point operation: copies, views,
+# negation, or the gradients passed on as they are.
+NO_ARITHMETIC = {'Add': 'backward', 'AddConstant': 'backward',
+                 'Concat': None, 'GetItem': None, 'Neg': None,
+                 'SplitAxis': None, 'Sum': None, 'EmbedIDFunction': 'forward',
+                 'SubFromConstant': 'backward', 'ReLU': 'forward'}
+
+ERRSTATES = [{}, {'all': 'warn'}, {'all': 'raise'}, {'all': 'call'}]
+WARNING_MODES = ['always', 'default', 'once', 'module', 'error']
+_CASE_IDS = [(name, i) for name in sorted(CASES)
+             for i in range(len(CASES[name]))]
+
+
+def test_every_compiled_function_has_a_case():
+    register_all()
+    compiled = {cls.__name__ for cls, entry in _registry.registered().items()
+                if {'forward', 'backward'} & set(entry.parts)}
+    assert compiled - set(NO_ARITHMETIC) - set(CASES) == set()
+
+
+@pytest.mark.parametrize('name,index', _CASE_IDS)
+def test_every_case_meets_an_exception(fpe_outcome, name, index):
+    # Stock (the test starts stock) warns about each case.
+    assert fpe_outcome(CASES[name][index], 'always', {'all': 'warn'})[
+        'warnings']
+
+
+@pytest.mark.parametrize('errstate', ERRSTATES, ids=str)
+@pytest.mark.parametrize('name,index', _CASE_IDS)
+def test_error_state_same_as_stock(fpe_outcome, name, index, errstate):
+    case = CASES[name][index]
+    stock, patched = run_both(lambda: fpe_outcome(case, 'always', errstate))
+    _assert_same(stock, patched)
+
+
+@pytest.mark.parametrize('warning_mode', WARNING_MODES)
+@pytest.mark.parametrize('name,index', _CASE_IDS)
+def test_warning_filters_same_as_stock(fpe_outcome, name, index,
+                                       warning_mode):
+    case = CASES[name][index]
+    stock, patched = run_both(
+        lambda: fpe_outcome(case, warning_mode, {'all': 'warn'}))
+    _assert_same(stock, patched)
+
+
+def _assert_same(stock, patched):
+    assert patched['warnings'] == stock['warnings']
+    assert patched['error'] == stock['error']
+    assert patched['calls'] == stock['calls']
+    assert_same(stock['state'], patched['state'])
