@@ -1,0 +1,1 @@
+cdef object reshape_variable(object gy_var, object gy, object shape)

@@ -1,0 +1,85 @@
+"""F.squeeze (``Squeeze``), stock vs patched."""
+import numpy
+import pytest
+
+import chainer
+import chainer.functions as F
+from chainer.functions.array import squeeze
+
+from chainer_fastpath.testing import (
+    FLOAT_DTYPES, applied, check_error_same, check_gradients_same,
+    check_outputs_same, check_second_order_same, strided_variable,
+    variable as _v)
+
+# name -> builds (under the shared seed) and returns (fn, args)
+APPLY_CASES = {
+    'all': lambda: (F.squeeze, [_v(2, 1, 3, 1)]),
+    'axis': lambda: (lambda a: F.squeeze(a, -1), [_v(2, 1, 3, 1)]),
+}
+
+# name -> f(dtype) building inputs and returning (inputs, output)
+BACKWARD_CASES = {
+    'all': lambda d: applied(F.squeeze, _v(2, 1, 3, 1, dtype=d)),
+    'axis': lambda d: applied(lambda a: F.squeeze(a, -1),
+                              _v(2, 1, 3, 1, dtype=d)),
+    'axes': lambda d: applied(lambda a: F.squeeze(a, (3, 1)),
+                              _v(2, 1, 3, 1, dtype=d)),
+    'nothing': lambda d: applied(F.squeeze, _v(2, 3, dtype=d)),
+    'strided': lambda d: applied(lambda a: F.squeeze(a, 1),
+                                 strided_variable(2, 1, 3, dtype=d)),
+    'empty': lambda d: applied(F.squeeze, _v(0, 1, dtype=d)),
+    'to_0d': lambda d: applied(F.squeeze, _v(1, 1, dtype=d)),
+}
+
+
+@pytest.mark.parametrize('type_check', [True, False])
+@pytest.mark.parametrize('backprop', [True, False])
+@pytest.mark.parametrize('case', sorted(APPLY_CASES))
+def test_outputs_same_as_stock(case, backprop, type_check):
+    check_outputs_same(APPLY_CASES[case], backprop, type_check)
+
+
+@pytest.mark.parametrize('dtype', FLOAT_DTYPES)
+@pytest.mark.parametrize('case', sorted(BACKWARD_CASES))
+@pytest.mark.parametrize('type_check', [True, False])
+def test_gradients_same_as_stock(case, dtype, type_check):
+    check_gradients_same(BACKWARD_CASES[case], dtype, type_check)
+
+
+@pytest.mark.parametrize('dtype', FLOAT_DTYPES)
+def test_double_backprop_same_as_stock(dtype):
+    check_second_order_same(BACKWARD_CASES['all'], dtype)
+
+
+@pytest.mark.parametrize('case', sorted(BACKWARD_CASES))
+def test_compiled_backward_is_used(case, compiled_backward_is_used):
+    compiled_backward_is_used(BACKWARD_CASES[case])
+
+
+def test_forward_is_compiled(compiled_instead):
+    x = _v(2, 1)
+    compiled_instead(lambda: F.squeeze(x), squeeze.Squeeze.forward)
+
+
+@pytest.mark.parametrize('type_check', [True, False])
+@pytest.mark.parametrize('axis', [0, 2, -3])
+def test_bad_axis_same_error_as_stock(axis, type_check):
+    def fn():
+        with chainer.using_config('type_check', type_check):
+            F.squeeze(_v(2, 1), axis)
+    assert check_error_same(fn) is not None
+
+
+def test_bad_gradient_same_error_as_stock():
+    def fn():
+        x = _v(2, 1)
+        y = F.squeeze(x)
+        y._set_grad_var_without_check(chainer.Variable(
+            numpy.ones((5,), numpy.float32)))
+        y.backward()
+    assert check_error_same(fn) is not None
+
+
+def test_passed_type_check_is_cached(type_check_is_cached):
+    x = _v(2, 1)
+    type_check_is_cached(squeeze.Squeeze, lambda: F.squeeze(x, 1))
