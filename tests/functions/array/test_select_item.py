@@ -1,0 +1,110 @@
+"""F.select_item (``SelectItem``), stock vs patched."""
+import numpy
+import pytest
+
+import chainer
+import chainer.functions as F
+from chainer.functions.array import select_item
+
+from chainer_fastpath.testing import (
+    FLOAT_DTYPES, applied, check_error_same, check_gradients_same,
+    check_outputs_same, check_same, check_second_order_same,
+    strided_variable, variable as _v)
+
+
+def _t(*values, dtype=numpy.int32):
+    return numpy.array(values, dtype)
+
+
+# name -> builds (under the shared seed) and returns (fn, args)
+APPLY_CASES = {
+    'select': lambda: (F.select_item, [_v(3, 4), _t(0, 3, 1)]),
+    'int64_labels': lambda: (F.select_item,
+                             [_v(2, 4), _t(2, 2, dtype=numpy.int64)]),
+}
+
+# name -> f(dtype) building inputs and returning (inputs, output)
+BACKWARD_CASES = {
+    'select': lambda d: applied(lambda x: F.select_item(x, _t(0, 3, 1)),
+                                _v(3, 4, dtype=d)),
+    'strided': lambda d: applied(lambda x: F.select_item(x, _t(2, 0)),
+                                 strided_variable(2, 3, dtype=d)),
+    'empty': lambda d: applied(
+        lambda x: F.select_item(x, _t(dtype=numpy.int32)),
+        _v(0, 3, dtype=d)),
+    'label_variable': lambda d: applied(
+        lambda x: F.select_item(x, chainer.Variable(_t(1, 1))),
+        _v(2, 2, dtype=d)),
+}
+
+
+@pytest.mark.parametrize('type_check', [True, False])
+@pytest.mark.parametrize('backprop', [True, False])
+@pytest.mark.parametrize('case', sorted(APPLY_CASES))
+def test_outputs_same_as_stock(case, backprop, type_check):
+    check_outputs_same(APPLY_CASES[case], backprop, type_check)
+
+
+@pytest.mark.parametrize('dtype', FLOAT_DTYPES)
+@pytest.mark.parametrize('case', sorted(BACKWARD_CASES))
+@pytest.mark.parametrize('type_check', [True, False])
+def test_gradients_same_as_stock(case, dtype, type_check):
+    check_gradients_same(BACKWARD_CASES[case], dtype, type_check)
+
+
+@pytest.mark.parametrize('dtype', FLOAT_DTYPES)
+def test_double_backprop_same_as_stock(dtype):
+    check_second_order_same(BACKWARD_CASES['select'], dtype)
+
+
+@pytest.mark.parametrize('case', sorted(BACKWARD_CASES))
+def test_compiled_backward_is_used(case, compiled_backward_is_used):
+    compiled_backward_is_used(BACKWARD_CASES[case])
+
+
+def test_forward_is_compiled(compiled_instead):
+    x, t = _v(3, 4), _t(0, 1, 2)
+    compiled_instead(lambda: F.select_item(x, t),
+                     select_item.SelectItem.forward)
+
+
+def test_debug_mode_is_stocks():
+    def fn():
+        with chainer.using_config('debug', True):
+            return F.select_item(_v(2, 3), _t(0, 3))
+    assert check_error_same(fn)[0] == 'ValueError'
+
+
+@pytest.mark.parametrize('type_check', [True, False])
+@pytest.mark.parametrize('x,t', [
+    ((2, 3), _t(0, 3)),
+    ((2, 3), _t(0, 1, 2)),
+    ((2, 3), _t(0.0, 1.0, dtype=numpy.float32)),
+    ((6,), _t(0, 1)),
+], ids=['label_out_of_range', 'batch', 'float_labels', 'ndim'])
+def test_bad_input_same_error_as_stock(x, t, type_check):
+    def fn():
+        with chainer.using_config('type_check', type_check):
+            y = F.select_item(_v(*x), t)
+            y.grad = numpy.ones_like(y.array)
+            y.backward()
+    check_error_same(fn)
+
+
+def test_gradient_of_another_shape_same_as_stock(patched_stats):
+    def fn():
+        x = _v(2, 3)
+        y = F.select_item(x, _t(0, 1))
+        y._set_grad_var_without_check(chainer.Variable(
+            numpy.ones((1,), numpy.float32)))
+        y.backward()
+        return x.grad
+    check_same(fn)
+    assert patched_stats(fn)['fallback'] == {
+        'case left to stock: SelectItem': 1}
+
+
+def test_passed_type_check_is_cached(type_check_is_cached):
+    x, t = _v(3, 4), _t(0, 1, 2)
+    type_check_is_cached(select_item.SelectItem,
+                         lambda: F.select_item(x, t))
