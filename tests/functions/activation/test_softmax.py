@@ -7,7 +7,7 @@ import chainer.functions as F
 from chainer.functions.activation import softmax
 
 from chainer_fastpath.testing import (
-    FLOAT_DTYPES, applied, check_error_same, check_gradients_same,
+    FLOAT_DTYPES, applied, gradients, check_error_same, check_gradients_same,
     check_outputs_same, check_same, check_second_order_same, error_of,
     strided_variable, variable as _v)
 
@@ -98,3 +98,14 @@ def test_gradient_of_another_shape_is_left_to_stock(patched_stats):
 def test_passed_type_check_is_cached(type_check_is_cached):
     x = _v(3, 4)
     type_check_is_cached(softmax.Softmax, lambda: F.softmax(x))
+
+
+@pytest.mark.parametrize('owner,name', [
+    (softmax.Softmax, 'forward'),
+    (softmax.Softmax, 'retain_outputs'),
+    (softmax._SoftmaxGrad, 'forward'),
+    (softmax._SoftmaxGrad, '__init__'),
+])
+def test_mocked_callee_is_called(owner, name, mock_is_called):
+    mock_is_called(owner, name, lambda: gradients(
+        BACKWARD_CASES['softmax'], numpy.float32))

@@ -6,9 +6,10 @@ import pytest
 import chainer
 import chainer.functions as F
 from chainer.functions.array import broadcast
+from chainer.functions.math import sum as sum_mod
 
 from chainer_fastpath.testing import (
-    FLOAT_DTYPES, applied, check_error_same, check_gradients_same,
+    FLOAT_DTYPES, applied, gradients, check_error_same, check_gradients_same,
     check_outputs_same, check_same, check_second_order_same, strided_variable,
     variable as _v)
 
@@ -111,3 +112,14 @@ def test_passed_type_check_is_cached(type_check_is_cached):
     type_check_is_cached(broadcast.BroadcastTo,
                          lambda: F.broadcast_to(x, (2, 3)))
     type_check_is_cached(broadcast.Broadcast, lambda: F.broadcast(x, x[0]))
+
+
+@pytest.mark.parametrize('owner,name', [
+    (broadcast.Broadcast, 'forward'),
+    (sum_mod.SumTo, 'forward'),
+    (F, 'sum_to'),
+    (chainer.utils, 'sum_to'),
+])
+def test_mocked_callee_is_called(owner, name, mock_is_called):
+    mock_is_called(owner, name, lambda: gradients(
+        BACKWARD_CASES['broadcast'], numpy.float32))

@@ -5,9 +5,10 @@ import pytest
 import chainer
 import chainer.functions as F
 from chainer.functions.array import expand_dims
+from chainer.functions.array import reshape
 
 from chainer_fastpath.testing import (
-    FLOAT_DTYPES, applied, check_error_same, check_gradients_same,
+    FLOAT_DTYPES, applied, gradients, check_error_same, check_gradients_same,
     check_outputs_same, check_second_order_same, strided_variable,
     variable as _v)
 
@@ -84,3 +85,14 @@ def test_passed_type_check_is_cached(type_check_is_cached):
     x = _v(2, 3)
     type_check_is_cached(expand_dims.ExpandDims,
                          lambda: F.expand_dims(x, 1))
+
+
+@pytest.mark.parametrize('owner,name', [
+    (expand_dims.ExpandDims, 'forward'),
+    (reshape.Reshape, 'forward'),
+    (reshape.Reshape, 'check_type_forward'),
+    (F, 'reshape'),
+])
+def test_mocked_callee_is_called(owner, name, mock_is_called):
+    mock_is_called(owner, name, lambda: gradients(
+        BACKWARD_CASES['middle'], numpy.float32))

@@ -7,7 +7,7 @@ import chainer.functions as F
 from chainer.functions.array import reshape
 
 from chainer_fastpath.testing import (
-    FLOAT_DTYPES, applied, check_error_same, check_gradients_same,
+    FLOAT_DTYPES, applied, gradients, check_error_same, check_gradients_same,
     check_outputs_same, check_same, check_second_order_same, strided_variable,
     variable as _v)
 
@@ -95,3 +95,13 @@ def test_bad_gradient_same_error_as_stock():
 def test_passed_type_check_is_cached(type_check_is_cached):
     x = _v(2, 3)
     type_check_is_cached(reshape.Reshape, lambda: F.reshape(x, (3, 2)))
+
+
+@pytest.mark.parametrize('owner,name', [
+    (reshape.Reshape, 'forward'),
+    (reshape.Reshape, 'check_type_forward'),
+    (reshape, 'reshape'),
+])
+def test_mocked_callee_is_called(owner, name, mock_is_called):
+    mock_is_called(owner, name, lambda: gradients(
+        BACKWARD_CASES['reshape'], numpy.float32))

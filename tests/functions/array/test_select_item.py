@@ -7,7 +7,7 @@ import chainer.functions as F
 from chainer.functions.array import select_item
 
 from chainer_fastpath.testing import (
-    FLOAT_DTYPES, applied, check_error_same, check_gradients_same,
+    FLOAT_DTYPES, applied, gradients, check_error_same, check_gradients_same,
     check_outputs_same, check_same, check_second_order_same,
     strided_variable, variable as _v)
 
@@ -108,3 +108,14 @@ def test_passed_type_check_is_cached(type_check_is_cached):
     x, t = _v(3, 4), _t(0, 1, 2)
     type_check_is_cached(select_item.SelectItem,
                          lambda: F.select_item(x, t))
+
+
+@pytest.mark.parametrize('owner,name', [
+    (select_item.SelectItem, 'forward'),
+    (select_item.SelectItem, 'retain_inputs'),
+    (select_item.Assign, 'forward_cpu'),
+    (select_item.Assign, 'forward'),
+])
+def test_mocked_callee_is_called(owner, name, mock_is_called):
+    mock_is_called(owner, name, lambda: gradients(
+        BACKWARD_CASES['select'], numpy.float32))

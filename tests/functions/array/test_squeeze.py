@@ -5,9 +5,10 @@ import pytest
 import chainer
 import chainer.functions as F
 from chainer.functions.array import squeeze
+from chainer.functions.array import reshape
 
 from chainer_fastpath.testing import (
-    FLOAT_DTYPES, applied, check_error_same, check_gradients_same,
+    FLOAT_DTYPES, applied, gradients, check_error_same, check_gradients_same,
     check_outputs_same, check_second_order_same, strided_variable,
     variable as _v)
 
@@ -83,3 +84,14 @@ def test_bad_gradient_same_error_as_stock():
 def test_passed_type_check_is_cached(type_check_is_cached):
     x = _v(2, 1)
     type_check_is_cached(squeeze.Squeeze, lambda: F.squeeze(x, 1))
+
+
+@pytest.mark.parametrize('owner,name', [
+    (squeeze.Squeeze, 'forward'),
+    (reshape.Reshape, 'forward'),
+    (reshape.Reshape, 'check_type_forward'),
+    (squeeze, 'argone'),
+])
+def test_mocked_callee_is_called(owner, name, mock_is_called):
+    mock_is_called(owner, name, lambda: gradients(
+        BACKWARD_CASES['all'], numpy.float32))

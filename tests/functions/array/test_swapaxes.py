@@ -7,7 +7,7 @@ import chainer.functions as F
 from chainer.functions.array import swapaxes
 
 from chainer_fastpath.testing import (
-    FLOAT_DTYPES, applied, check_error_same, check_gradients_same,
+    FLOAT_DTYPES, applied, gradients, check_error_same, check_gradients_same,
     check_outputs_same, check_second_order_same, strided_variable,
     variable as _v)
 
@@ -81,3 +81,12 @@ def test_bad_gradient_same_error_as_stock():
 def test_passed_type_check_is_cached(type_check_is_cached):
     x = _v(2, 3)
     type_check_is_cached(swapaxes.Swapaxes, lambda: F.swapaxes(x, 0, 1))
+
+
+@pytest.mark.parametrize('owner,name', [
+    (swapaxes.Swapaxes, 'forward'),
+    (swapaxes.Swapaxes, 'check_type_forward'),
+])
+def test_mocked_callee_is_called(owner, name, mock_is_called):
+    mock_is_called(owner, name, lambda: gradients(
+        BACKWARD_CASES['swap'], numpy.float32))

@@ -5,9 +5,11 @@ import pytest
 import chainer
 import chainer.functions as F
 from chainer.functions.math import logsumexp
+from chainer.functions.math import basic_math
+from chainer.functions.math import exponential
 
 from chainer_fastpath.testing import (
-    FLOAT_DTYPES, applied, check_error_same, check_gradients_same,
+    FLOAT_DTYPES, applied, gradients, check_error_same, check_gradients_same,
     check_outputs_same, check_same, check_second_order_same, error_of,
     strided_variable, variable as _v)
 
@@ -109,3 +111,18 @@ def test_passed_type_check_is_cached(type_check_is_cached):
     x = _v(3, 4)
     type_check_is_cached(logsumexp.LogSumExp,
                          lambda: F.logsumexp(x, axis=1))
+
+
+@pytest.mark.parametrize('owner,name', [
+    (logsumexp.LogSumExp, 'forward'),
+    (logsumexp.LogSumExp, 'retain_outputs'),
+    (F, 'expand_dims'),
+    (F, 'broadcast_to'),
+    (F, 'exp'),
+    (basic_math.Sub, 'forward'),
+    (basic_math.Mul, 'check_type_forward'),
+    (exponential.Exp, 'forward_cpu'),
+])
+def test_mocked_callee_is_called(owner, name, mock_is_called):
+    mock_is_called(owner, name, lambda: gradients(
+        BACKWARD_CASES['axis'], numpy.float32))

@@ -5,9 +5,10 @@ import pytest
 import chainer
 import chainer.functions as F
 from chainer.functions.math import matmul
+from chainer.functions.math import sum as sum_mod
 
 from chainer_fastpath.testing import (
-    FLOAT_DTYPES, applied, check_error_same, check_gradients_same,
+    FLOAT_DTYPES, applied, gradients, check_error_same, check_gradients_same,
     check_outputs_same, check_same, check_second_order_same,
     strided_variable, variable as _v)
 
@@ -116,3 +117,15 @@ def test_int_input_same_error_as_stock():
 def test_passed_type_check_is_cached(type_check_is_cached):
     x, y = _v(2, 3), _v(3, 4)
     type_check_is_cached(matmul.MatMul, lambda: F.matmul(x, y))
+
+
+@pytest.mark.parametrize('owner,name', [
+    (matmul.MatMul, 'forward'),
+    (matmul.MatMul, 'check_type_forward'),
+    (matmul.MatMul, '__init__'),
+    (F, 'sum_to'),
+    (sum_mod.SumTo, 'forward'),
+])
+def test_mocked_callee_is_called(owner, name, mock_is_called):
+    mock_is_called(owner, name, lambda: gradients(
+        BACKWARD_CASES['broadcast_batch'], numpy.float32))

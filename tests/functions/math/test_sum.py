@@ -5,9 +5,11 @@ import pytest
 import chainer
 import chainer.functions as F
 from chainer.functions.math import sum as sum_mod
+from chainer.functions.array import broadcast
+from chainer.functions.array import reshape
 
 from chainer_fastpath.testing import (
-    FLOAT_DTYPES, applied, check_gradients_same, check_outputs_same,
+    FLOAT_DTYPES, applied, gradients, check_gradients_same, check_outputs_same,
     check_same, check_second_order_same, error_of, strided_variable,
     variable as _v)
 
@@ -73,3 +75,14 @@ def test_gradient_of_another_shape_is_left_to_stock(patched_stats):
 def test_passed_type_check_is_cached(type_check_is_cached):
     x = _v(2, 3)
     type_check_is_cached(sum_mod.Sum, lambda: F.sum(x, axis=1))
+
+
+@pytest.mark.parametrize('owner,name', [
+    (reshape.Reshape, 'forward'),
+    (reshape.Reshape, 'check_type_forward'),
+    (F, 'reshape'),
+    (broadcast.BroadcastTo, 'forward'),
+])
+def test_mocked_callee_is_called(owner, name, mock_is_called):
+    mock_is_called(owner, name, lambda: gradients(
+        BACKWARD_CASES['sum_axis'], numpy.float32))
