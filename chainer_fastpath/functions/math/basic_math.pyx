@@ -6,6 +6,7 @@ cached."""
 import chainer
 import chainer.functions
 from chainer.functions.math import basic_math
+from chainer.functions.math import sum as sum_mod
 
 from chainer_fastpath._core._config cimport ConfigView
 from chainer_fastpath._core._objects cimport new_variable
@@ -66,17 +67,42 @@ cdef object _mul_constant(object node, tuple in_data, ConfigView config):
 
 # -- backwards --------------------------------------------------------------
 
+cdef object _sum_to(object gy_var, object gy, object shape):
+    # F.sum_to(gy, shape): gy itself where the shapes match, else a SumTo
+    # node (no type check) computing utils.sum_to.
+    if gy.shape == shape:
+        return gy_var
+    return new_variable(_utils.sum_to(gy, shape), gy_var._requires_grad,
+                        None, 0)
+
+
 cdef object _add_grad(object func, tuple indexes, tuple grad_outputs):
-    # Add.backward: F.sum_to(gy, x.shape) is gy itself where shapes match.
+    # Add.backward: F.sum_to(gy, x.shape) for each input asked for.
     gy_var = grad_outputs[0]
     gy = grad_array(gy_var)
     if gy is None:
         return NOT_HANDLED
     inputs = func.inputs
-    for i in indexes:
-        if gy.shape != inputs[i].shape:
-            return NOT_HANDLED
-    return (gy_var,) * len(indexes)
+    return tuple([_sum_to(gy_var, gy, inputs[i].shape) for i in indexes])
+
+
+cdef object _sub_grad(object func, tuple indexes, tuple grad_outputs):
+    # Sub.backward: (F.sum_to(gy, x1.shape), -F.sum_to(gy, x2.shape)), the
+    # negation a Neg node (its type check only names the input), None for
+    # an input not asked for.
+    gy_var = grad_outputs[0]
+    gy = grad_array(gy_var)
+    if gy is None:
+        return NOT_HANDLED
+    x1, x2 = func.inputs
+    g1 = g2 = None
+    if 0 in indexes:
+        g1 = _sum_to(gy_var, gy, x1.shape)
+    if 1 in indexes:
+        g = gy if gy.shape == x2.shape else _utils.sum_to(gy, x2.shape)
+        g2 = new_variable(_utils.force_array(-g), gy_var._requires_grad,
+                          None, 0)
+    return g1, g2
 
 
 cdef object _add_constant_grad(object func, tuple indexes,
@@ -105,8 +131,7 @@ cdef object _broadcast_shape(tuple a, tuple b):
 cdef object _mul_grad(object func, tuple indexes, tuple grad_outputs):
     # Mul.backward: F.sum_to(gy * x[1 - i], x[i].shape), where the product
     # is a Mul node (its type check passes for one float dtype and shapes
-    # that broadcast) and sum_to the identity (the product already has
-    # x[i]'s shape).
+    # that broadcast).
     gy_var = grad_outputs[0]
     gy = grad_array(gy_var)
     if gy is None:
@@ -116,14 +141,17 @@ cdef object _mul_grad(object func, tuple indexes, tuple grad_outputs):
         return NOT_HANDLED
     shape = gy.shape
     for i in indexes:
-        if _broadcast_shape(shape, xs[1 - i].shape) != xs[i].shape:
+        if _broadcast_shape(shape, xs[1 - i].shape) is None:
             return NOT_HANDLED
     inputs = func.inputs
     cdef bint gy_rg = gy_var._requires_grad
-    return tuple([
-        new_variable(_utils.force_array(gy * xs[1 - i]),
-                     gy_rg or requires_grad_of(inputs[1 - i]), None, 0)
-        for i in indexes])
+    cdef list ret = []
+    for i in indexes:
+        gx = _utils.force_array(gy * xs[1 - i])
+        ret.append(_sum_to(
+            new_variable(gx, gy_rg or requires_grad_of(inputs[1 - i]),
+                         None, 0), gx, xs[i].shape))
+    return tuple(ret)
 
 
 cdef object _mul_constant_grad(object func, tuple indexes,
@@ -150,7 +178,12 @@ cdef object _neg_grad(object func, tuple indexes, tuple grad_outputs):
                          None, 0),)
 
 
-cdef tuple _SUM_TO = ((chainer.functions, 'sum_to'),)
+cdef tuple _SUM_TO = (
+    (chainer.functions, 'sum_to'),
+    (sum_mod.SumTo, '__init__'),
+    (sum_mod.SumTo, 'check_type_forward'),
+    (sum_mod.SumTo, 'forward'),
+    (chainer.utils, 'sum_to'))
 cdef tuple _CONSTANT_NODES = (
     (basic_math.MulConstant, 'forward'),
     (basic_math.Neg, 'forward'),
@@ -161,7 +194,9 @@ ENTRIES = (
              _add_grad, _SUM_TO, type_check=()),
     compiled(basic_math.AddConstant, _add_constant, ('forward',),
              _add_constant_grad, (), type_check=()),
-    compiled(basic_math.Sub, _sub, ('forward',), NULL, (), type_check=()),
+    compiled(basic_math.Sub, _sub, ('forward',), _sub_grad,
+             _SUM_TO + ((basic_math.Neg, 'forward'),
+                        (chainer.Variable, '__neg__')), type_check=()),
     compiled(basic_math.SubFromConstant, _sub_from_constant, ('forward',),
              _neg_grad, _CONSTANT_NODES, type_check=()),
     compiled(basic_math.Mul, _mul, ('forward', 'retain_inputs'),

@@ -12,11 +12,19 @@ from chainer_fastpath._core._retained cimport grad_array
 
 
 cdef object _backward(object func, tuple indexes, tuple grad_outputs):
-    # Sum.backward: reshape to keep the summed axes, then broadcast_to.
+    # Sum.backward.
     gy_var = grad_outputs[0]
     gy = grad_array(gy_var)
     if gy is None:
         return NOT_HANDLED
+    return spread_grad(func, gy_var, gy)
+
+
+cdef object spread_grad(object func, object gy_var, object gy):
+    """What ``Sum.backward`` does with gradient ``gy_var`` (array ``gy``)
+    of ``func``, a Sum or Mean node: reshape to keep the reduced axes, then
+    broadcast_to the input's shape; NOT_HANDLED where gy is not of the
+    reduction's shape."""
     shape = func.inputs[0].shape
     cdef Py_ssize_t ndim = len(shape)
     axis = func.axis
