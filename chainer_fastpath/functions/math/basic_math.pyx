@@ -1,8 +1,8 @@
 # cython: boundscheck=True, wraparound=True
 """Compiled arithmetic nodes of ``basic_math``: ``Add``, ``AddConstant``,
 ``Sub``, ``SubFromConstant``, ``Mul``, ``MulConstant``, ``Neg``, on NumPy
-arrays; passed type checks of those and of ``Div`` and ``PowVarConst``
-cached."""
+arrays, and the backwards of ``Div`` and ``PowVarConst``; passed type
+checks of all of them cached."""
 import chainer
 import chainer.functions
 from chainer.functions.math import basic_math
@@ -10,10 +10,9 @@ from chainer.functions.math import sum as sum_mod
 
 from chainer_fastpath._core._config cimport ConfigView
 from chainer_fastpath._core._objects cimport new_variable
-from chainer_fastpath._core._registry cimport (
-    NOT_HANDLED, Compiled, compiled)
+from chainer_fastpath._core._registry cimport NOT_HANDLED, compiled
 from chainer_fastpath._core._retained cimport (
-    float_operands, grad_array, requires_grad_of)
+    float_operands, grad_array, requires_grad_of, retained_inputs)
 
 cdef object _utils = chainer.utils
 cdef object _preprocess_const = basic_math._preprocess_const
@@ -178,6 +177,53 @@ cdef object _neg_grad(object func, tuple indexes, tuple grad_outputs):
                          None, 0),)
 
 
+cdef object _div_grad(object func, tuple indexes, tuple grad_outputs):
+    # Div.backward: DivGrad(...).apply((x0, x1, gy)), a node without a type
+    # check whose forward_cpu is gy / x1 and -(gy / x1) * x0 / x1, each
+    # summed to its operand's shape; both returned.
+    gy_var = grad_outputs[0]
+    gy = grad_array(gy_var)
+    if gy is None:
+        return NOT_HANDLED
+    xs = float_operands(func, gy, False)
+    if xs is None:
+        return NOT_HANDLED
+    x0, x1 = xs
+    inputs = func.inputs
+    cdef bint rg = (requires_grad_of(inputs[0]) or requires_grad_of(inputs[1])
+                    or gy_var._requires_grad)
+    gx0 = _utils.force_array(gy / x1)
+    gx1 = _utils.force_array(-gx0 * x0 / x1)
+    return (new_variable(_utils.sum_to(gx0, x0.shape), rg, None, 0),
+            new_variable(_utils.sum_to(gx1, x1.shape), rg, None, 0))
+
+
+cdef object _pow_var_const_grad(object func, tuple indexes,
+                                tuple grad_outputs):
+    # PowVarConst.backward: PowVarConstGrad(value).apply((x, gy)), whose
+    # type check asks for one floating dtype and one shape, and whose
+    # forward_cpu is value * x ** (value - 1) * gy, the constants in x's
+    # dtype.
+    gy_var = grad_outputs[0]
+    gy = grad_array(gy_var)
+    value = func.value
+    if (gy is None or (type(value) is not float and type(value) is not int)
+            or func._input_indexes_to_retain != (0,)
+            or basic_math._preprocess_const is not _preprocess_const):
+        return NOT_HANDLED
+    xs = retained_inputs(func, [])
+    if xs is None:
+        return NOT_HANDLED
+    x = xs[0]
+    dtype = x.dtype
+    if dtype.kind != 'f' or gy.dtype != dtype or gy.shape != x.shape:
+        return NOT_HANDLED
+    gx = _utils.force_type(dtype, value) * (x ** dtype.type(value - 1)) * gy
+    return (new_variable(_utils.force_array(gx),
+                         requires_grad_of(func.inputs[0])
+                         or gy_var._requires_grad, None, 0),)
+
+
 cdef tuple _SUM_TO = (
     (chainer.functions, 'sum_to'),
     (sum_mod.SumTo, '__init__'),
@@ -209,6 +255,17 @@ ENTRIES = (
              _mul_constant_grad, _CONSTANT_NODES, type_check=()),
     compiled(basic_math.Neg, NULL, (), _neg_grad, _CONSTANT_NODES,
              type_check=()),
-    Compiled(basic_math.Div, type_check=()),
-    Compiled(basic_math.PowVarConst, type_check=()),
+    compiled(basic_math.Div, NULL, (), _div_grad, (
+        (basic_math.DivGrad, '__init__'),
+        (basic_math.DivGrad, 'check_type_forward'),
+        (basic_math.DivGrad, 'forward'),
+        (basic_math.DivGrad, 'forward_cpu'),
+        (chainer.utils, 'sum_to')), type_check=()),
+    compiled(basic_math.PowVarConst, NULL, (), _pow_var_const_grad, (
+        (basic_math.PowVarConstGrad, '__init__'),
+        (basic_math.PowVarConstGrad, 'check_type_forward'),
+        (basic_math.PowVarConstGrad, 'forward'),
+        (basic_math.PowVarConstGrad, 'forward_cpu'),
+        (basic_math, '_preprocess_const'),
+        (chainer.utils, 'force_type')), type_check=()),
 )
