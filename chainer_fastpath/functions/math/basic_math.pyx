@@ -82,7 +82,12 @@ cdef object _add_grad(object func, tuple indexes, tuple grad_outputs):
     if gy is None:
         return NOT_HANDLED
     inputs = func.inputs
-    return tuple([_sum_to(gy_var, gy, inputs[i].shape) for i in indexes])
+    shape = gy.shape
+    for i in indexes:
+        if inputs[i].shape != shape:
+            return tuple([_sum_to(gy_var, gy, inputs[j].shape)
+                          for j in indexes])
+    return (gy_var,) * len(indexes)
 
 
 cdef object _sub_grad(object func, tuple indexes, tuple grad_outputs):
