@@ -8,8 +8,7 @@ from chainer.functions.array import reshape
 
 from chainer_fastpath._core._config cimport ConfigView
 from chainer_fastpath._core._registry cimport NOT_HANDLED, compiled
-from chainer_fastpath._core._retained cimport grad_array
-from chainer_fastpath.functions.array.reshape cimport reshape_variable
+from chainer_fastpath.functions.array.reshape cimport reshape_grad
 
 cdef object _expand_dims = numpy.expand_dims
 
@@ -21,21 +20,9 @@ cdef object _forward(object node, tuple inputs, ConfigView config):
     return _expand_dims(inputs[0], node.axis),
 
 
-cdef object _backward(object func, tuple indexes, tuple grad_outputs):
-    # ExpandDims.backward: F.reshape(gy, x.shape).
-    gy_var = grad_outputs[0]
-    gy = grad_array(gy_var)
-    if gy is None:
-        return NOT_HANDLED
-    gx = reshape_variable(gy_var, gy, func.inputs[0].shape)
-    if gx is NOT_HANDLED:
-        return NOT_HANDLED
-    return gx,
-
-
 ENTRIES = (
     compiled(expand_dims.ExpandDims, _forward, ('forward',),
-             _backward, backward_callees=(
+             reshape_grad, backward_callees=(
                  (chainer.functions, 'reshape'),
                  (reshape.Reshape, '__init__'),
                  (reshape.Reshape, 'check_type_forward'),

@@ -30,8 +30,9 @@ cdef object _forward(object node, tuple inputs, ConfigView config):
     return inputs[0].reshape(node.shape),
 
 
-cdef object _backward(object func, tuple indexes, tuple grad_outputs):
-    # Reshape.backward: reshape(gy, x.shape).
+cdef object reshape_grad(object func, tuple indexes, tuple grad_outputs):
+    """``Reshape.backward`` and ``ExpandDims.backward``: ``F.reshape(gy,
+    x.shape)``; or NOT_HANDLED."""
     gy_var = grad_outputs[0]
     gy = grad_array(gy_var)
     if gy is None:
@@ -44,7 +45,7 @@ cdef object _backward(object func, tuple indexes, tuple grad_outputs):
 
 ENTRIES = (
     compiled(reshape.Reshape, _forward, ('forward',),
-             _backward, backward_callees=(
+             reshape_grad, backward_callees=(
                  (reshape, 'reshape'),
                  (reshape.Reshape, '__init__'),
                  (reshape.Reshape, 'check_type_forward'),

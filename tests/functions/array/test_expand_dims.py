@@ -8,9 +8,9 @@ from chainer.functions.array import expand_dims
 from chainer.functions.array import reshape
 
 from chainer_fastpath.testing import (
-    FLOAT_DTYPES, applied, gradients, check_error_same, check_gradients_same,
-    check_outputs_same, check_second_order_same, strided_variable,
+    applied, gradients, check_error_same, strided_variable,
     variable as _v)
+from chainer_fastpath.testing.cases import function_tests
 
 # name -> builds (under the shared seed) and returns (fn, args)
 APPLY_CASES = {
@@ -32,28 +32,8 @@ BACKWARD_CASES = {
 }
 
 
-@pytest.mark.parametrize('type_check', [True, False])
-@pytest.mark.parametrize('backprop', [True, False])
-@pytest.mark.parametrize('case', sorted(APPLY_CASES))
-def test_outputs_same_as_stock(case, backprop, type_check):
-    check_outputs_same(APPLY_CASES[case], backprop, type_check)
-
-
-@pytest.mark.parametrize('dtype', FLOAT_DTYPES)
-@pytest.mark.parametrize('case', sorted(BACKWARD_CASES))
-@pytest.mark.parametrize('type_check', [True, False])
-def test_gradients_same_as_stock(case, dtype, type_check):
-    check_gradients_same(BACKWARD_CASES[case], dtype, type_check)
-
-
-@pytest.mark.parametrize('dtype', FLOAT_DTYPES)
-def test_double_backprop_same_as_stock(dtype):
-    check_second_order_same(BACKWARD_CASES['middle'], dtype)
-
-
-@pytest.mark.parametrize('case', sorted(BACKWARD_CASES))
-def test_compiled_backward_is_used(case, compiled_backward_is_used):
-    compiled_backward_is_used(BACKWARD_CASES[case])
+globals().update(function_tests(APPLY_CASES, BACKWARD_CASES,
+                                  second_order=['middle']))
 
 
 def test_forward_is_compiled(compiled_instead):
