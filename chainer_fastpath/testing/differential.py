@@ -112,6 +112,13 @@ def variable(*shape, dtype=numpy.float32, low=-1, high=1,
         requires_grad=requires_grad)
 
 
+def strided_variable(*shape, dtype=numpy.float32):
+    """A Variable like ``variable``'s whose array is a non-contiguous view
+    (every other element of the last axis of a larger array)."""
+    a = numpy.random.uniform(-1, 1, shape[:-1] + (2 * shape[-1],))
+    return chainer.Variable(a.astype(dtype)[..., ::2])
+
+
 def applied(f, *inputs):
     """``(inputs, f(*inputs))``: a gradient case's inputs and output."""
     return inputs, f(*inputs)
@@ -192,3 +199,45 @@ def check_error_after_passing(first, second):
     stock, patched = run_both(lambda: error_after_passing(first, second))
     assert stock == patched
     return stock
+
+
+def second_order(build, dtype):
+    """Backward from the output of ``build(dtype)`` with
+    ``enable_double_backprop``, then backward again from the sum of the
+    squared first gradients; returns the first gradients' arrays and
+    ``grad_vars(*inputs)``."""
+    inputs, y = build(dtype)
+    gy = chainer.Variable(
+        numpy.random.uniform(-1, 1, y.shape).astype(y.dtype))
+    gxs = chainer.grad([y], list(inputs), [gy],
+                       enable_double_backprop=True)
+    loss = None
+    for gx in gxs:
+        if gx is not None:
+            term = chainer.functions.sum(gx * gx)
+            loss = term if loss is None else loss + term
+    if loss is not None and loss.requires_grad:
+        loss.backward()
+    return [None if gx is None else gx.array for gx in gxs], grad_vars(
+        *inputs)
+
+
+def check_second_order_same(build, dtype):
+    """Asserts ``second_order(build, dtype)`` is the same stock and
+    patched."""
+    return check_same(lambda: second_order(build, dtype))
+
+
+def error_of(fn):
+    """The type name and message of the error ``fn()`` raises, or None."""
+    try:
+        fn()
+    except Exception as e:
+        return type(e).__name__, str(e)
+    return None
+
+
+def check_error_same(fn):
+    """Asserts ``error_of(fn)`` is the same stock and patched; returns
+    it."""
+    return check_same(lambda: error_of(fn))[0]

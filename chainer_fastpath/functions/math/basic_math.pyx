@@ -1,8 +1,8 @@
 # cython: boundscheck=True, wraparound=True
 """Compiled arithmetic nodes of ``basic_math``: ``Add``, ``AddConstant``,
 ``Sub``, ``SubFromConstant``, ``Mul``, ``MulConstant``, ``Neg``, on NumPy
-arrays; passed type checks of those and of ``Div`` and ``PowVarConst``
-cached.
+arrays, and the backwards of ``Div`` and ``PowVarConst``; passed type
+checks of all of them cached.
 
 Each NumPy operation runs with NumPy's error handling off (``_fpe``); where
 NumPy would act on a floating-point exception, the node's own code runs.
@@ -12,16 +12,16 @@ import numpy
 import chainer
 import chainer.functions
 from chainer.functions.math import basic_math
+from chainer.functions.math import sum as sum_mod
 
 from chainer_fastpath._core._config cimport ConfigView
 from chainer_fastpath._core._fpe cimport acts, quiet2
 from chainer_fastpath._core._ndarray cimport (
     CFP_NPY_DOUBLE, CFP_NPY_FLOAT, CFP_NPY_HALF, builtin_typenum, layout_ok)
 from chainer_fastpath._core._objects cimport new_variable
-from chainer_fastpath._core._registry cimport (
-    NOT_HANDLED, Compiled, compiled)
+from chainer_fastpath._core._registry cimport NOT_HANDLED, compiled
 from chainer_fastpath._core._retained cimport (
-    float_operands, grad_array, requires_grad_of)
+    float_operands, grad_array, requires_grad_of, retained_inputs)
 
 cdef object _utils = chainer.utils
 cdef object _preprocess_const = basic_math._preprocess_const
@@ -118,17 +118,47 @@ cdef object _mul_constant(object node, tuple in_data, ConfigView config):
 
 # -- backwards --------------------------------------------------------------
 
+cdef object _sum_to(object gy_var, object gy, object shape):
+    # F.sum_to(gy, shape): gy itself where the shapes match, else a SumTo
+    # node (no type check) computing utils.sum_to.
+    if gy.shape == shape:
+        return gy_var
+    return new_variable(_utils.sum_to(gy, shape), gy_var._requires_grad,
+                        None, 0)
+
+
 cdef object _add_grad(object func, tuple indexes, tuple grad_outputs):
-    # Add.backward: F.sum_to(gy, x.shape) is gy itself where shapes match.
+    # Add.backward: F.sum_to(gy, x.shape) for each input asked for.
     gy_var = grad_outputs[0]
     gy = grad_array(gy_var)
     if gy is None:
         return NOT_HANDLED
     inputs = func.inputs
+    shape = gy.shape
     for i in indexes:
-        if gy.shape != inputs[i].shape:
-            return NOT_HANDLED
+        if inputs[i].shape != shape:
+            return tuple([_sum_to(gy_var, gy, inputs[j].shape)
+                          for j in indexes])
     return (gy_var,) * len(indexes)
+
+
+cdef object _sub_grad(object func, tuple indexes, tuple grad_outputs):
+    # Sub.backward: (F.sum_to(gy, x1.shape), -F.sum_to(gy, x2.shape)), the
+    # negation a Neg node (its type check only names the input), None for
+    # an input not asked for.
+    gy_var = grad_outputs[0]
+    gy = grad_array(gy_var)
+    if gy is None:
+        return NOT_HANDLED
+    x1, x2 = func.inputs
+    g1 = g2 = None
+    if 0 in indexes:
+        g1 = _sum_to(gy_var, gy, x1.shape)
+    if 1 in indexes:
+        g = gy if gy.shape == x2.shape else _utils.sum_to(gy, x2.shape)
+        g2 = new_variable(_utils.force_array(-g), gy_var._requires_grad,
+                          None, 0)
+    return g1, g2
 
 
 cdef object _add_constant_grad(object func, tuple indexes,
@@ -157,8 +187,7 @@ cdef object _broadcast_shape(tuple a, tuple b):
 cdef object _mul_grad(object func, tuple indexes, tuple grad_outputs):
     # Mul.backward: F.sum_to(gy * x[1 - i], x[i].shape), where the product
     # is a Mul node (its type check passes for one float dtype and shapes
-    # that broadcast) and sum_to the identity (the product already has
-    # x[i]'s shape).
+    # that broadcast).
     gy_var = grad_outputs[0]
     gy = grad_array(gy_var)
     if gy is None:
@@ -168,7 +197,7 @@ cdef object _mul_grad(object func, tuple indexes, tuple grad_outputs):
         return NOT_HANDLED
     shape = gy.shape
     for i in indexes:
-        if _broadcast_shape(shape, xs[1 - i].shape) != xs[i].shape:
+        if _broadcast_shape(shape, xs[1 - i].shape) is None:
             return NOT_HANDLED
     inputs = func.inputs
     cdef bint gy_rg = gy_var._requires_grad
@@ -178,10 +207,13 @@ cdef object _mul_grad(object func, tuple indexes, tuple grad_outputs):
         products.append(quiet2(_np_multiply, gy, xs[1 - i], &raised))
     if acts(raised):
         return NOT_HANDLED
-    return tuple([
-        new_variable(_utils.force_array(gx),
-                     gy_rg or requires_grad_of(inputs[1 - i]), None, 0)
-        for i, gx in zip(indexes, products)])
+    cdef list ret = []
+    for i, gx in zip(indexes, products):
+        gx = _utils.force_array(gx)
+        ret.append(_sum_to(
+            new_variable(gx, gy_rg or requires_grad_of(inputs[1 - i]),
+                         None, 0), gx, xs[i].shape))
+    return tuple(ret)
 
 
 cdef object _mul_constant_grad(object func, tuple indexes,
@@ -212,7 +244,59 @@ cdef object _neg_grad(object func, tuple indexes, tuple grad_outputs):
                          None, 0),)
 
 
-cdef tuple _SUM_TO = ((chainer.functions, 'sum_to'),)
+cdef object _div_grad(object func, tuple indexes, tuple grad_outputs):
+    # Div.backward: DivGrad(...).apply((x0, x1, gy)), a node without a type
+    # check whose forward_cpu is gy / x1 and -(gy / x1) * x0 / x1, each
+    # summed to its operand's shape; both returned.
+    gy_var = grad_outputs[0]
+    gy = grad_array(gy_var)
+    if gy is None:
+        return NOT_HANDLED
+    xs = float_operands(func, gy, False)
+    if xs is None:
+        return NOT_HANDLED
+    x0, x1 = xs
+    inputs = func.inputs
+    cdef bint rg = (requires_grad_of(inputs[0]) or requires_grad_of(inputs[1])
+                    or gy_var._requires_grad)
+    gx0 = _utils.force_array(gy / x1)
+    gx1 = _utils.force_array(-gx0 * x0 / x1)
+    return (new_variable(_utils.sum_to(gx0, x0.shape), rg, None, 0),
+            new_variable(_utils.sum_to(gx1, x1.shape), rg, None, 0))
+
+
+cdef object _pow_var_const_grad(object func, tuple indexes,
+                                tuple grad_outputs):
+    # PowVarConst.backward: PowVarConstGrad(value).apply((x, gy)), whose
+    # type check asks for one floating dtype and one shape, and whose
+    # forward_cpu is value * x ** (value - 1) * gy, the constants in x's
+    # dtype.
+    gy_var = grad_outputs[0]
+    gy = grad_array(gy_var)
+    value = func.value
+    if (gy is None or (type(value) is not float and type(value) is not int)
+            or func._input_indexes_to_retain != (0,)
+            or basic_math._preprocess_const is not _preprocess_const):
+        return NOT_HANDLED
+    xs = retained_inputs(func, [])
+    if xs is None:
+        return NOT_HANDLED
+    x = xs[0]
+    dtype = x.dtype
+    if dtype.kind != 'f' or gy.dtype != dtype or gy.shape != x.shape:
+        return NOT_HANDLED
+    gx = _utils.force_type(dtype, value) * (x ** dtype.type(value - 1)) * gy
+    return (new_variable(_utils.force_array(gx),
+                         requires_grad_of(func.inputs[0])
+                         or gy_var._requires_grad, None, 0),)
+
+
+cdef tuple _SUM_TO = (
+    (chainer.functions, 'sum_to'),
+    (sum_mod.SumTo, '__init__'),
+    (sum_mod.SumTo, 'check_type_forward'),
+    (sum_mod.SumTo, 'forward'),
+    (chainer.utils, 'sum_to'))
 cdef tuple _CONSTANT_NODES = (
     (basic_math.MulConstant, 'forward'),
     (basic_math.Neg, 'forward'),
@@ -223,7 +307,9 @@ ENTRIES = (
              _add_grad, _SUM_TO, type_check=()),
     compiled(basic_math.AddConstant, _add_constant, ('forward',),
              _add_constant_grad, (), type_check=()),
-    compiled(basic_math.Sub, _sub, ('forward',), NULL, (), type_check=()),
+    compiled(basic_math.Sub, _sub, ('forward',), _sub_grad,
+             _SUM_TO + ((basic_math.Neg, 'forward'),
+                        (chainer.Variable, '__neg__')), type_check=()),
     compiled(basic_math.SubFromConstant, _sub_from_constant, ('forward',),
              _neg_grad, _CONSTANT_NODES, type_check=()),
     compiled(basic_math.Mul, _mul, ('forward', 'retain_inputs'),
@@ -236,6 +322,17 @@ ENTRIES = (
              _mul_constant_grad, _CONSTANT_NODES, type_check=()),
     compiled(basic_math.Neg, NULL, (), _neg_grad, _CONSTANT_NODES,
              type_check=()),
-    Compiled(basic_math.Div, type_check=()),
-    Compiled(basic_math.PowVarConst, type_check=()),
+    compiled(basic_math.Div, NULL, (), _div_grad, (
+        (basic_math.DivGrad, '__init__'),
+        (basic_math.DivGrad, 'check_type_forward'),
+        (basic_math.DivGrad, 'forward'),
+        (basic_math.DivGrad, 'forward_cpu'),
+        (chainer.utils, 'sum_to')), type_check=()),
+    compiled(basic_math.PowVarConst, NULL, (), _pow_var_const_grad, (
+        (basic_math.PowVarConstGrad, '__init__'),
+        (basic_math.PowVarConstGrad, 'check_type_forward'),
+        (basic_math.PowVarConstGrad, 'forward'),
+        (basic_math.PowVarConstGrad, 'forward_cpu'),
+        (basic_math, '_preprocess_const'),
+        (chainer.utils, 'force_type')), type_check=()),
 )

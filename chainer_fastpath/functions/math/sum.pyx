@@ -2,24 +2,48 @@
 """Compiled ``Sum``: backward on NumPy arrays."""
 import chainer.functions
 from chainer.functions.array import broadcast
+from chainer.functions.array import reshape
 from chainer.functions.math import sum as sum_mod
 
 from chainer_fastpath._core._apply cimport apply_detached
+from chainer_fastpath._core._objects cimport new_variable
 from chainer_fastpath._core._registry cimport NOT_HANDLED, compiled
 from chainer_fastpath._core._retained cimport grad_array
 
 
 cdef object _backward(object func, tuple indexes, tuple grad_outputs):
-    # Sum.backward: reshape to keep the summed axes, then broadcast_to.
+    # Sum.backward.
     gy_var = grad_outputs[0]
     gy = grad_array(gy_var)
     if gy is None:
         return NOT_HANDLED
+    return spread_grad(func, gy_var, gy)
+
+
+cdef object spread_grad(object func, object gy_var, object gy):
+    """What ``Sum.backward`` does with gradient ``gy_var`` (array ``gy``)
+    of ``func``, a Sum or Mean node: reshape to keep the reduced axes, then
+    broadcast_to the input's shape; NOT_HANDLED where gy is not of the
+    reduction's shape."""
     shape = func.inputs[0].shape
     cdef Py_ssize_t ndim = len(shape)
     axis = func.axis
     if not (ndim == 0 or axis is None or func.keepdims):
-        return NOT_HANDLED
+        # The summed axes put back: a Reshape node to a list, which no
+        # shape equals; its type check passes where gy has the sum's
+        # shape.
+        axes = sorted([a if a >= 0 else a + ndim for a in axis])
+        kept = list(shape)
+        for a in reversed(axes):
+            del kept[a]
+        if list(gy.shape) != kept:
+            return NOT_HANDLED
+        kept = list(gy.shape)
+        for a in axes:
+            kept.insert(a, 1)
+        gy_var = new_variable(gy.reshape(kept), gy_var._requires_grad,
+                              None, 0)
+        gy = (<list>gy_var._data)[0]
     if gy.shape == shape:
         return (gy_var,)
     return apply_detached(broadcast.BroadcastTo(shape), (gy,),
@@ -30,6 +54,9 @@ ENTRIES = (
     compiled(sum_mod.Sum, NULL, (),
              _backward, backward_callees=(
                  (chainer.functions, 'reshape'),
-                 (chainer.functions, 'broadcast_to')),
+                 (chainer.functions, 'broadcast_to'),
+                 (reshape.Reshape, '__init__'),
+                 (reshape.Reshape, 'check_type_forward'),
+                 (reshape.Reshape, 'forward')),
              type_check=('axis',)),
 )

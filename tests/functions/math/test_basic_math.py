@@ -7,11 +7,14 @@ import pytest
 import chainer
 import chainer.functions as F
 from chainer.functions.math import basic_math
+from chainer.functions.math import sum as sum_mod
 
 import chainer_fastpath
 from chainer_fastpath.testing import (
-    FLOAT_DTYPES, applied, check_error_after_passing, check_gradients_same,
-    check_outputs_same, gradients, variable as _v)
+    FLOAT_DTYPES, applied, check_error_after_passing, check_error_same,
+    check_gradients_same, check_outputs_same, check_same,
+    check_second_order_same, error_of, gradients, strided_variable,
+    variable as _v)
 
 # name -> builds (under the shared seed) and returns (fn, args)
 APPLY_CASES = {
@@ -63,6 +66,50 @@ BACKWARD_CASES = {
     'neg': lambda d: applied(lambda a: -a, _v(3, 4, dtype=d)),
     'sub_from_constant': lambda d: applied(lambda a: 1 - a,
                                            _v(3, 4, dtype=d)),
+    'sub': lambda d: applied(lambda a, b: a - b, _v(3, 4, dtype=d),
+                             _v(3, 4, dtype=d)),
+    'sub_broadcast': lambda d: applied(lambda a, b: a - b,
+                                       _v(2, 1, 4, dtype=d),
+                                       _v(3, 1, dtype=d)),
+    'sub_lhs_only': lambda d: applied(
+        lambda a, b: a - b, _v(3, 4, dtype=d),
+        _v(4, dtype=d, requires_grad=False)),
+    'sub_rhs_only': lambda d: applied(
+        lambda a, b: a - b, _v(3, 4, dtype=d, requires_grad=False),
+        _v(1, 4, dtype=d)),
+    'sub_strided': lambda d: applied(lambda a, b: a - b,
+                                     strided_variable(3, 2, dtype=d),
+                                     _v(3, 2, dtype=d)),
+    'sub_empty': lambda d: applied(lambda a, b: a - b, _v(0, 2, dtype=d),
+                                   _v(2, dtype=d)),
+    'sub_0d': lambda d: applied(lambda a, b: a - b, _v(dtype=d),
+                                _v(3, dtype=d)),
+    'add_broadcast_lead': lambda d: applied(F.add, _v(2, 3, 4, dtype=d),
+                                            _v(4, dtype=d)),
+    'mul_broadcast_both': lambda d: applied(lambda a, b: a * b,
+                                            _v(3, 1, dtype=d),
+                                            _v(1, 4, dtype=d)),
+    'div': lambda d: applied(lambda a, b: a / b, _v(3, 4, dtype=d),
+                             _v(3, 4, low=1, high=2, dtype=d)),
+    'div_broadcast': lambda d: applied(
+        lambda a, b: a / b, _v(3, 4, dtype=d),
+        _v(4, low=1, high=2, dtype=d)),
+    'div_constant_rhs': lambda d: applied(
+        lambda a, b: a / b, _v(2, 3, dtype=d),
+        _v(2, 3, low=1, high=2, dtype=d, requires_grad=False)),
+    'div_strided': lambda d: applied(
+        lambda a, b: a / b, strided_variable(2, 3, dtype=d),
+        _v(1, 3, low=1, high=2, dtype=d)),
+    'div_empty': lambda d: applied(lambda a, b: a / b, _v(0, 3, dtype=d),
+                                   _v(3, low=1, high=2, dtype=d)),
+    'pow': lambda d: applied(lambda a: a ** 2, _v(3, 4, dtype=d)),
+    'pow_float': lambda d: applied(lambda a: a ** 1.5,
+                                   _v(3, 4, low=0.5, high=2, dtype=d)),
+    'pow_negative': lambda d: applied(lambda a: a ** -1,
+                                      _v(3, low=0.5, high=2, dtype=d)),
+    'pow_strided': lambda d: applied(lambda a: a ** 3,
+                                     strided_variable(2, 3, dtype=d)),
+    'pow_0d': lambda d: applied(lambda a: a ** 2, _v(dtype=d)),
 }
 
 
@@ -92,22 +139,44 @@ def test_gradients_same_as_stock(case, dtype, type_check):
     check_gradients_same(BACKWARD_CASES[case], dtype, type_check)
 
 
-@pytest.mark.parametrize('case', [
-    'add', 'add_constant', 'mul', 'mul_constant', 'neg', 'sub_from_constant',
-    'mul_broadcast_array', 'mul_broadcast_rhs_row'])
+@pytest.mark.parametrize('case', sorted(BACKWARD_CASES))
 def test_compiled_backward_is_used(case, compiled_backward_is_used):
     compiled_backward_is_used(BACKWARD_CASES[case])
 
 
-@pytest.mark.parametrize('case,reason', [
-    ('add_broadcast', 'case left to stock: Add'),
-    # b's gradient needs sum_to over the broadcast axis.
-    ('mul_broadcast', 'case left to stock: Mul'),
+@pytest.mark.parametrize('dtype', FLOAT_DTYPES)
+@pytest.mark.parametrize('case', ['sub', 'sub_broadcast', 'mul_broadcast',
+                                  'add_broadcast', 'div', 'div_broadcast',
+                                  'pow', 'pow_float'])
+def test_double_backprop_same_as_stock(case, dtype):
+    check_second_order_same(BACKWARD_CASES[case], dtype)
+
+
+def _mixed_dtypes_mul():
+    with chainer.using_config('type_check', False):
+        a, b = _v(2, 3), _v(2, 3, dtype=numpy.float64)
+        y = a * b
+    y.grad = numpy.ones((2, 3))
+    y.backward()
+    return a.grad, b.grad
+
+
+def test_uncompiled_cases_are_counted(patched_stats):
+    # Mul of two dtypes (type check off): its gradient nodes' checks fail.
+    check_error_same(_mixed_dtypes_mul)
+    assert patched_stats(lambda: error_of(_mixed_dtypes_mul))[
+        'fallback'] == {'case left to stock: Mul': 1}
+
+
+@pytest.mark.parametrize('owner,name', [
+    (sum_mod.SumTo, 'forward'),
+    (F, 'sum_to'),
+    (chainer.utils, 'sum_to'),
+    (basic_math.Neg, 'forward'),
 ])
-def test_uncompiled_cases_are_counted(case, reason, patched_stats):
-    counts = patched_stats(lambda: gradients(BACKWARD_CASES[case],
-                                             numpy.float32))
-    assert counts['fallback'] == {reason: 1}
+def test_mocked_callee_of_sub_is_called(owner, name, mock_is_called):
+    mock_is_called(owner, name, lambda: gradients(
+        BACKWARD_CASES['sub_broadcast'], numpy.float32))
 
 
 @pytest.mark.parametrize('case,cls', [
@@ -146,3 +215,48 @@ def test_error_after_a_cached_pass_is_stocks(name):
 def test_passed_type_check_is_cached(type_check_is_cached, cls, call):
     x, y = _v(2, 3), _v(2, 3)
     type_check_is_cached(cls, lambda: call(x, y))
+
+
+@pytest.mark.parametrize('owner,name', [
+    (basic_math.DivGrad, 'forward_cpu'),
+    (basic_math.DivGrad, '__init__'),
+    (chainer.utils, 'sum_to'),
+])
+def test_mocked_callee_of_div_is_called(owner, name, mock_is_called):
+    mock_is_called(owner, name, lambda: gradients(
+        BACKWARD_CASES['div_broadcast'], numpy.float32))
+
+
+@pytest.mark.parametrize('owner,name', [
+    (basic_math.PowVarConstGrad, 'forward_cpu'),
+    (basic_math.PowVarConstGrad, 'check_type_forward'),
+    (basic_math, '_preprocess_const'),
+    (chainer.utils, 'force_type'),
+])
+def test_mocked_callee_of_pow_is_called(owner, name, mock_is_called):
+    mock_is_called(owner, name, lambda: gradients(
+        BACKWARD_CASES['pow'], numpy.float32))
+
+
+def test_pow_of_a_numpy_scalar_exponent_is_left_to_stock(patched_stats):
+    def fn():
+        x = _v(3, low=0.5, high=2)
+        y = x ** numpy.float64(2.5)
+        y.grad = numpy.ones(3, numpy.float32)
+        return error_of(y.backward), x.grad
+    check_same(fn)
+    assert patched_stats(fn)['fallback'] == {
+        'case left to stock: PowVarConst': 1}
+
+
+@pytest.mark.parametrize('rhs', [0.0, numpy.inf])
+def test_div_by_zero_and_inf_same_as_stock(rhs):
+    def fn():
+        a = _v(2, 3)
+        b = chainer.Variable(numpy.full((2, 3), rhs, numpy.float32))
+        with numpy.errstate(all='ignore'):
+            y = a / b
+            y.grad = numpy.ones((2, 3), numpy.float32)
+            y.backward()
+        return y.array, a.grad, b.grad
+    check_same(fn)

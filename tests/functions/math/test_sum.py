@@ -2,12 +2,16 @@
 import numpy
 import pytest
 
+import chainer
 import chainer.functions as F
 from chainer.functions.math import sum as sum_mod
+from chainer.functions.array import broadcast
+from chainer.functions.array import reshape
 
 from chainer_fastpath.testing import (
-    FLOAT_DTYPES, applied, check_gradients_same, check_outputs_same,
-    gradients, variable as _v)
+    FLOAT_DTYPES, applied, gradients, check_gradients_same, check_outputs_same,
+    check_same, check_second_order_same, error_of, strided_variable,
+    variable as _v)
 
 # name -> builds (under the shared seed) and returns (fn, args)
 APPLY_CASES = {
@@ -21,6 +25,14 @@ BACKWARD_CASES = {
                                   _v(3, 4, dtype=d)),
     'sum_keepdims': lambda d: applied(
         lambda a: F.sum(a, axis=0, keepdims=True), _v(3, 4, dtype=d)),
+    'sum_axes': lambda d: applied(lambda a: F.sum(a, axis=(-1, 0)),
+                                  _v(2, 3, 4, dtype=d)),
+    'sum_size_one_axis': lambda d: applied(lambda a: F.sum(a, axis=1),
+                                           _v(3, 1, dtype=d)),
+    'sum_axis_strided': lambda d: applied(
+        lambda a: F.sum(a, axis=-2), strided_variable(3, 4, dtype=d)),
+    'sum_axis_empty': lambda d: applied(lambda a: F.sum(a, axis=0),
+                                        _v(0, 3, dtype=d)),
 }
 
 
@@ -38,19 +50,39 @@ def test_gradients_same_as_stock(case, dtype, type_check):
     check_gradients_same(BACKWARD_CASES[case], dtype, type_check)
 
 
-@pytest.mark.parametrize('case', ['sum'])
+@pytest.mark.parametrize('case', sorted(BACKWARD_CASES))
 def test_compiled_backward_is_used(case, compiled_backward_is_used):
     compiled_backward_is_used(BACKWARD_CASES[case])
 
 
-@pytest.mark.parametrize('case,reason', [
-    ('sum_axis', 'case left to stock: Sum')])
-def test_uncompiled_cases_are_counted(case, reason, patched_stats):
-    counts = patched_stats(lambda: gradients(BACKWARD_CASES[case],
-                                             numpy.float32))
-    assert counts['fallback'] == {reason: 1}
+@pytest.mark.parametrize('dtype', FLOAT_DTYPES)
+@pytest.mark.parametrize('case', ['sum_axis', 'sum_axes'])
+def test_double_backprop_same_as_stock(case, dtype):
+    check_second_order_same(BACKWARD_CASES[case], dtype)
+
+
+def test_gradient_of_another_shape_is_left_to_stock(patched_stats):
+    def fn():
+        x = _v(3, 4)
+        y = F.sum(x, axis=1)
+        y._set_grad_var_without_check(chainer.Variable(
+            numpy.ones((4,), numpy.float32)))
+        return error_of(y.backward)
+    assert check_same(fn)[0] is not None
+    assert patched_stats(fn)['fallback'] == {'case left to stock: Sum': 1}
 
 
 def test_passed_type_check_is_cached(type_check_is_cached):
     x = _v(2, 3)
     type_check_is_cached(sum_mod.Sum, lambda: F.sum(x, axis=1))
+
+
+@pytest.mark.parametrize('owner,name', [
+    (reshape.Reshape, 'forward'),
+    (reshape.Reshape, 'check_type_forward'),
+    (F, 'reshape'),
+    (broadcast.BroadcastTo, 'forward'),
+])
+def test_mocked_callee_is_called(owner, name, mock_is_called):
+    mock_is_called(owner, name, lambda: gradients(
+        BACKWARD_CASES['sum_axis'], numpy.float32))

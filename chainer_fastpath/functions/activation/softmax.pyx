@@ -1,0 +1,56 @@
+# cython: boundscheck=True, wraparound=True
+"""Compiled ``Softmax``: forward and backward on NumPy arrays."""
+import numpy
+
+from chainer.functions.activation import softmax
+
+from chainer_fastpath._core._config cimport ConfigView
+from chainer_fastpath._core._objects cimport new_variable
+from chainer_fastpath._core._registry cimport NOT_HANDLED, compiled
+from chainer_fastpath._core._retained cimport (
+    array_of, grad_array, requires_grad_of, retained_output)
+
+cdef object _exp = numpy.exp
+
+
+cdef object _forward(object node, tuple inputs, ConfigView config):
+    # Softmax.forward on NumPy arrays (no cuDNN there).
+    if len(inputs) != 1:
+        return NOT_HANDLED
+    x = inputs[0]
+    axis = node.axis
+    y = x - x.max(axis=axis, keepdims=True)
+    _exp(y, out=y)
+    y /= y.sum(axis=axis, keepdims=True)
+    node._output_indexes_to_retain = (0,)
+    return y,
+
+
+cdef object _backward(object func, tuple indexes, tuple grad_outputs):
+    # Softmax.backward: _SoftmaxGrad(axis).apply((y, gy)), a node without
+    # a type check whose forward on NumPy is y * gy less y times its sum
+    # over axis.
+    y_node = retained_output(func)
+    gy_var = grad_outputs[0]
+    gy = grad_array(gy_var)
+    if y_node is None or gy is None:
+        return NOT_HANDLED
+    y = array_of(y_node)
+    if gy.shape != y.shape or gy.dtype.kind != 'f' or y.dtype.kind != 'f':
+        return NOT_HANDLED
+    axis = func.axis
+    gx = y * gy
+    sumdx = gx.sum(axis=axis, keepdims=True)
+    gx -= y * sumdx
+    return (new_variable(gx, requires_grad_of(y_node)
+                         or gy_var._requires_grad, None, 0),)
+
+
+ENTRIES = (
+    compiled(softmax.Softmax, _forward, ('forward', 'retain_outputs'),
+             _backward, backward_callees=(
+                 (softmax._SoftmaxGrad, '__init__'),
+                 (softmax._SoftmaxGrad, 'check_type_forward'),
+                 (softmax._SoftmaxGrad, 'forward')),
+             type_check=('axis',)),
+)

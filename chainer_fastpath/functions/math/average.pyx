@@ -1,0 +1,62 @@
+# cython: boundscheck=True, wraparound=True
+"""Compiled ``Mean``: forward and backward on NumPy arrays."""
+import chainer
+import chainer.functions
+from chainer.functions.array import broadcast
+from chainer.functions.array import reshape
+from chainer.functions.math import average
+from chainer.functions.math import basic_math
+
+from chainer_fastpath._core._config cimport ConfigView
+from chainer_fastpath._core._objects cimport new_variable
+from chainer_fastpath._core._registry cimport NOT_HANDLED, compiled
+from chainer_fastpath._core._retained cimport grad_array
+from chainer_fastpath.functions.math.sum cimport spread_grad
+
+cdef object _utils = chainer.utils
+
+
+cdef object _forward(object node, tuple inputs, ConfigView config):
+    # Mean.forward.
+    if len(inputs) != 1:
+        return NOT_HANDLED
+    x, = inputs
+    axis = node.axis
+    if axis is None:
+        node.multiplier = 1.0 / x.size
+    else:
+        divider = 1
+        for a in axis:
+            divider *= x.shape[a]
+        node.multiplier = 1.0 / divider
+    return _utils.force_array(x.mean(axis=axis, keepdims=node.keepdims)),
+
+
+cdef object _backward(object func, tuple indexes, tuple grad_outputs):
+    # Mean.backward: gy * multiplier (a MulConstant node: the multiplier
+    # in gy's dtype times gy), then as Sum.backward.
+    gy_var = grad_outputs[0]
+    gy = grad_array(gy_var)
+    multiplier = func.multiplier
+    if gy is None or type(multiplier) is not float:
+        return NOT_HANDLED
+    gy = _utils.force_array(gy.dtype.type(multiplier) * gy)
+    return spread_grad(
+        func, new_variable(gy, gy_var._requires_grad, None, 0), gy)
+
+
+ENTRIES = (
+    compiled(average.Mean, _forward, ('forward',),
+             _backward, backward_callees=(
+                 (chainer.Variable, '__mul__'),
+                 (basic_math.MulConstant, 'check_type_forward'),
+                 (basic_math.MulConstant, 'forward'),
+                 (basic_math, '_preprocess_const'),
+                 (chainer.functions, 'reshape'),
+                 (chainer.functions, 'broadcast_to'),
+                 (reshape.Reshape, '__init__'),
+                 (reshape.Reshape, 'check_type_forward'),
+                 (reshape.Reshape, 'forward'),
+                 (broadcast.BroadcastTo, 'forward')),
+             type_check=('axis',)),
+)

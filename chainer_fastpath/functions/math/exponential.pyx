@@ -1,0 +1,51 @@
+# cython: boundscheck=True, wraparound=True
+"""Compiled ``Exp``: forward and backward on NumPy arrays."""
+import numpy
+
+import chainer
+from chainer.functions.math import basic_math
+from chainer.functions.math import exponential
+
+from chainer_fastpath._core._config cimport ConfigView
+from chainer_fastpath._core._objects cimport new_variable
+from chainer_fastpath._core._registry cimport NOT_HANDLED, compiled
+from chainer_fastpath._core._retained cimport (
+    array_of, grad_array, requires_grad_of, retained_output)
+
+cdef object _exp = numpy.exp
+cdef object _utils = chainer.utils
+
+
+cdef object _forward(object node, tuple inputs, ConfigView config):
+    # Exp.forward_cpu.
+    if len(inputs) != 1:
+        return NOT_HANDLED
+    node._output_indexes_to_retain = (0,)
+    return _utils.force_array(_exp(inputs[0])),
+
+
+cdef object _backward(object func, tuple indexes, tuple grad_outputs):
+    # Exp.backward: y * gy, a Mul node, whose type check passes for one
+    # floating dtype (and shapes that broadcast: equal ones here).
+    y_node = retained_output(func)
+    gy_var = grad_outputs[0]
+    gy = grad_array(gy_var)
+    if y_node is None or gy is None:
+        return NOT_HANDLED
+    y = array_of(y_node)
+    if y.dtype.kind != 'f' or gy.dtype != y.dtype or gy.shape != y.shape:
+        return NOT_HANDLED
+    return (new_variable(_utils.force_array(y * gy),
+                         requires_grad_of(y_node) or gy_var._requires_grad,
+                         None, 0),)
+
+
+ENTRIES = (
+    compiled(exponential.Exp, _forward,
+             ('forward', 'forward_cpu', 'retain_outputs'),
+             _backward, backward_callees=(
+                 (chainer.Variable, '__mul__'),
+                 (basic_math.Mul, 'check_type_forward'),
+                 (basic_math.Mul, 'forward')),
+             type_check=()),
+)

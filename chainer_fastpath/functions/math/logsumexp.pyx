@@ -1,0 +1,102 @@
+# cython: boundscheck=True, wraparound=True
+"""Compiled ``LogSumExp``: forward and backward on NumPy arrays."""
+import numpy
+
+import chainer
+import chainer.functions
+from chainer.functions.array import broadcast
+from chainer.functions.array import expand_dims
+from chainer.functions.math import basic_math
+from chainer.functions.math import exponential
+from chainer.functions.math import logsumexp
+
+from chainer_fastpath._core._config cimport ConfigView
+from chainer_fastpath._core._objects cimport new_variable, node_data
+from chainer_fastpath._core._registry cimport NOT_HANDLED, compiled
+from chainer_fastpath._core._retained cimport (
+    array_of, grad_array, requires_grad_of, retained_output)
+
+cdef type _ndarray = numpy.ndarray
+cdef object _exp = numpy.exp
+cdef object _log = numpy.log
+cdef object _asarray = numpy.asarray
+cdef object _broadcast_to = numpy.broadcast_to
+cdef object _expand_dims = numpy.expand_dims
+cdef object _utils = chainer.utils
+
+
+cdef object _forward(object node, tuple inputs, ConfigView config):
+    # LogSumExp.forward on NumPy arrays.
+    if len(inputs) != 1:
+        return NOT_HANDLED
+    node._input_indexes_to_retain = (0,)
+    node._output_indexes_to_retain = (0,)
+    x, = inputs
+    axis = node.axis
+    m = x.max(axis=axis, keepdims=True)
+    y = _utils.force_array(x - m)
+    _exp(y, out=y)
+    y_sum = y.sum(axis=axis)
+    return _asarray(_log(y_sum) + m.reshape(y_sum.shape)),
+
+
+cdef object _backward(object func, tuple indexes, tuple grad_outputs):
+    # LogSumExp.backward: gy and y given their summed axes back
+    # (expand_dims, one ExpandDims node each), broadcast_to x's shape
+    # (BroadcastTo nodes, none where the shapes already agree), then
+    # gy * exp(x - y): Sub, Exp and Mul nodes, whose type checks pass for
+    # one floating dtype, checked here.
+    y_node = retained_output(func)
+    if y_node is None or func._input_indexes_to_retain != (0,):
+        return NOT_HANDLED
+    x_node = func.inputs[0]
+    if node_data(x_node) is None:
+        return NOT_HANDLED
+    x = array_of(x_node)
+    y = array_of(y_node)
+    gy_var = grad_outputs[0]
+    gy = grad_array(gy_var)
+    if (type(x) is not _ndarray or gy is None or x.dtype.kind != 'f'
+            or gy.dtype != x.dtype or y.dtype != x.dtype
+            or gy.shape != y.shape):
+        return NOT_HANDLED
+    axis = func.axis
+    shape = x.shape
+    if axis is not None:
+        ndim = len(shape)
+        for a in sorted([a + ndim if a < 0 else a for a in axis]):
+            gy = _expand_dims(gy, a)
+            y = _expand_dims(y, a)
+    if gy.shape != shape:
+        gy = _broadcast_to(gy, shape)
+    if y.shape != shape:
+        y = _broadcast_to(y, shape)
+    e = _utils.force_array(_exp(_utils.force_array(x - y)))
+    return (new_variable(
+        _utils.force_array(gy * e),
+        gy_var._requires_grad or requires_grad_of(x_node)
+        or requires_grad_of(y_node), None, 0),)
+
+
+ENTRIES = (
+    compiled(logsumexp.LogSumExp, _forward,
+             ('forward', 'retain_inputs', 'retain_outputs'),
+             _backward, backward_callees=(
+                 (chainer.functions, 'expand_dims'),
+                 (chainer.functions, 'broadcast_to'),
+                 (chainer.functions, 'exp'),
+                 (expand_dims.ExpandDims, 'check_type_forward'),
+                 (expand_dims.ExpandDims, 'forward'),
+                 (broadcast.BroadcastTo, 'check_type_forward'),
+                 (broadcast.BroadcastTo, 'forward'),
+                 (chainer.Variable, '__sub__'),
+                 (chainer.Variable, '__mul__'),
+                 (basic_math.Sub, 'check_type_forward'),
+                 (basic_math.Sub, 'forward'),
+                 (exponential.Exp, 'check_type_forward'),
+                 (exponential.Exp, 'forward'),
+                 (exponential.Exp, 'forward_cpu'),
+                 (basic_math.Mul, 'check_type_forward'),
+                 (basic_math.Mul, 'forward')),
+             type_check=('axis',)),
+)

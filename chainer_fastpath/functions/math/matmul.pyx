@@ -1,0 +1,82 @@
+# cython: boundscheck=True, wraparound=True
+"""Compiled ``MatMul``: forward, and backward where both operands are
+matrices or batches of them, on NumPy arrays."""
+import chainer
+import chainer.functions
+from chainer.functions.math import matmul
+from chainer.functions.math import sum as sum_mod
+
+from chainer_fastpath._core._apply cimport apply_detached
+from chainer_fastpath._core._config cimport ConfigView
+from chainer_fastpath._core._objects cimport new_variable
+from chainer_fastpath._core._registry cimport NOT_HANDLED, compiled
+from chainer_fastpath._core._retained cimport (
+    grad_array, requires_grad_of, retained_inputs)
+
+cdef object _utils = chainer.utils
+
+
+cdef object _forward(object node, tuple inputs, ConfigView config):
+    # MatMul.forward on NumPy arrays.
+    if len(inputs) != 2:
+        return NOT_HANDLED
+    node._input_indexes_to_retain = (0, 1)
+    a, b = inputs
+    y = matmul._matmul(a, b, node.transa, node.transb, node.transc)
+    dtype = node.dtype
+    return _utils.force_array(y, y.dtype if dtype is None else dtype),
+
+
+cdef object _sum_to(tuple gx, object shape):
+    # F.sum_to(gx, shape) of MatMul node output gx (a 1-tuple): a SumTo
+    # node (no type check) where the shapes differ.
+    var = gx[0]
+    a = (<list>var._data)[0]
+    if a.shape == shape:
+        return var
+    return new_variable(_utils.sum_to(a, shape), var._requires_grad, None, 0)
+
+
+cdef object _backward(object func, tuple indexes, tuple grad_outputs):
+    # MatMul.backward for operands of 2 or more dimensions: a MatMul node
+    # of gy and the other operand for each gradient asked for (stock's
+    # type check and this module's forward, applied detached), summed to
+    # the operand's shape.
+    gy_var = grad_outputs[0]
+    gy = grad_array(gy_var)
+    if gy is None or func._input_indexes_to_retain != (0, 1):
+        return NOT_HANDLED
+    xs = retained_inputs(func, [])
+    if xs is None:
+        return NOT_HANDLED
+    a, b = xs
+    if a.ndim < 2 or b.ndim < 2:
+        return NOT_HANDLED
+    inputs = func.inputs
+    transa = func.transa
+    transb = func.transb
+    transc = func.transc
+    cdef bint gy_rg = gy_var._requires_grad
+    cdef list ret = []
+    if 0 in indexes:
+        ret.append(_sum_to(apply_detached(
+            matmul.MatMul(transc, not transb, transa, a.dtype), (gy, b),
+            gy_rg or requires_grad_of(inputs[1])), a.shape))
+    if 1 in indexes:
+        ret.append(_sum_to(apply_detached(
+            matmul.MatMul(not transa, transc, transb, b.dtype), (a, gy),
+            gy_rg or requires_grad_of(inputs[0])), b.shape))
+    return tuple(ret)
+
+
+ENTRIES = (
+    compiled(matmul.MatMul, _forward, ('forward', 'retain_inputs'),
+             _backward, backward_callees=(
+                 (matmul.MatMul, '__init__'),
+                 (chainer.functions, 'sum_to'),
+                 (sum_mod.SumTo, '__init__'),
+                 (sum_mod.SumTo, 'check_type_forward'),
+                 (sum_mod.SumTo, 'forward'),
+                 (chainer.utils, 'sum_to')),
+             type_check=('transa', 'transb')),
+)

@@ -1,0 +1,47 @@
+"""The differential tests each compiled function's test file runs on its
+cases, made once here."""
+import pytest
+
+from chainer_fastpath.testing.differential import (
+    FLOAT_DTYPES, check_gradients_same, check_outputs_same,
+    check_second_order_same)
+
+
+def function_tests(apply_cases, backward_cases, second_order):
+    """Test functions, by name, for a test module's globals:
+
+    - ``test_outputs_same_as_stock``: every case of ``apply_cases``
+      (name -> builds ``(fn, args)``), with and without backprop and
+      ``type_check``;
+    - ``test_gradients_same_as_stock``: every case of ``backward_cases``
+      (name -> f(dtype) returning ``(inputs, output)``), every float dtype,
+      with and without ``type_check``;
+    - ``test_double_backprop_same_as_stock``: the backward cases named in
+      ``second_order``, every float dtype;
+    - ``test_compiled_backward_is_used``: every backward case takes a
+      compiled backward and leaves nothing to stock.
+    """
+    @pytest.mark.parametrize('type_check', [True, False])
+    @pytest.mark.parametrize('backprop', [True, False])
+    @pytest.mark.parametrize('case', sorted(apply_cases))
+    def test_outputs_same_as_stock(case, backprop, type_check):
+        check_outputs_same(apply_cases[case], backprop, type_check)
+
+    @pytest.mark.parametrize('dtype', FLOAT_DTYPES)
+    @pytest.mark.parametrize('case', sorted(backward_cases))
+    @pytest.mark.parametrize('type_check', [True, False])
+    def test_gradients_same_as_stock(case, dtype, type_check):
+        check_gradients_same(backward_cases[case], dtype, type_check)
+
+    @pytest.mark.parametrize('dtype', FLOAT_DTYPES)
+    @pytest.mark.parametrize('case', list(second_order))
+    def test_double_backprop_same_as_stock(case, dtype):
+        check_second_order_same(backward_cases[case], dtype)
+
+    @pytest.mark.parametrize('case', sorted(backward_cases))
+    def test_compiled_backward_is_used(case, compiled_backward_is_used):
+        compiled_backward_is_used(backward_cases[case])
+
+    return {f.__name__: f for f in (
+        test_outputs_same_as_stock, test_gradients_same_as_stock,
+        test_double_backprop_same_as_stock, test_compiled_backward_is_used)}

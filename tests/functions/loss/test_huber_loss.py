@@ -1,0 +1,106 @@
+"""F.huber_loss (``HuberLoss``), stock vs patched."""
+import numpy
+import pytest
+
+import chainer
+import chainer.functions as F
+from chainer.functions.loss import huber_loss
+from chainer.functions.math import basic_math
+from chainer.functions.math import clip
+
+from chainer_fastpath.testing import (
+    applied, check_error_same, check_same, error_of,
+    gradients, strided_variable, variable as _v)
+from chainer_fastpath.testing.cases import function_tests
+
+
+def _huber(delta=1.0, reduce='sum_along_second_axis'):
+    return lambda x, t: F.huber_loss(x, t, delta, reduce)
+
+
+# name -> builds (under the shared seed) and returns (fn, args)
+APPLY_CASES = {
+    'sum': lambda: (_huber(), [_v(3, 4, low=-3, high=3), _v(3, 4)]),
+    'no': lambda: (_huber(0.5, 'no'), [_v(3, 4, low=-3, high=3),
+                                       _v(3, 4)]),
+}
+
+# name -> f(dtype) building inputs and returning (inputs, output)
+BACKWARD_CASES = {
+    'sum': lambda d: applied(_huber(), _v(3, 4, low=-3, high=3, dtype=d),
+                             _v(3, 4, dtype=d)),
+    'sum_3d': lambda d: applied(_huber(0.3), _v(2, 3, 2, dtype=d),
+                                _v(2, 3, 2, dtype=d)),
+    'no': lambda d: applied(_huber(0.5, 'no'),
+                            _v(3, 4, low=-3, high=3, dtype=d),
+                            _v(3, 4, dtype=d)),
+    'int_delta': lambda d: applied(_huber(1, 'no'),
+                                   _v(5, low=-3, high=3, dtype=d),
+                                   _v(5, dtype=d)),
+    'target_constant': lambda d: applied(
+        _huber(), _v(3, 4, dtype=d),
+        _v(3, 4, dtype=d, requires_grad=False)),
+    'strided': lambda d: applied(_huber(), strided_variable(3, 2, dtype=d),
+                                 _v(3, 2, dtype=d)),
+    'empty': lambda d: applied(_huber(), _v(0, 2, dtype=d),
+                               _v(0, 2, dtype=d)),
+    '0d': lambda d: applied(_huber(1.0, 'no'), _v(dtype=d), _v(dtype=d)),
+}
+
+
+globals().update(function_tests(APPLY_CASES, BACKWARD_CASES,
+                                  second_order=['sum', 'no']))
+
+
+def test_forward_is_compiled(compiled_instead):
+    x, t = _v(3, 4), _v(3, 4)
+    compiled_instead(lambda: F.huber_loss(x, t, 1.0),
+                     huber_loss.HuberLoss.forward)
+
+
+@pytest.mark.parametrize('type_check', [True, False])
+@pytest.mark.parametrize('x,t', [
+    (numpy.zeros((2, 3), numpy.float32), numpy.zeros((2, 3))),
+    (numpy.zeros((2, 3), numpy.float32), numpy.zeros((3, 2), numpy.float32)),
+    (numpy.zeros(3, numpy.float32), numpy.zeros(3, numpy.float32)),
+    (numpy.arange(6).reshape(2, 3), numpy.arange(6).reshape(2, 3)),
+], ids=['dtypes', 'shapes', '1d', 'int'])
+def test_bad_input_same_error_as_stock(x, t, type_check):
+    def fn():
+        with chainer.using_config('type_check', type_check):
+            return F.huber_loss(x, t, 1.0).array
+    check_error_same(fn)
+
+
+@pytest.mark.parametrize('delta', [0, -1.0])
+def test_delta_not_positive_is_left_to_stock(delta, patched_stats):
+    def fn():
+        x, t = _v(3, 4), _v(3, 4)
+        y = F.huber_loss(x, t, delta)
+        y.grad = numpy.ones(3, numpy.float32)
+        return error_of(y.backward), x.grad
+    check_same(fn)
+    assert patched_stats(fn)['fallback'] == {
+        'case left to stock: HuberLoss': 1}
+
+
+def test_passed_type_check_is_cached(type_check_is_cached):
+    x, t = _v(3, 4), _v(3, 4)
+    type_check_is_cached(huber_loss.HuberLoss,
+                         lambda: F.huber_loss(x, t, 1.0))
+
+
+@pytest.mark.parametrize('owner,name', [
+    (huber_loss.HuberLoss, 'forward'),
+    (huber_loss.HuberLoss, 'retain_inputs'),
+    (clip.Clip, 'forward_cpu'),
+    (clip.Clip, 'check_type_forward'),
+    (F, 'clip'),
+    (F, 'expand_dims'),
+    (basic_math.Sub, 'forward'),
+    (basic_math.Mul, 'forward'),
+    (basic_math.Neg, 'forward'),
+])
+def test_mocked_callee_is_called(owner, name, mock_is_called):
+    mock_is_called(owner, name, lambda: gradients(
+        BACKWARD_CASES['sum'], numpy.float32))

@@ -1,0 +1,89 @@
+"""F.mean (``Mean``), stock vs patched."""
+import numpy
+import pytest
+
+import chainer
+import chainer.functions as F
+from chainer.functions.array import broadcast
+from chainer.functions.array import reshape
+from chainer.functions.math import average
+from chainer.functions.math import basic_math
+
+from chainer_fastpath.testing import (
+    applied, check_error_same, check_same, error_of,
+    gradients, strided_variable, variable as _v)
+from chainer_fastpath.testing.cases import function_tests
+
+# name -> builds (under the shared seed) and returns (fn, args)
+APPLY_CASES = {
+    'mean': lambda: (F.mean, [_v(3, 4)]),
+    'axis': lambda: (lambda a: F.mean(a, axis=1), [_v(2, 3, 4)]),
+    'keepdims': lambda: (lambda a: F.mean(a, axis=(0, 2), keepdims=True),
+                         [_v(2, 3, 4)]),
+}
+
+# name -> f(dtype) building inputs and returning (inputs, output)
+BACKWARD_CASES = {
+    'mean': lambda d: applied(F.mean, _v(3, 4, dtype=d)),
+    'axis': lambda d: applied(lambda a: F.mean(a, axis=1),
+                              _v(2, 3, 4, dtype=d)),
+    'axes': lambda d: applied(lambda a: F.mean(a, axis=(-1, 0)),
+                              _v(2, 3, 4, dtype=d)),
+    'keepdims': lambda d: applied(
+        lambda a: F.mean(a, axis=0, keepdims=True), _v(3, 4, dtype=d)),
+    'strided': lambda d: applied(lambda a: F.mean(a, axis=0),
+                                 strided_variable(3, 4, dtype=d)),
+    'empty_rows': lambda d: applied(lambda a: F.mean(a, axis=1),
+                                    _v(0, 3, dtype=d)),
+    '0d': lambda d: applied(F.mean, _v(dtype=d)),
+}
+
+
+globals().update(function_tests(APPLY_CASES, BACKWARD_CASES,
+                                  second_order=['mean', 'axis']))
+
+
+def test_forward_is_compiled(compiled_instead):
+    x = _v(3, 4)
+    compiled_instead(lambda: F.mean(x, axis=1), average.Mean.forward)
+
+
+@pytest.mark.parametrize('type_check', [True, False])
+@pytest.mark.parametrize('x,axis', [
+    (numpy.arange(6).reshape(2, 3), 1),
+    (numpy.zeros((2, 3), numpy.float32), 2),
+    (numpy.zeros((0, 3), numpy.float32), None),
+], ids=['int', 'axis', 'empty'])
+def test_bad_input_same_error_as_stock(x, axis, type_check):
+    def fn():
+        with chainer.using_config('type_check', type_check):
+            return F.mean(x, axis=axis).array
+    check_error_same(fn)
+
+
+def test_gradient_of_another_shape_is_left_to_stock(patched_stats):
+    def fn():
+        x = _v(3, 4)
+        y = F.mean(x, axis=1)
+        y._set_grad_var_without_check(chainer.Variable(
+            numpy.ones((4,), numpy.float32)))
+        return error_of(y.backward), x.grad
+    check_same(fn)
+    assert patched_stats(fn)['fallback'] == {'case left to stock: Mean': 1}
+
+
+def test_passed_type_check_is_cached(type_check_is_cached):
+    x = _v(3, 4)
+    type_check_is_cached(average.Mean, lambda: F.mean(x, axis=1))
+
+
+@pytest.mark.parametrize('owner,name', [
+    (average.Mean, 'forward'),
+    (basic_math.MulConstant, 'forward'),
+    (basic_math, '_preprocess_const'),
+    (reshape.Reshape, 'forward'),
+    (broadcast.BroadcastTo, 'forward'),
+])
+def test_mocked_callee_is_called(owner, name, mock_is_called):
+    mock_is_called(owner, name, lambda: gradients(
+        BACKWARD_CASES['axis'], numpy.float32))
