@@ -8,6 +8,7 @@ NumPy 1.26's value-based casting keeps the array dtype). Everything else
 runs the original method, counted with its reason.
 """
 import builtins
+import functools as _functools
 
 import numpy
 
@@ -568,6 +569,7 @@ def bind(owner, attribute, original):
         raise KeyError((owner, attribute))
     if kernel.original is None:
         kernel.original = original
+        _functools.update_wrapper(kernel.replacement, original)
     return kernel.replacement
 
 
