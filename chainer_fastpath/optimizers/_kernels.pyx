@@ -326,7 +326,13 @@ cdef class _Kernel:
                 if r is not None:
                     break
         if r is None:
-            r = self.scalars(rule, rule.hyperparam, &A, s, f)
+            hp = rule.hyperparam
+            try:
+                r = self.scalars(rule, hp, &A, s, f)
+            except Exception:
+                # Stock raises it where it computes that value, perhaps
+                # after updating some arrays.
+                r = 'hyperparameter raises'
         if r is not None:
             return self.fall_back(r, rule, param)
         self.stats.fast += 1
