@@ -76,7 +76,7 @@ def special_grad(rng, dtype, param, step):
     if step == 1:
         g[where] = BIG[dtype]
         top = numpy.finfo(dtype).max
-        param.array[~where] = top * 0.97
+        param.array.reshape(-1)[~where] = top * 0.97
         g[~where] = -top
     elif step == 2:
         g[where] = TINY[dtype]
@@ -84,7 +84,7 @@ def special_grad(rng, dtype, param, step):
         g[where] = rng.choice(numpy.concatenate(
             [nans(dtype), numpy.array([numpy.inf, -numpy.inf], dtype)]),
             where.sum())
-    return g
+    return g.reshape(param.shape)
 
 
 MODES = ('default', 'warn', 'raise', 'call', 'call-raises', 'log',
@@ -99,11 +99,11 @@ class _Log:
         self.record.append(('log', message))
 
 
-def train_in_mode(name, dtype, mode, steps=4):
+def train_in_mode(name, dtype, mode, steps=4, model=SizesModel):
     """Trains from special gradients in an error state; returns the state
     after each step, the exception that ended training, the warnings and
     the calls NumPy made."""
-    link = SizesModel(dtype)
+    link = model(dtype)
     opt = OPTIMIZERS[name]().setup(link)
     rng = numpy.random.RandomState(7)
     calls = []
@@ -260,3 +260,22 @@ def test_hyperparameter_cast_to_float16_as_numpy():
                         numpy.uint16)
                 under = True
         assert _kernels._f64_to_f16(float(x)) == (int(bits), under), x
+
+
+class LargeModel(chainer.Link):
+    def __init__(self, dtype):
+        super().__init__()
+        with self.init_scope():
+            self.w = chainer.Parameter(
+                numpy.random.uniform(-1, 1, (101, 199)).astype(dtype))
+
+
+@pytest.mark.parametrize('mode', ['default', 'raise'])
+@pytest.mark.parametrize('dtype', DTYPES, ids=lambda d: d.__name__)
+@pytest.mark.parametrize('name', ['Adam', 'AMSGrad', 'MomentumSGD',
+                                  'SMORMS3', 'MSVAG'])
+def test_error_state_on_large_arrays(name, dtype, mode):
+    # Old values of large arrays are saved on the heap, the kernel runs
+    # without the GIL.
+    check_same(lambda: train_in_mode(name, dtype, mode, model=LargeModel),
+               **FAST)
