@@ -16,6 +16,7 @@
 #ifndef CHAINER_FASTPATH_KERNELS_H
 #define CHAINER_FASTPATH_KERNELS_H
 
+#include <fenv.h>
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
@@ -58,6 +59,10 @@ static inline float cfp_h2f(uint16_t h)
     return f;
 }
 
+/* NumPy's conversions raise overflow and underflow as these do. */
+static void cfp_raise_overflow(void) { feraiseexcept(FE_OVERFLOW); }
+static void cfp_raise_underflow(void) { feraiseexcept(FE_UNDERFLOW); }
+
 static inline uint16_t cfp_f2h(float fl)
 {
     uint32_t f, f_exp, f_sig;
@@ -79,14 +84,21 @@ static inline uint16_t cfp_f2h(float fl)
             }
             return (uint16_t)(h_sgn + 0x7c00u);
         }
+        cfp_raise_overflow();
         return (uint16_t)(h_sgn + 0x7c00u);
     }
     if (f_exp <= 0x38000000u) {
         if (f_exp < 0x33000000u) {
+            if ((f & 0x7fffffffu) != 0) {
+                cfp_raise_underflow();
+            }
             return h_sgn;
         }
         f_exp >>= 23;
         f_sig = (0x00800000u + (f & 0x007fffffu));
+        if ((f_sig & ((1u << (126 - f_exp)) - 1)) != 0) {
+            cfp_raise_underflow();      /* not exactly representable */
+        }
         f_sig >>= (113 - f_exp);
         /* round half to even */
         if (((f_sig & 0x00003fffu) != 0x00001000u) || (f & 0x000007ffu)) {
@@ -101,6 +113,58 @@ static inline uint16_t cfp_f2h(float fl)
         f_sig += 0x00001000u;
     }
     h_sig = (uint16_t)(f_sig >> 13);
+    h_sig = (uint16_t)(h_sig + h_exp);
+    if (h_sig == 0x7c00u) {
+        cfp_raise_overflow();           /* rounded up to infinity */
+    }
+    return (uint16_t)(h_sgn + h_sig);
+}
+
+/* A double as NumPy casts it to float16 (npy_doublebits_to_halfbits),
+ * without raising flags; *under is set when NumPy's cast would raise
+ * underflow. Callers keep |d| below 65504 (no overflow). */
+static inline uint16_t cfp_d2h(double dl, int *under)
+{
+    uint64_t d, d_exp, d_sig;
+    uint16_t h_sgn, h_exp, h_sig;
+    memcpy(&d, &dl, 8);
+    h_sgn = (uint16_t)((d & 0x8000000000000000ULL) >> 48);
+    d_exp = (d & 0x7ff0000000000000ULL);
+    *under = 0;
+    if (d_exp >= 0x40f0000000000000ULL) {
+        if (d_exp == 0x7ff0000000000000ULL) {
+            d_sig = (d & 0x000fffffffffffffULL);
+            if (d_sig != 0) {
+                uint16_t ret = (uint16_t)(0x7c00u + (d_sig >> 42));
+                if (ret == 0x7c00u) {
+                    ret++;
+                }
+                return (uint16_t)(h_sgn + ret);
+            }
+        }
+        return (uint16_t)(h_sgn + 0x7c00u);
+    }
+    if (d_exp <= 0x3f00000000000000ULL) {
+        if (d_exp < 0x3e60000000000000ULL) {
+            *under = (d & 0x7fffffffffffffffULL) != 0;
+            return h_sgn;
+        }
+        d_exp >>= 52;
+        d_sig = (0x0010000000000000ULL + (d & 0x000fffffffffffffULL));
+        *under = (d_sig & ((1ULL << (1051 - d_exp)) - 1)) != 0;
+        d_sig <<= (d_exp - 998);
+        if ((d_sig & 0x003fffffffffffffULL) != 0x0010000000000000ULL) {
+            d_sig += 0x0010000000000000ULL;
+        }
+        h_sig = (uint16_t)(d_sig >> 53);
+        return (uint16_t)(h_sgn + h_sig);
+    }
+    h_exp = (uint16_t)((d_exp - 0x3f00000000000000ULL) >> 42);
+    d_sig = (d & 0x000fffffffffffffULL);
+    if ((d_sig & 0x000007ffffffffffULL) != 0x0000020000000000ULL) {
+        d_sig += 0x0000020000000000ULL;
+    }
+    h_sig = (uint16_t)(d_sig >> 42);
     h_sig = (uint16_t)(h_sig + h_exp);
     return (uint16_t)(h_sgn + h_sig);
 }
@@ -118,6 +182,10 @@ static inline float cfp_rh(float x) { return cfp_h2f(cfp_f2h(x)); }
 #define CFP_HMAX(a, b) (((a) != (a) || (a) >= (b)) ? (a) : (b))
 #define CFP_HMIN(a, b) (((a) != (a) || (a) <= (b)) ? (a) : (b))
 
+/* Kernels are inlined into their table entries. */
+#define CFP_KERNEL static inline __attribute__((always_inline)) void
+#define CFP_CLONES
+
 /* ---- generic definitions: every operation in the parameter dtype ----
  * S: storage type, C: compute type, LD/ST: load/store, R: rounding after an
  * operation (identity for float32/float64), SQ: square root in C. */
@@ -130,7 +198,7 @@ static inline float cfp_rh(float x) { return cfp_h2f(cfp_f2h(x)); }
 
 #define CFP_DEFINE_ALL(SUF, S, C, LD, ST, R, SQ, MAXF, MINF, UMIN)           \
                                                                               \
-static void cfp_sgd_##SUF(Py_ssize_t n, S *restrict p, const S *restrict g,  \
+CFP_KERNEL cfp_sgd_##SUF(Py_ssize_t n, S *restrict p, const S *restrict g,  \
                           C lr)                                               \
 {                                                                             \
     for (Py_ssize_t i = 0; i < n; i++) {                                      \
@@ -139,7 +207,7 @@ static void cfp_sgd_##SUF(Py_ssize_t n, S *restrict p, const S *restrict g,  \
     }                                                                         \
 }                                                                             \
                                                                               \
-static void cfp_momentum_##SUF(Py_ssize_t n, S *restrict p,                  \
+CFP_KERNEL cfp_momentum_##SUF(Py_ssize_t n, S *restrict p,                  \
                                const S *restrict g, S *restrict v,            \
                                C lr, C mom)                                   \
 {                                                                             \
@@ -151,7 +219,7 @@ static void cfp_momentum_##SUF(Py_ssize_t n, S *restrict p,                  \
     }                                                                         \
 }                                                                             \
                                                                               \
-static void cfp_nesterov_##SUF(Py_ssize_t n, S *restrict p,                  \
+CFP_KERNEL cfp_nesterov_##SUF(Py_ssize_t n, S *restrict p,                  \
                                const S *restrict g, S *restrict v,            \
                                C lr, C mom, C mm, C c)                        \
 {                                                                             \
@@ -165,7 +233,7 @@ static void cfp_nesterov_##SUF(Py_ssize_t n, S *restrict p,                  \
     }                                                                         \
 }                                                                             \
                                                                               \
-static void cfp_corrected_##SUF(Py_ssize_t n, S *restrict p,                 \
+CFP_KERNEL cfp_corrected_##SUF(Py_ssize_t n, S *restrict p,                 \
                                 const S *restrict g, S *restrict v,           \
                                 C lr, C mom)                                  \
 {                                                                             \
@@ -177,7 +245,7 @@ static void cfp_corrected_##SUF(Py_ssize_t n, S *restrict p,                 \
     }                                                                         \
 }                                                                             \
                                                                               \
-static void cfp_rmsprop_##SUF(Py_ssize_t n, S *restrict p,                   \
+CFP_KERNEL cfp_rmsprop_##SUF(Py_ssize_t n, S *restrict p,                   \
                               const S *restrict g, S *restrict ms,            \
                               C alpha, C one_m_alpha, C eps, C lr,            \
                               int inside)                                     \
@@ -192,7 +260,7 @@ static void cfp_rmsprop_##SUF(Py_ssize_t n, S *restrict p,                   \
     }                                                                         \
 }                                                                             \
                                                                               \
-static void cfp_graves_##SUF(Py_ssize_t n, S *restrict p,                    \
+CFP_KERNEL cfp_graves_##SUF(Py_ssize_t n, S *restrict p,                    \
                              const S *restrict g, S *restrict nn,             \
                              S *restrict gg, S *restrict delta,               \
                              C alpha, C one_m_alpha, C mom, C lr, C eps)      \
@@ -213,7 +281,7 @@ static void cfp_graves_##SUF(Py_ssize_t n, S *restrict p,                    \
     }                                                                         \
 }                                                                             \
                                                                               \
-static void cfp_adagrad_##SUF(Py_ssize_t n, S *restrict p,                   \
+CFP_KERNEL cfp_adagrad_##SUF(Py_ssize_t n, S *restrict p,                   \
                               const S *restrict g, S *restrict h,             \
                               C lr, C eps)                                    \
 {                                                                             \
@@ -225,7 +293,7 @@ static void cfp_adagrad_##SUF(Py_ssize_t n, S *restrict p,                   \
     }                                                                         \
 }                                                                             \
                                                                               \
-static void cfp_adadelta_##SUF(Py_ssize_t n, S *restrict p,                  \
+CFP_KERNEL cfp_adadelta_##SUF(Py_ssize_t n, S *restrict p,                  \
                                const S *restrict g, S *restrict msg,          \
                                S *restrict msdx, C rho, C one_m_rho, C eps)   \
 {                                                                             \
@@ -243,7 +311,7 @@ static void cfp_adadelta_##SUF(Py_ssize_t n, S *restrict p,                  \
     }                                                                         \
 }                                                                             \
                                                                               \
-static void cfp_smorms3_##SUF(Py_ssize_t n, S *restrict p,                   \
+CFP_KERNEL cfp_smorms3_##SUF(Py_ssize_t n, S *restrict p,                   \
                               const S *restrict g,                            \
                               const S *restrict mem, const S *restrict gs,    \
                               const S *restrict g2s, S *restrict mem_o,       \
@@ -266,7 +334,7 @@ static void cfp_smorms3_##SUF(Py_ssize_t n, S *restrict p,                   \
     }                                                                         \
 }                                                                             \
                                                                               \
-static void cfp_msvag_##SUF(Py_ssize_t n, S *restrict p,                     \
+CFP_KERNEL cfp_msvag_##SUF(Py_ssize_t n, S *restrict p,                     \
                             const S *restrict g, S *restrict m,               \
                             S *restrict v, C omb, C ombp, C omrho, C rho,     \
                             C eta, C lr, C wdr)                               \
@@ -345,7 +413,7 @@ cfp_adam_body_##SUF(Py_ssize_t n, T *restrict p, const T *restrict g,         \
     }                                                                         \
 }                                                                             \
                                                                               \
-static void cfp_adam_##SUF(Py_ssize_t n, T *restrict p, const T *restrict g, \
+CFP_KERNEL cfp_adam_##SUF(Py_ssize_t n, T *restrict p, const T *restrict g,  \
                            T *restrict m, T *restrict v, T *restrict vhat,   \
                            T b1, T b2, T alpha_t, T eps, int bound,          \
                            T lower, T upper, int a_is_one, T a, T b)         \
@@ -430,8 +498,8 @@ enum { CFP_SGD, CFP_MOMENTUM, CFP_CORRECTED, CFP_NESTEROV, CFP_RMSPROP,
        CFP_GRAVES, CFP_ADAGRAD, CFP_ADADELTA, CFP_SMORMS3, CFP_MSVAG,
        CFP_ADAM, CFP_N_RULES };
 
-#define CFP_ENTRY(NAME, SUF, ...)                                             \
-static void cfp_entry_##NAME##_##SUF(Py_ssize_t n, char *const *p,            \
+#define CFP_ENTRY(ATTR, NAME, SUF, ...)                                       \
+ATTR static void cfp_entry_##NAME##_##SUF(Py_ssize_t n, char *const *p,       \
                                      const double *s, const int *f)           \
 {                                                                             \
     (void)s;                                                                  \
@@ -440,30 +508,30 @@ static void cfp_entry_##NAME##_##SUF(Py_ssize_t n, char *const *p,            \
 }
 
 /* S: storage type, C: compute type (as in CFP_DEFINE_ALL). */
-#define CFP_DEFINE_ENTRIES(SUF, S, C)                                         \
-CFP_ENTRY(sgd, SUF, (S *)p[0], (S *)p[1], (C)s[0])                            \
-CFP_ENTRY(momentum, SUF, (S *)p[0], (S *)p[1], (S *)p[2], (C)s[0], (C)s[1])   \
-CFP_ENTRY(corrected, SUF, (S *)p[0], (S *)p[1], (S *)p[2], (C)s[0], (C)s[1])  \
-CFP_ENTRY(nesterov, SUF, (S *)p[0], (S *)p[1], (S *)p[2], (C)s[0], (C)s[1],   \
+#define CFP_DEFINE_ENTRIES(A, SUF, S, C)                                        \
+CFP_ENTRY(A, sgd, SUF, (S *)p[0], (S *)p[1], (C)s[0])                            \
+CFP_ENTRY(A, momentum, SUF, (S *)p[0], (S *)p[1], (S *)p[2], (C)s[0], (C)s[1])   \
+CFP_ENTRY(A, corrected, SUF, (S *)p[0], (S *)p[1], (S *)p[2], (C)s[0], (C)s[1])  \
+CFP_ENTRY(A, nesterov, SUF, (S *)p[0], (S *)p[1], (S *)p[2], (C)s[0], (C)s[1],   \
           (C)s[2], (C)s[3])                                                   \
-CFP_ENTRY(rmsprop, SUF, (S *)p[0], (S *)p[1], (S *)p[2], (C)s[0], (C)s[1],    \
+CFP_ENTRY(A, rmsprop, SUF, (S *)p[0], (S *)p[1], (S *)p[2], (C)s[0], (C)s[1],    \
           (C)s[2], (C)s[3], f[0])                                             \
-CFP_ENTRY(graves, SUF, (S *)p[0], (S *)p[1], (S *)p[2], (S *)p[3], (S *)p[4], \
+CFP_ENTRY(A, graves, SUF, (S *)p[0], (S *)p[1], (S *)p[2], (S *)p[3], (S *)p[4], \
           (C)s[0], (C)s[1], (C)s[2], (C)s[3], (C)s[4])                        \
-CFP_ENTRY(adagrad, SUF, (S *)p[0], (S *)p[1], (S *)p[2], (C)s[0], (C)s[1])    \
-CFP_ENTRY(adadelta, SUF, (S *)p[0], (S *)p[1], (S *)p[2], (S *)p[3],          \
+CFP_ENTRY(A, adagrad, SUF, (S *)p[0], (S *)p[1], (S *)p[2], (C)s[0], (C)s[1])    \
+CFP_ENTRY(A, adadelta, SUF, (S *)p[0], (S *)p[1], (S *)p[2], (S *)p[3],          \
           (C)s[0], (C)s[1], (C)s[2])                                          \
-CFP_ENTRY(smorms3, SUF, (S *)p[0], (S *)p[1], (S *)p[2], (S *)p[3],           \
+CFP_ENTRY(A, smorms3, SUF, (S *)p[0], (S *)p[1], (S *)p[2], (S *)p[3],           \
           (S *)p[4], (S *)p[5], (S *)p[6], (S *)p[7], (C)s[0], (C)s[1])       \
-CFP_ENTRY(msvag, SUF, (S *)p[0], (S *)p[1], (S *)p[2], (S *)p[3], (C)s[0],    \
+CFP_ENTRY(A, msvag, SUF, (S *)p[0], (S *)p[1], (S *)p[2], (S *)p[3], (C)s[0],    \
           (C)s[1], (C)s[2], (C)s[3], (C)s[4], (C)s[5], (C)s[6])               \
-CFP_ENTRY(adam, SUF, (S *)p[0], (S *)p[1], (S *)p[2], (S *)p[3], (S *)p[4],   \
+CFP_ENTRY(A, adam, SUF, (S *)p[0], (S *)p[1], (S *)p[2], (S *)p[3], (S *)p[4],   \
           (C)s[0], (C)s[1], (C)s[2], (C)s[3], f[0], (C)s[4], (C)s[5], f[1],   \
           (C)s[6], (C)s[7])
 
-CFP_DEFINE_ENTRIES(f16, uint16_t, float)
-CFP_DEFINE_ENTRIES(f32, float, float)
-CFP_DEFINE_ENTRIES(f64, double, double)
+CFP_DEFINE_ENTRIES(, f16, uint16_t, float)
+CFP_DEFINE_ENTRIES(CFP_CLONES, f32, float, float)
+CFP_DEFINE_ENTRIES(CFP_CLONES, f64, double, double)
 
 #define CFP_ROW(RULE, NAME)                                                   \
     [RULE] = {[CFP_F16] = cfp_entry_##NAME##_f16,                             \
@@ -484,11 +552,83 @@ static const cfp_kernel cfp_kernels[CFP_N_RULES][CFP_N_DTYPES] = {
     CFP_ROW(CFP_ADAM, adam),
 };
 
-/* Runs kernel `rule` for dtype `dtype` (one of the enums above). */
-static inline void cfp_run(int rule, int dtype, Py_ssize_t n,
-                           char *const *p, const double *s, const int *f)
+/* ---- giving the update back to stock ----
+ * Stock's NumPy calls warn, raise or call back on floating-point
+ * exceptions as errstate says, partway through an update; which NaN a
+ * NumPy operation keeps when both operands are NaN depends on its loop's
+ * operand order. So the kernel runs on a copy of the old values: when it
+ * raised a watched flag, or left a NaN in the parameter (every NaN in a
+ * state reaches the parameter), the old values are put back for stock's
+ * update_core_cpu to redo. */
+
+/* Plain loops: a memcpy here would be a `rep movsb` that callgrind counts
+ * byte by byte. */
+__attribute__((optimize("no-tree-loop-distribute-patterns"))) CFP_CLONES
+static void cfp_copy(char *restrict dst, const char *restrict src,
+                     Py_ssize_t nbytes)
 {
+    Py_ssize_t i, n8 = nbytes / 8;
+    for (i = 0; i < n8; i++) {
+        uint64_t x;
+        memcpy(&x, src + 8 * i, 8);
+        memcpy(dst + 8 * i, &x, 8);
+    }
+    for (i = 8 * n8; i < nbytes; i++) {
+        dst[i] = src[i];
+    }
+}
+
+CFP_CLONES static int cfp_has_nan(int dtype, const char *p, Py_ssize_t n)
+{
+    Py_ssize_t i;
+    int acc = 0;
+    if (dtype == CFP_F16) {
+        const uint16_t *h = (const uint16_t *)p;
+        for (i = 0; i < n; i++) {
+            acc |= (h[i] & 0x7fffu) > 0x7c00u;
+        }
+    } else if (dtype == CFP_F32) {
+        const uint32_t *u = (const uint32_t *)p;
+        for (i = 0; i < n; i++) {
+            acc |= (u[i] & 0x7fffffffu) > 0x7f800000u;
+        }
+    } else {
+        const uint64_t *u = (const uint64_t *)p;
+        for (i = 0; i < n; i++) {
+            acc |= (u[i] & 0x7fffffffffffffffULL) > 0x7ff0000000000000ULL;
+        }
+    }
+    return acc;
+}
+
+enum { CFP_DONE = 0, CFP_RAISED = 1, CFP_NAN = 2 };
+
+/* Runs kernel `rule` for dtype `dtype` on the operands `p`, first saving
+ * the `nw` arrays it writes in place, `w`, of `nbytes` each, to `save`.
+ * Returns CFP_DONE, or CFP_RAISED / CFP_NAN with the old values back. */
+static int cfp_run(int rule, int dtype, Py_ssize_t n, char *const *p,
+                   const double *s, const int *f, int nw, char *const *w,
+                   Py_ssize_t nbytes, char *save, int watch)
+{
+    int k, r = CFP_DONE;
+    for (k = 0; k < nw; k++) {
+        cfp_copy(save + k * nbytes, w[k], nbytes);
+    }
+    if (watch) {
+        feclearexcept(watch);
+    }
     cfp_kernels[rule][dtype](n, p, s, f);
+    if (watch && fetestexcept(watch)) {
+        r = CFP_RAISED;
+    } else if (cfp_has_nan(dtype, p[0], n)) {
+        r = CFP_NAN;
+    }
+    if (r != CFP_DONE) {
+        for (k = 0; k < nw; k++) {
+            cfp_copy(w[k], save + k * nbytes, nbytes);
+        }
+    }
+    return r;
 }
 
 #endif

@@ -5,9 +5,14 @@ with C-contiguous, aligned, non-overlapping NumPy arrays of one float dtype
 (float16, float32, float64; ndim >= 1) and hyperparameters whose NumPy
 casting it reproduces (Python/NumPy float or int scalars in the range where
 NumPy 1.26's value-based casting keeps the array dtype). Everything else
-runs the original method, counted with its reason.
+runs the original method, counted with its reason; so does an update whose
+hyperparameters raise (stock raises where it computes them), and one that
+raised a floating-point exception NumPy's error state watches, or left a
+NaN in the parameter: the kernel puts the old values back and stock redoes
+it, warning, raising and choosing NaNs as NumPy does.
 """
 import builtins
+import functools as _functools
 
 import numpy
 
@@ -21,8 +26,13 @@ from chainer_fastpath._core._stats cimport EntryStats
 from chainer_fastpath._core import _stats
 
 from cpython.float cimport PyFloat_AS_DOUBLE
-from libc.math cimport pow as c_pow, sqrt as c_sqrt, isfinite
+from cpython.mem cimport PyMem_RawFree, PyMem_RawMalloc
+from libc.float cimport FLT_MIN
+from libc.math cimport fabs, pow as c_pow, sqrt as c_sqrt, isfinite
 from libc.stdint cimport uint16_t
+
+from chainer_fastpath._core._fpe cimport (
+    FE_OVERFLOW, FE_UNDERFLOW, feclearexcept, fetestexcept, watched)
 
 from chainer_fastpath._core._ndarray cimport (
     CFP_NPY_ALIGNED, CFP_NPY_C_CONTIGUOUS, CFP_NPY_DOUBLE, CFP_NPY_FLOAT,
@@ -31,6 +41,7 @@ from chainer_fastpath._core._ndarray cimport (
 
 cdef extern from "_kernels.h" nogil:
     uint16_t cfp_f2h(float x)
+    uint16_t cfp_d2h(double x, int *under)
     float cfp_h2f(uint16_t h)
 
     enum:
@@ -39,19 +50,23 @@ cdef extern from "_kernels.h" nogil:
         CFP_SGD, CFP_MOMENTUM, CFP_CORRECTED, CFP_NESTEROV, CFP_RMSPROP,
         CFP_GRAVES, CFP_ADAGRAD, CFP_ADADELTA, CFP_SMORMS3, CFP_MSVAG,
         CFP_ADAM
-    void cfp_run(int rule, int dtype, Py_ssize_t n, char **p,
-                 const double *s, const int *f)
+    enum:
+        CFP_DONE, CFP_RAISED, CFP_NAN
+    int cfp_run(int rule, int dtype, Py_ssize_t n, char **p,
+                const double *s, const int *f, int nw, char **w,
+                Py_ssize_t nbytes, char *save, int watch)
 
 
 # Arrays at least this large are updated with the GIL released.
 DEF NOGIL_SIZE = 16384
+# Old values of at most this many doubles' bytes are saved on the stack.
+DEF STACK_SAVE = 2048
 
 cdef object _ndarray = numpy.ndarray
 cdef object _np_float16 = numpy.float16
 cdef object _np_float32 = numpy.float32
 cdef object _np_float64 = numpy.float64
 cdef object _np_integer = numpy.integer
-cdef object _np_asarray = numpy.asarray
 cdef object _np_empty = numpy.empty
 cdef object _Hyperparameter = _optimizer_module.Hyperparameter
 cdef object _pymin = builtins.min
@@ -100,13 +115,15 @@ cdef int _num(object x, double *out, bint *is_int) except -1:
     return 1
 
 
-cdef int _cast(object x, int bits, double *out) except -1:
+cdef int _cast(Arrays *A, object x, int bits, double *out) except -1:
     """``x`` as NumPy casts it in an operation with a ``float<bits>`` array
     (value-based casting, NumPy 1.26): 1 on success, 0 when the operation
     would not stay in that dtype or the scalar is of a kind we don't
-    reproduce."""
+    reproduce. Adds to ``A.fpe`` the underflow NumPy's cast raises."""
     cdef double v
     cdef bint is_int
+    cdef int under
+    cdef float r
     if not _num(x, &v, &is_int):
         return 0
     if bits == 64:
@@ -118,7 +135,10 @@ cdef int _cast(object x, int bits, double *out) except -1:
                 return 0
         elif isfinite(v) and not (-3.4e38 < v < 3.4e38):
             return 0
-        out[0] = <double>(<float>v)
+        r = <float>v
+        if fabs(v) < FLT_MIN and r != v:
+            A.fpe |= FE_UNDERFLOW
+        out[0] = <double>r
         return 1
     # float16: the scalar is cast straight to float16 (not via float32)
     if is_int:
@@ -129,7 +149,9 @@ cdef int _cast(object x, int bits, double *out) except -1:
     if is_int:
         out[0] = v          # exact in float16
     else:
-        out[0] = float(_np_asarray(v).astype(_np_float16))
+        out[0] = cfp_h2f(cfp_d2h(v, &under))
+        if under:
+            A.fpe |= FE_UNDERFLOW
     return 1
 
 
@@ -155,6 +177,7 @@ cdef struct Arrays:
     int count
     char *lo[8]
     char *hi[8]
+    int fpe         # flags NumPy's casts of the scalars would raise
 
 
 cdef str _add(Arrays *A, object a, bint writable):
@@ -206,18 +229,47 @@ cdef str _begin(Arrays *A, object data, object grad):
     for i in range(A.nd):
         A.n *= A.dims[i]
     A.count = 0
+    A.fpe = 0
     r = _add(A, data, True)
     if r is None:
         r = _add(A, grad, False)
     return r
 
 
-cdef inline void _launch(int rule, Arrays *A, double *s, int *f):
+cdef str _launch(int rule, Arrays *A, double *s, int *f, bint in_place):
+    """Runs the kernel; returns why stock must redo the update (the old
+    values are back), or None."""
+    cdef int watch = watched()
+    cdef int i, r, nw = 1
+    cdef char *w[8]
+    cdef double stack[STACK_SAVE]
+    cdef char *save = <char *>stack
+    cdef Py_ssize_t nbytes = A.n * (A.bits // 8)
+    if A.fpe & watch:
+        return 'floating-point exception'
+    w[0] = A.lo[0]
+    if in_place:
+        for i in range(2, A.count):
+            w[nw] = A.lo[i]
+            nw += 1
+    if nw * nbytes > STACK_SAVE * 8:
+        save = <char *>PyMem_RawMalloc(nw * nbytes)
+        if save == NULL:
+            return 'out of memory'
     if A.n >= NOGIL_SIZE or A.bits == 16:
         with nogil:
-            cfp_run(rule, A.dtype, A.n, A.lo, s, f)
+            r = cfp_run(rule, A.dtype, A.n, A.lo, s, f, nw, w, nbytes, save,
+                        watch)
     else:
-        cfp_run(rule, A.dtype, A.n, A.lo, s, f)
+        r = cfp_run(rule, A.dtype, A.n, A.lo, s, f, nw, w, nbytes, save,
+                    watch)
+    if save != <char *>stack:
+        PyMem_RawFree(save)
+    if r == CFP_RAISED:
+        return 'floating-point exception'
+    if r == CFP_NAN:
+        return 'NaN'
+    return None
 
 
 # --------------------------------------------------------------------------
@@ -325,12 +377,20 @@ cdef class _Kernel:
                 if r is not None:
                     break
         if r is None:
-            r = self.scalars(rule, rule.hyperparam, &A, s, f)
+            hp = rule.hyperparam
+            try:
+                r = self.scalars(rule, hp, &A, s, f)
+            except Exception:
+                # Stock raises it where it computes that value, perhaps
+                # after updating some arrays.
+                r = 'hyperparameter raises'
+        if r is not None:
+            return self.fall_back(r, rule, param)
+        outputs = self.outputs(data, &A)
+        r = _launch(self.row, &A, s, f, self.in_place)
         if r is not None:
             return self.fall_back(r, rule, param)
         self.stats.fast += 1
-        outputs = self.outputs(data, &A)
-        _launch(self.row, &A, s, f)
         if self.set_data:
             _set_data(param, data, plain)
         self.finish(rule, outputs)
@@ -348,11 +408,12 @@ cdef class _Kernel:
         cdef int i = 0
         if self.decay is not None:
             d = _hp(hp, self.decay)
-            if not (_cast(d, A.bits, &s[0]) and _cast(1 - d, A.bits, &s[1])):
+            if not (_cast(A, d, A.bits, &s[0])
+                    and _cast(A, 1 - d, A.bits, &s[1])):
                 return 'hyperparameter'
             i = 2
         for name in self.hyperparameters:
-            if not _cast(_hp(hp, name), A.bits, &s[i]):
+            if not _cast(A, _hp(hp, name), A.bits, &s[i]):
                 return 'hyperparameter'
             i += 1
         return None
@@ -380,10 +441,10 @@ cdef class _NesterovAG(_Kernel):
                      int *f):
         lr_o = _hp(hp, 'lr')
         mom_o = _hp(hp, 'momentum')
-        if not (_cast(lr_o, A.bits, &s[0])
-                and _cast(mom_o, A.bits, &s[1])
-                and _cast(mom_o * mom_o, A.bits, &s[2])
-                and _cast((1 + mom_o) * lr_o, A.bits, &s[3])):
+        if not (_cast(A, lr_o, A.bits, &s[0])
+                and _cast(A, mom_o, A.bits, &s[1])
+                and _cast(A, mom_o * mom_o, A.bits, &s[2])
+                and _cast(A, (1 + mom_o) * lr_o, A.bits, &s[3])):
             return 'hyperparameter'
         return None
 
@@ -437,12 +498,12 @@ cdef class _Adam(_Kernel):
         eta_o = _hp(hp, 'eta')
         a_o = 1.0 - eta_o * _hp(hp, 'weight_decay_rate')
         a_is_one = bool(a_o == 1)
-        if not (_cast(1.0 - _hp(hp, 'beta1'), interm, &s[0])
-                and _cast(1.0 - _hp(hp, 'beta2'), interm, &s[1])
-                and _cast(_alpha_t(rule, hp), interm, &s[2])
-                and _cast(eps_o, interm, &s[3])
-                and _cast(-eta_o, interm, &s[7])
-                and (a_is_one or _cast(a_o, A.bits, &s[6]))):
+        if not (_cast(A, 1.0 - _hp(hp, 'beta1'), interm, &s[0])
+                and _cast(A, 1.0 - _hp(hp, 'beta2'), interm, &s[1])
+                and _cast(A, _alpha_t(rule, hp), interm, &s[2])
+                and _cast(A, eps_o, interm, &s[3])
+                and _cast(A, -eta_o, interm, &s[7])
+                and (a_is_one or _cast(A, a_o, A.bits, &s[6]))):
             return 'hyperparameter'
         if s[3] == 0 and eps_o != 0:
             return 'eps underflows'     # stock raises ValueError
@@ -451,8 +512,8 @@ cdef class _Adam(_Kernel):
         s[4] = s[5] = 0         # lower, upper: passed even when unused
         if bound:
             lo_o, up_o = rule.bounds
-            if not (_cast(lo_o, interm, &s[4])
-                    and _cast(up_o, interm, &s[5])):
+            if not (_cast(A, lo_o, interm, &s[4])
+                    and _cast(A, up_o, interm, &s[5])):
                 return 'hyperparameter'
         f[0] = bound
         f[1] = a_is_one
@@ -481,9 +542,9 @@ cdef class _RMSprop(_Kernel):
         eps_o = _hp(hp, 'eps')
         alpha_o = _hp(hp, 'alpha')
         if not (_eps_as_dtype(eps_o, A.bits, &s[2])
-                and _cast(alpha_o, A.bits, &s[0])
-                and _cast(1 - alpha_o, A.bits, &s[1])
-                and _cast(_hp(hp, 'lr'), A.bits, &s[3])):
+                and _cast(A, alpha_o, A.bits, &s[0])
+                and _cast(A, 1 - alpha_o, A.bits, &s[1])
+                and _cast(A, _hp(hp, 'lr'), A.bits, &s[3])):
             return 'hyperparameter'
         if eps_o != 0 and s[2] == 0:
             return 'eps underflows'     # stock raises ValueError
@@ -519,13 +580,13 @@ cdef class _MSVAG(_Kernel):
         rho_o = (((1.0 - beta) ** 2) * (1.0 - bp ** 2) /
                  (((1.0 - bp) ** 2) * (1.0 - beta ** 2)))
         rho_o = _pymin(rho_o, 0.9999)
-        if not (_cast(1 - beta, A.bits, &s[0])
-                and _cast(1 - bp, A.bits, &s[1])
-                and _cast(1 - rho_o, A.bits, &s[2])
-                and _cast(rho_o, A.bits, &s[3])
-                and _cast(_hp(hp, 'eta'), A.bits, &s[4])
-                and _cast(_hp(hp, 'lr'), A.bits, &s[5])
-                and _cast(_hp(hp, 'weight_decay_rate'), A.bits, &s[6])):
+        if not (_cast(A, 1 - beta, A.bits, &s[0])
+                and _cast(A, 1 - bp, A.bits, &s[1])
+                and _cast(A, 1 - rho_o, A.bits, &s[2])
+                and _cast(A, rho_o, A.bits, &s[3])
+                and _cast(A, _hp(hp, 'eta'), A.bits, &s[4])
+                and _cast(A, _hp(hp, 'lr'), A.bits, &s[5])
+                and _cast(A, _hp(hp, 'weight_decay_rate'), A.bits, &s[6])):
             return 'hyperparameter'
         return None
 
@@ -568,6 +629,7 @@ def bind(owner, attribute, original):
         raise KeyError((owner, attribute))
     if kernel.original is None:
         kernel.original = original
+        _functools.update_wrapper(kernel.replacement, original)
     return kernel.replacement
 
 
@@ -576,6 +638,21 @@ def _f32_to_f16_bits(float[::1] src, unsigned short[::1] dst):
     cdef Py_ssize_t i
     for i in range(src.shape[0]):
         dst[i] = cfp_f2h(src[i])
+
+
+def _f32_to_f16_flags(float x):
+    """``(overflow, underflow)``: the flags converting ``x`` raises."""
+    feclearexcept(FE_OVERFLOW | FE_UNDERFLOW)
+    cfp_f2h(x)
+    return (bool(fetestexcept(FE_OVERFLOW)),
+            bool(fetestexcept(FE_UNDERFLOW)))
+
+
+def _f64_to_f16(double x):
+    """``(bits, underflow)`` of a hyperparameter cast to float16."""
+    cdef int under
+    cdef uint16_t h = cfp_d2h(x, &under)
+    return h, bool(under)
 
 
 def _f16_bits_to_f32(unsigned short[::1] src, float[::1] dst):

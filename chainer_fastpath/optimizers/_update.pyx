@@ -8,6 +8,8 @@ link tree. Every such shortcut is taken only after checking that the
 method it skips is the stock one (on the class and not overridden on the
 instance); anything else runs stock code.
 """
+import functools
+
 import numpy
 
 import chainer
@@ -68,10 +70,12 @@ def bind(owner, attribute, original):
     if owner is _UpdateRule and attribute == 'update':
         if _orig_rule_update is None:
             _orig_rule_update = original
+            functools.update_wrapper(update_rule_update, original)
         return update_rule_update
     if owner is _GradientMethod and attribute == 'update':
         if _orig_method_update is None:
             _orig_method_update = original
+            functools.update_wrapper(gradient_method_update, original)
         return gradient_method_update
     raise KeyError((owner, attribute))
 
