@@ -167,7 +167,12 @@ def backward(self, retain_grad=False, enable_double_backprop=False,
             else:
                 g = _np_ones_like(data)
             if loss_scale is not None:
-                g *= loss_scale
+                try:
+                    g *= loss_scale
+                except BaseException:
+                    # Stock has set the grad before scaling it in place.
+                    self.grad = g
+                    raise
             grad_var = new_variable(g, True, None, 0)
             self._grad = None
             self._grad_var = None
