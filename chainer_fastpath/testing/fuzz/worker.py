@@ -13,6 +13,7 @@ import traceback
 
 TIMEOUT = 60.0      # seconds a case may take before it counts as a hang
 STARTUP = 600.0     # seconds a fresh worker may take to import Chainer
+RECYCLE = 20000     # cases a worker runs before a fresh one takes over
 
 
 def _check(source, config, skip):
@@ -64,6 +65,7 @@ class Worker:
         self._process = None
         self._conn = None
         self.deaths = 0
+        self._cases = 0
         self._cpu_before = 0.0    # CPU seconds of the workers that died
         self._cpu = 0.0           # of the current one, as last reported
 
@@ -88,8 +90,14 @@ class Worker:
         """None when stock and patched agree on ``program``; else
         ``(category, signature, detail)``; a dead or hung child gives
         category 'crash'."""
+        if self._cases >= RECYCLE:
+            # What a long run accumulates (caches, registries) stays
+            # bounded.
+            self.close()
         if self._process is None:
             self._start()
+            self._cases = 0
+        self._cases += 1
         source, config = program.message()
         try:
             self._conn.send((source, config, tuple(sorted(skip))))
