@@ -69,9 +69,10 @@ OPTIMIZER_HOOKS = ('record_optimizer(EVENTS)',
                    'optimizer_hooks.GradientHardClipping(-0.1, 0.1)',
                    'optimizer_hooks.GradientNoise(0.1)',
                    'optimizer_hooks.GradientLARS(0.1)')
-# The betas whose value 1.0 divides by zero inside an update (stock has
-# then updated part of the state: a known difference).
-_DIVIDING_BETAS = ('beta1', 'beta2')
+# Values that divide by zero inside an update (stock has then updated part
+# of the state: a known difference): betas of 1.0, Adam's alpha 0.0 (with
+# adabound).
+_DIVIDING = {'beta1': 1.0, 'beta2': 1.0, 'alpha': 0.0}
 
 
 def _broadcast(a, b):
@@ -600,8 +601,8 @@ def _optimizer(b):
     name = b.choice(tuple(OPTIMIZERS))
     hyper = []
     for key, options in OPTIMIZERS[name].items():
-        if not fpe and key in _DIVIDING_BETAS:
-            options = tuple(o for o in options if o != 1.0)
+        if not fpe and key in _DIVIDING:
+            options = tuple(o for o in options if o != _DIVIDING[key])
         value = b.choice(options)
         if value != options[0]:
             hyper.append('{}={!r}'.format(key, value))

@@ -17,7 +17,8 @@ CATEGORIES = {
     'optimizer-fpe':
         'the optimizer kernels and NumPy\'s error state: warnings and '
         'raises under seterr, NaN payloads and signed zeros, state left '
-        'after an exception inside an update (beta 1.0)',
+        'after an exception inside an update (beta 1.0, Adam\'s alpha 0 '
+        'with adabound)',
     'debug-stack':
         'in debug mode a node\'s stack trace (shown in error messages) '
         'lacks the frames of compiled callers: Link.__call__ and the '

@@ -26,11 +26,11 @@ def features_of(source, config):
     found = set()
     if 'optimizers.' in source:
         found.add('optimizer')
-        # An update outside ``with quiet():`` (which indents it), or a beta
-        # of 1.0, which divides by zero inside an update.
+        # An update outside ``with quiet():`` (which indents it), or a
+        # hyperparameter that divides by zero inside an update.
         if any(line.startswith('opt.update(')
                for line in source.splitlines()) or re.search(
-                   r'beta[12]=1\.0\b', source):
+                   r'beta[12]=1\.0\b|alpha=0\.0\b', source):
             found.add('optimizer-fpe')
     if '.apply([' in source:
         found.add('node-arity')
