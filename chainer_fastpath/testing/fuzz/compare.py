@@ -157,18 +157,25 @@ def signature(path, expected, actual, source):
             if text.startswith(str(path[1]) + ' ='):
                 line = text.split('=', 1)[1]
                 break
-    elif kind == 'raised':
-        entries = expected['raised'] + actual['raised']
-        if entries:
-            line = _statement(source, entries[0][0])
-            line += ' ' + entries[0][1]
-    elif kind == 'warnings':
-        entries = expected['warnings'] + actual['warnings']
-        if entries:
-            line = '{} {}'.format(entries[0][0], entries[0][1][:40])
-    line = _NUMBER.sub('#', _NAME.sub('v', line.split('(', 1)[0]
-                                      if '(' in line else line))
-    return '{} @ {}'.format(kind, line.strip()).strip()
+    elif kind in ('raised', 'warnings'):
+        # The first entry one run has and the other has not.
+        entries = [e for e in expected[kind] if e not in actual[kind]] + \
+            [e for e in actual[kind] if e not in expected[kind]]
+        entries = entries or expected[kind] + actual[kind]
+        if entries and kind == 'raised':
+            return '{} @ {} {}'.format(
+                kind, _head(_statement(source, entries[0][0])),
+                entries[0][1])
+        elif entries:
+            return '{} @ {} {}'.format(kind, entries[0][0],
+                                       entries[0][1][:40])
+    return '{} @ {}'.format(kind, _head(line)).strip()
+
+
+def _head(statement):
+    # The statement up to its first call's arguments, names and numbers
+    # elided: 'v = F.sum', 'v.backward'.
+    return _NUMBER.sub('#', _NAME.sub('v', statement.split('(', 1)[0])).strip()
 
 
 def verdict(stock, patched, source, config, skip=frozenset()):
