@@ -111,9 +111,10 @@ class Builder:
 
     Each part of the program (the configuration, each input, operation,
     backward pass, the optimizer section) reads its choices from its own
-    chunk of bytes, so Hypothesis shrinks a program by dropping chunks and
-    by lowering bytes (choices read past a chunk's end take their first,
-    plainest, option).
+    slot of bytes (:data:`SLOTS`), so a part's choices do not move when
+    another part changes. Hypothesis shrinks by lowering bytes: a lower
+    count drops parts, a zero byte takes an option's first, plainest, value
+    (as do choices read past a slot's end).
     """
 
     def __init__(self, skip):
