@@ -95,6 +95,17 @@ compat: build
 compat-mpi: build openmpi $(VENV)/.mpi4py
 	$(PY) compat_tests/run.py --mpi 2 --chainer-tests $(CHAINER_TESTS) $(ARGS)
 
+# A differential fuzz campaign: generated programs stock vs patched; prints
+# programs per second and findings, writes each new finding's reproducer to
+# the corpus that `make test` replays. FUZZ_ARGS: --programs N, --seconds S,
+# --skip unfixed|none|CATEGORY,..., --seed N (python -m
+# chainer_fastpath.testing.fuzz --help).
+.PHONY: fuzz
+FUZZ_ARGS ?= --seconds 600
+fuzz: build
+	$(PY) -m chainer_fastpath.testing.fuzz \
+	    --corpus tests/testing/fuzz/corpus $(FUZZ_ARGS)
+
 clean:
 	rm -rf build $(VENV) *.egg-info
 	find chainer_fastpath \( -name '*.so' -o -name '*.c' \) -delete

@@ -153,9 +153,9 @@ cdef object _seed(object self, object data, object loss_scale):
     """The gradient of a loss of one element, ``ones_like(data)`` times
     ``loss_scale``, computed as stock's grad setter would store it; or
     ``_NOT_PLAIN`` where stock's setter is to run, without a loss scale;
-    or None where stock's backward must run: NumPy would act on a
-    floating-point exception of the scaling (from stock's line), or stock's
-    deprecation warning is due and its line unknown."""
+    or None where stock's backward must run: the scaling raises, NumPy
+    would act on a floating-point exception of it (from stock's line), or
+    stock's deprecation warning is due and its line unknown."""
     if data.ndim != 0 and not _one_element.found:
         return None
     if not (type(self.device) is _CpuDevice and _plain(self)):
@@ -175,7 +175,11 @@ cdef object _seed(object self, object data, object loss_scale):
         if (type(loss_scale) is not float and type(loss_scale) is not int
                 and not isinstance(loss_scale, _np_number)):
             return None
-        quiet_into(_np_multiply, g, loss_scale, g, &raised)
+        try:
+            quiet_into(_np_multiply, g, loss_scale, g, &raised)
+        except Exception:
+            # An integer loss, say: stock raises it after setting the grad.
+            return None
         if acts(raised):
             return None
     return g

@@ -2,6 +2,7 @@
 fallbacks must be identical."""
 import io
 import re
+import warnings
 
 import numpy
 import pytest
@@ -558,6 +559,29 @@ def test_seeded_loss_gradient_state(retain_grad, loss_scale):
                 None if gv is None else gv.requires_grad)
     check_same(fn)
 
+
+
+@pytest.mark.parametrize('dtype, loss_scale, action', [
+    (numpy.int32, 1e30, 'ignore'),        # the ints cannot take a float
+    (numpy.float16, 1e30, 'error'),       # overflow raised as an error
+])
+def test_seeded_loss_when_scaling_raises(dtype, loss_scale, action):
+    # Stock sets the loss's grad to ones, then scales it in place: when the
+    # scaling raises, the loss keeps the grad it had by then.
+    def fn():
+        x = chainer.Variable(numpy.ones(3, dtype))
+        with chainer.using_config('type_check', False):
+            loss = F.sum(x)
+        with warnings.catch_warnings():
+            warnings.simplefilter(action)
+            try:
+                loss.backward(loss_scale=loss_scale)
+                error = None
+            except Exception as e:
+                error = type(e).__name__
+        return error, loss.grad, x.grad
+    stock, _ = check_same(fn)
+    assert stock[0] is not None
 
 # -- the compiled backwards, across functions ------------------------------
 # Each compiled function's own backward tests are in

@@ -100,12 +100,15 @@ cdef bint _indices_in_range(const long long[::1] x, bint has_ignore,
 
 @cython.boundscheck(False)
 @cython.wraparound(False)
-cdef void _scatter_rows(_float_t[:, ::1] gW, const long long[::1] x,
-                        _float_t[:, ::1] gy, bint has_ignore,
+cdef bint _scatter_rows(_float_t[:, ::1] gW, const long long[::1] x,
+                        const _float_t[:, ::1] gy, bint has_ignore,
                         long long ignore) noexcept nogil:
     # for ix, igy in zip(x, gy): gW[ix] += igy, skipping the ignore label;
-    # one IEEE add per element, in stock's order.
+    # one IEEE add per element, in stock's order. True when a sum is a NaN,
+    # whose payload NumPy's add chooses (its vector loops may differ).
     cdef Py_ssize_t i, j, r, rows = gW.shape[0], cols = gW.shape[1]
+    cdef _float_t v
+    cdef bint nan = False
     for i in range(x.shape[0]):
         if has_ignore and x[i] == ignore:
             continue
@@ -113,7 +116,10 @@ cdef void _scatter_rows(_float_t[:, ::1] gW, const long long[::1] x,
         if r < 0:
             r += rows
         for j in range(cols):
-            gW[r, j] = gW[r, j] + gy[i, j]
+            v = gW[r, j] + gy[i, j]
+            nan |= v != v
+            gW[r, j] = v
+    return nan
 
 
 cdef object _grad_forward(object node, tuple inputs, ConfigView config):
@@ -121,8 +127,9 @@ cdef object _grad_forward(object node, tuple inputs, ConfigView config):
     # gW[ix] += igy for each index and gradient row, in order, skipping
     # the ignore label. What _embed_grad_operands declines (float16, whose
     # add rounds through float, rows that would broadcast, indices out of
-    # range) and a floating-point exception that numpy.errstate does not
-    # ignore are left to stock, which computes, warns or raises as it does.
+    # range), a floating-point exception that numpy.errstate does not
+    # ignore and a NaN sum are left to stock, which computes, warns or
+    # raises as it does.
     if len(inputs) != 2 or numpy.zeros is not _zeros:
         return NOT_HANDLED
     x, gy = inputs
@@ -134,12 +141,15 @@ cdef object _grad_forward(object node, tuple inputs, ConfigView config):
     node._gy_shape = gy.shape
     gW = _zeros(node.w_shape, dtype=g.dtype)
     cdef int flags = watched()
+    cdef bint nan
     feclearexcept(flags)
     if g.dtype == _float32:
-        _scatter_rows[float](gW, g.xs, g.rows_gy, g.has_ignore, g.ignore)
+        nan = _scatter_rows[float](gW, g.xs, g.rows_gy, g.has_ignore,
+                                   g.ignore)
     else:
-        _scatter_rows[double](gW, g.xs, g.rows_gy, g.has_ignore, g.ignore)
-    if fetestexcept(flags):
+        nan = _scatter_rows[double](gW, g.xs, g.rows_gy, g.has_ignore,
+                                    g.ignore)
+    if nan or fetestexcept(flags):
         return NOT_HANDLED
     return gW,
 

@@ -208,3 +208,29 @@ def test_passed_type_check_is_cached(type_check_is_cached):
     ids, w = numpy.array([0, 2], numpy.int32), _v(3, 4)
     type_check_is_cached(embed_id.EmbedIDFunction,
                          lambda: F.embed_id(ids, w))
+
+
+def test_embed_id_backward_of_a_read_only_gradient():
+    # A gradient the user set from a read-only array: stock reads it.
+    def fn():
+        w = _v(3, 2)
+        y = F.embed_id(numpy.array([0, 2, 0], numpy.int32), w)
+        gy = numpy.random.uniform(-1, 1, (3, 2)).astype(numpy.float32)
+        gy.flags.writeable = False
+        y.grad = gy
+        y.backward()
+        return w.grad
+    check_same(fn)
+
+
+@pytest.mark.parametrize('dtype', [numpy.float32, numpy.float64])
+def test_embed_id_gradient_node_sums_nans_as_stock(dtype):
+    # Rows of NaNs of both signs summed into one row: NumPy's add picks
+    # which NaN the sum is.
+    def fn():
+        gy = numpy.array([[-numpy.nan, -numpy.nan], [numpy.nan, numpy.nan],
+                          [1, -numpy.nan]], dtype)
+        node = embed_id.EmbedIDGrad((2, 2))
+        gw, = node.apply((numpy.zeros(3, numpy.int32), gy))
+        return gw.array
+    check_same(fn)

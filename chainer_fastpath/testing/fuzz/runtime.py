@@ -1,0 +1,203 @@
+"""What a generated program may name: Chainer's modules, the array and model
+helpers below, and the recording hooks.
+
+A program runs as ``exec`` in a fresh copy of :func:`namespace`, once stock
+and once patched, from the same seeds; everything here draws its numbers from
+NumPy's global generator, which the runner seeds, so both runs see the same
+values.
+"""
+import math
+
+import numpy
+
+import chainer
+import chainer.functions as F
+import chainer.links as L
+from chainer import optimizer_hooks
+from chainer import optimizers
+
+__all__ = ['F', 'L', 'chainer', 'numpy', 'optimizers', 'optimizer_hooks',
+           'Variable', 'Parameter', 'MyVariable', 'MyParameter', 'arr',
+           'ints', 'Model', 'FunctionRecorder', 'LinkRecorder',
+           'AddingHook', 'record_optimizer', 'quiet',
+           'ElementwiseConstant']
+
+Variable = chainer.Variable
+Parameter = chainer.Parameter
+
+
+class MyVariable(chainer.Variable):
+    """A user's Variable subclass."""
+
+
+class MyParameter(chainer.Parameter):
+    """A user's Parameter subclass."""
+
+
+# Values that reach the corners: signed zeros, infinities, NaNs of both
+# signs, subnormals and numbers that overflow float16 when squared.
+_SPECIAL = numpy.array([0.0, -0.0, 1.0, -1.0, numpy.inf, -numpy.inf,
+                        numpy.nan, -numpy.nan, 1e-40, 300.0, -70000.0, 0.5])
+
+
+def arr(shape, dtype='float32', layout='C', values='normal'):
+    """A NumPy array of ``shape`` and ``dtype`` laid out as ``layout``: 'C',
+    'F', 'strided' (every other element of a larger array), 'readonly',
+    'misaligned' (data at an odd address) or 'swapped' (the other byte
+    order); ``values`` 'normal' (uniform in [-1, 1)), 'special' (zeros,
+    infinities, NaNs, subnormals, overflowing numbers) or 'big'."""
+    dtype = numpy.dtype(dtype)
+    size = math.prod(shape)
+    if values == 'special':
+        base = _SPECIAL[numpy.random.randint(0, len(_SPECIAL), size)]
+    elif values == 'big':
+        base = numpy.random.uniform(-1e4, 1e4, size)
+    else:
+        base = numpy.random.uniform(-1, 1, size)
+    if dtype.kind in 'iub':
+        # Small integers: NaNs and infinities read as zero.
+        base = numpy.clip(numpy.where(numpy.isfinite(base), base * 3, 0),
+                          0 if dtype.kind == 'u' else -9, 9)
+    with numpy.errstate(all='ignore'):
+        a = base.astype(dtype).reshape(shape)
+    if layout == 'F':
+        return numpy.asfortranarray(a)
+    if layout == 'strided':
+        wide = numpy.zeros(a.shape[:-1] + (2 * a.shape[-1],), dtype) \
+            if a.ndim else numpy.zeros(2, dtype)
+        if a.ndim:
+            wide[..., ::2] = a
+            return wide[..., ::2]
+        wide[0] = a
+        return wide[:1].reshape(())
+    if layout == 'readonly':
+        a.flags.writeable = False
+        return a
+    if layout == 'misaligned':
+        raw = numpy.zeros(a.nbytes + 1, numpy.uint8)
+        b = raw[1:].view(dtype).reshape(shape)
+        b[...] = a
+        return b
+    if layout == 'swapped':
+        return a.astype(dtype.newbyteorder())
+    return a
+
+
+def ints(shape, high, dtype='int32', ignore=False):
+    """Labels in ``[0, high)`` (and -1, the ignore label, when ``ignore``)."""
+    low = -1 if ignore else 0
+    return numpy.random.randint(low, max(high, 1), shape).astype(dtype)
+
+
+class Model(chainer.Chain):
+    """A Linear link times a parameter of class ``pclass``, ``dtype``
+    throughout; ``n_in`` None leaves the Linear's weight to be initialized on
+    the first call."""
+
+    def __init__(self, n_in, n_out, dtype='float32', pclass=Parameter,
+                 nobias=False):
+        super().__init__()
+        with chainer.using_config('dtype', numpy.dtype(dtype)):
+            with self.init_scope():
+                self.l = L.Linear(n_in, n_out, nobias=nobias)
+                self.p = pclass(arr((n_out,), dtype))
+
+    def forward(self, x):
+        return self.l(x) * self.p
+
+
+class FunctionRecorder(chainer.FunctionHook):
+    """Appends every hook call, with the function's label and its inputs'
+    shapes, to ``events``."""
+
+    name = 'FunctionRecorder'
+
+    def __init__(self, events):
+        self.events = events
+
+    def _record(self, what, function, in_data):
+        self.events.append((what, function.label,
+                            tuple(getattr(x, 'shape', None)
+                                  for x in in_data)))
+
+    def forward_preprocess(self, function, in_data):
+        self._record('forward_pre', function, in_data)
+
+    def forward_postprocess(self, function, in_data):
+        self._record('forward_post', function, in_data)
+
+    def backward_preprocess(self, function, in_data, out_grad):
+        self._record('backward_pre', function, in_data)
+
+    def backward_postprocess(self, function, in_data, out_grad):
+        self._record('backward_post', function, in_data)
+
+
+class AddingHook(FunctionRecorder):
+    """A recorder that, in its first ``forward_preprocess``, adds a second
+    recorder to the global hooks (removed when this one is)."""
+
+    name = 'AddingHook'
+
+    def __init__(self, events):
+        super().__init__(events)
+        self._extra = None
+
+    def forward_preprocess(self, function, in_data):
+        super().forward_preprocess(function, in_data)
+        if self._extra is None:
+            self._extra = FunctionRecorder(self.events)
+            self._extra.name = 'AddedRecorder'
+            self._extra.__enter__()
+
+    def __exit__(self, *args):
+        if self._extra is not None:
+            self._extra.__exit__(*args)
+        super().__exit__(*args)
+
+
+class LinkRecorder(chainer.LinkHook):
+    """Appends every Link call's link class and argument count to
+    ``events``."""
+
+    name = 'LinkRecorder'
+
+    def __init__(self, events):
+        self.events = events
+
+    def forward_preprocess(self, args):
+        self.events.append(('link_pre', type(args.link).__name__,
+                            len(args.args)))
+
+    def forward_postprocess(self, args):
+        self.events.append(('link_post', type(args.link).__name__,
+                            type(args.out).__name__))
+
+
+def record_optimizer(events):
+    """An optimizer hook that appends the optimizer's ``t`` to ``events``."""
+    def hook(optimizer):
+        events.append(('optimizer_hook', optimizer.t))
+    return hook
+
+
+def quiet():
+    """NumPy's floating-point errors ignored (the context an update runs in
+    when the optimizer kernels' error-state difference is left out)."""
+    return numpy.errstate(all='ignore')
+
+
+class ElementwiseConstant(chainer.FunctionNode):
+    """A user's elementwise node that needs no input."""
+
+    is_elementwise = True
+
+    def forward(self, inputs):
+        return numpy.ones(2, numpy.float32),
+
+
+def namespace():
+    """A fresh namespace for one run of a program."""
+    ns = {name: globals()[name] for name in __all__}
+    ns['EVENTS'] = []
+    return ns
