@@ -131,8 +131,10 @@ cdef bint _sums_quietly(object gy) except -1:
     overflows; a sum of floats of one type never underflows, and float16's
     may, when NumPy adds in float32, only if watched."""
     cdef Py_ssize_t n = len(gy)
-    if not layout_ok() or n == 0:
+    if n == 0:
         return True
+    if not layout_ok():
+        return False
     cdef int num = builtin_typenum(gy)
     if num == CFP_NPY_HALF:
         if n > 1024 or watched() & FE_UNDERFLOW:
