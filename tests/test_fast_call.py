@@ -310,12 +310,16 @@ def test_uninitialized_input_falls_back_with_reason():
 # --- every compiled node applied to too few or too many inputs ---
 
 def _node_factories():
-    from chainer.functions.activation import leaky_relu, relu, sigmoid, tanh
+    from chainer.functions.activation import (
+        leaky_relu, relu, sigmoid, softmax, tanh)
     from chainer.functions.array import (
-        broadcast, concat, get_item, reshape, split_axis, transpose)
+        broadcast, concat, expand_dims, get_item, reshape, select_item,
+        split_axis, squeeze, swapaxes, transpose)
     from chainer.functions.connection import embed_id, linear
-    from chainer.functions.loss import softmax_cross_entropy, squared_error
-    from chainer.functions.math import basic_math, exponential, matmul
+    from chainer.functions.loss import (
+        huber_loss, softmax_cross_entropy, squared_error)
+    from chainer.functions.math import (
+        average, basic_math, exponential, logsumexp, matmul)
     from chainer.functions.math import sum as sum_
     from chainer.functions.noise import dropout
     from chainer.functions.rnn import lstm
@@ -325,7 +329,16 @@ def _node_factories():
         relu.ReLU: relu.ReLU,
         sigmoid.Sigmoid: sigmoid.Sigmoid,
         tanh.Tanh: tanh.Tanh,
+        softmax.Softmax: softmax.Softmax,
+        broadcast.Broadcast: broadcast.Broadcast,
         broadcast.BroadcastTo: lambda: broadcast.BroadcastTo((2, 3)),
+        expand_dims.ExpandDims: lambda: expand_dims.ExpandDims(0),
+        select_item.SelectItem: select_item.SelectItem,
+        squeeze.Squeeze: squeeze.Squeeze,
+        swapaxes.Swapaxes: lambda: swapaxes.Swapaxes(0, 1),
+        huber_loss.HuberLoss: lambda: huber_loss.HuberLoss(1.0, 'no'),
+        average.Mean: lambda: average.Mean(None, False),
+        logsumexp.LogSumExp: logsumexp.LogSumExp,
         concat.Concat: lambda: concat.Concat(1),
         get_item.GetItem: lambda: get_item.GetItem(slice(0, 1)),
         reshape.Reshape: lambda: reshape.Reshape((3, 2)),

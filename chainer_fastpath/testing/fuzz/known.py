@@ -40,11 +40,6 @@ CATEGORIES = {
 # replay's strict xfail then says so by failing).
 UNFIXED = frozenset({
     'debug-stack',
-    'warning-location',
-    'optimizer-fpe',
-    'hook-added-during-forward',
-    'node-arity',
-    'callable-metadata',
 })
 
 ENV_SKIP = 'CHAINER_FASTPATH_FUZZ_SKIP'
