@@ -221,29 +221,32 @@ def _openblas_function(lib, name, restype):
 def _numpy_blas_build():
     import numpy
 
-    config = getattr(getattr(numpy, '__config__', None), 'CONFIG', {})
-    blas = config.get('Build Dependencies', {}).get('blas', {})
-    if not blas:
-        return 'not recorded by this NumPy'
-    return '{} {}'.format(blas.get('name', '?'), blas.get('version', ''))
+    config = getattr(numpy, '__config__', None)
+    blas = getattr(config, 'CONFIG', {}).get(
+        'Build Dependencies', {}).get('blas', {})
+    if blas:
+        return '{} {}'.format(blas.get('name', '?'), blas.get('version', ''))
+    # NumPy before 1.26 (the newest on Python 3.8) kept numpy.distutils'
+    # system_info results instead.
+    for name in ('blas_ilp64_opt_info', 'blas_opt_info'):
+        libraries = getattr(config, name, {}).get('libraries')
+        if libraries:
+            return ', '.join(dict.fromkeys(libraries))
+    return 'not recorded by this NumPy'
 
 
-def _blas():
-    rows = [('NumPy built with', _probe(_numpy_blas_build))]
-    path = _probe(blas_library)
-    rows.append(('library', path or 'none found in /proc/self/maps'))
-    if not path or path.startswith('FAILED'):
-        return rows
+def _openblas(path):
+    """The rows OpenBLAS at ``path`` answers; none for another BLAS."""
     lib = ctypes.CDLL(path)
     get_corename = _openblas_function(lib, 'get_corename', ctypes.c_char_p)
     if get_corename is None:
-        return rows
+        return []
     corename = get_corename().decode()
     config = _openblas_function(lib, 'get_config', ctypes.c_char_p)
     config = config().decode() if config is not None else ''
     threads = _openblas_function(lib, 'get_num_threads', ctypes.c_int)
     _, flags = _cpu()
-    rows += [
+    rows = [
         ('OpenBLAS', config),
         ('core type', corename),
         ('threads', str(threads()) if threads is not None else '?'),
@@ -253,6 +256,17 @@ def _blas():
     advice = coretype_advice(corename, flags, config)
     if advice:
         rows.append(('advice', advice))
+    return rows
+
+
+def _blas():
+    rows = [('NumPy built with', _probe(_numpy_blas_build))]
+    path = _probe(blas_library)
+    rows.append(('library', path or 'none found in /proc/self/maps'))
+    if path and not path.startswith('FAILED'):
+        openblas = _probe(_openblas, path)
+        rows += [('OpenBLAS', openblas)] if isinstance(openblas, str) \
+            else openblas
     return rows
 
 
