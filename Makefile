@@ -80,11 +80,12 @@ test-matrix:
 	            echo "$${n:-0} $$1"; }; \
 	  if [ -n "$$line" ]; then \
 	    echo "   tests: $$(count passed), $$(count failed)," \
-	         "$$(count skipped), $$(count error)"; \
+	         "$$(count skipped), $$(count xfailed), $$(count error)"; \
 	  else echo "   make test failed before the tests ran: see .venv-$$v.log"; \
 	       failed=1; continue; fi; \
 	  .venv-$$v/bin/python $(MATRIX_BENCH) > .venv-$$v.bench 2>&1 || failed=1; \
-	  sed -n '1p;/^mlp_train /p' .venv-$$v.bench | sed 's/^/   /'; \
+	  sed -n '/^workload /p;/^mlp_train /p' .venv-$$v.bench | \
+	      sed 's/^/   /'; \
 	done; \
 	exit $$failed
 
