@@ -5,19 +5,25 @@ PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip --disable-pip-version-check -q
 
 # Chainer 7.8.1's sdist imports pkg_resources: its build needs setuptools<81.
+# pip 26 passes only PIP_BUILD_CONSTRAINT to isolated builds; older pip reads
+# PIP_CONSTRAINT there and ignores PIP_BUILD_CONSTRAINT.
 export PIP_CONSTRAINT := $(CURDIR)/constraints.txt
+export PIP_BUILD_CONSTRAINT := $(CURDIR)/constraints.txt
 
 SOURCES := $(shell find chainer_fastpath -name '*.pyx' -o -name '*.pxd' \
                                -o -name '*.h')
 
-.PHONY: venv build lint test bench compat clean openmpi test-mpi compat-mpi
+.PHONY: venv build lint test bench compat clean openmpi test-mpi compat-mpi \
+        test-matrix
 
 venv: build
 
-# Dependencies: reinstalled only when the project's metadata changes.
+# Dependencies: reinstalled only when the project's metadata changes. -U:
+# the setuptools a new venv bundles on 3.8 and 3.9 (56, 58) cannot read
+# [project], and would build the project as a package named UNKNOWN.
 $(VENV)/.deps: pyproject.toml constraints.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PIP) install 'setuptools<70' wheel 'Cython>=3.0'
+	$(PIP) install -U 'setuptools<70' wheel 'Cython>=3.0'
 	$(PIP) install --no-build-isolation -e '.[test]'
 	touch $@
 
@@ -43,6 +49,45 @@ lint: $(VENV)/.deps
 
 test: lint build $(TEST_MPI)
 	$(TEST_ENV) $(PY) -m pytest -q tests
+
+# `make test` on every interpreter of MATRIX found (pythonX.Y on PATH, or
+# under pyenv), one after the other, each in its own venv .venv-X.Y (its
+# output in .venv-X.Y.log), with MATRIX_MPI as MPI (0: the distributed tests
+# skip); then the tiny MLP, stock vs patched, on each (a quick bench row:
+# "same result" is their identity). Exits 1 when any of them fails.
+MATRIX ?= 3.8 3.9 3.10 3.11 3.12
+MATRIX_MPI ?= 0
+PYENV_ROOT ?= $(HOME)/.pyenv
+MATRIX_BENCH := -m chainer_fastpath bench --quick --only mlp_train
+
+test-matrix:
+	@failed=0; \
+	for v in $(MATRIX); do \
+	  py=; \
+	  for c in $$(command -v python$$v) $$(ls -d \
+	      $(PYENV_ROOT)/versions/$$v.*/bin/python 2>/dev/null | sort -rV); do \
+	    case "$$($$c -c 'import platform; print(platform.python_version())' \
+	            2>/dev/null)" in $$v.*) py=$$c; break;; esac; \
+	  done; \
+	  if [ -z "$$py" ]; then echo "== Python $$v: not found"; continue; fi; \
+	  echo "== Python $$v: $$py: make test MPI=$(MATRIX_MPI)" \
+	       "(log: .venv-$$v.log)"; \
+	  $(MAKE) --no-print-directory test VENV=.venv-$$v PYTHON=$$py \
+	      MPI=$(MATRIX_MPI) > .venv-$$v.log 2>&1 || failed=1; \
+	  line=$$(grep -E '[0-9]+ (passed|failed|error).* in [0-9.]+s' \
+	          .venv-$$v.log | tail -n 1); \
+	  count() { n=$$(echo "$$line" | grep -oE "[0-9]+ $$1" | cut -d' ' -f1); \
+	            echo "$${n:-0} $$1"; }; \
+	  if [ -n "$$line" ]; then \
+	    echo "   tests: $$(count passed), $$(count failed)," \
+	         "$$(count skipped), $$(count xfailed), $$(count error)"; \
+	  else echo "   make test failed before the tests ran: see .venv-$$v.log"; \
+	       failed=1; continue; fi; \
+	  .venv-$$v/bin/python $(MATRIX_BENCH) > .venv-$$v.bench 2>&1 || failed=1; \
+	  sed -n '/^workload /p;/^mlp_train /p' .venv-$$v.bench | \
+	      sed 's/^/   /'; \
+	done; \
+	exit $$failed
 
 # The distributed tests (ChainerMN under mpiexec -n 2) alone.
 test-mpi: build openmpi $(VENV)/.mpi4py

@@ -12,6 +12,8 @@ import logging
 import os
 import sys
 
+from chainer_fastpath import _numpy_distutils
+
 __version__ = '0.1.0'
 __all__ = ['enable', 'disable', 'is_enabled', 'enabled', 'stats', 'report',
            'reset_stats', 'get_original', 'PARTS']
@@ -19,6 +21,9 @@ __all__ = ['enable', 'disable', 'is_enabled', 'enabled', 'stats', 'report',
 logger = logging.getLogger('chainer_fastpath')
 
 PARTS = ('forward', 'backward', 'optimizers')
+
+# Chainer 7.8.1 imports numpy.distutils, which NumPy lacks on Python 3.12.
+_numpy_distutils.install()
 
 
 def _env_flag(name):

@@ -1,4 +1,5 @@
-"""Command line: ``python -m chainer_fastpath {run,bench,report} ...``."""
+"""Command line: ``python -m chainer_fastpath {run,bench,report,doctor}
+...``."""
 import argparse
 import sys
 
@@ -35,6 +36,12 @@ def _cmd_report(args):
     return 0 if on else 1
 
 
+def _cmd_doctor(args):
+    from chainer_fastpath import _doctor
+
+    return _doctor.main()
+
+
 def build_parser():
     parser = argparse.ArgumentParser(
         prog='python -m chainer_fastpath',
@@ -58,6 +65,11 @@ def build_parser():
         'report', help='say whether the fast path can be enabled, and what '
         'it patches')
     report.set_defaults(func=_cmd_report)
+
+    doctor = sub.add_parser(
+        'doctor', help='print the environment for a bug report: versions, '
+        'compiled modules, BLAS, MPI')
+    doctor.set_defaults(func=_cmd_doctor)
     return parser
 
 

@@ -25,8 +25,9 @@ def script(tmp_path):
     path = tmp_path / 'prog.py'
     path.write_text(textwrap.dedent('''
         import sys
-        import chainer
+        # First, as on Python 3.12 it is what lets Chainer import there.
         import chainer_fastpath
+        import chainer
         import helper_mod
 
         def main():
