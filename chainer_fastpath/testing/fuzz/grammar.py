@@ -519,7 +519,10 @@ def _callable_metadata(b):
     elif what == 'pickle':
         expr = "__import__('pickle').dumps({})".format(f)
     else:
-        expr = "hasattr({}, '__wrapped__')".format(f)
+        # Replacements carry ``__wrapped__`` (as functools.wraps does), so
+        # unwrapping either leads to stock's code.
+        expr = "__import__('inspect').unwrap({}).__code__.co_filename".format(
+            f)
     b.add(expr, None, 'object', 'nd')
 
 

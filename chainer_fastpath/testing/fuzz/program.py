@@ -34,7 +34,7 @@ def features_of(source, config):
             found.add('optimizer-fpe')
     if '.apply([' in source:
         found.add('node-arity')
-    if re.search(r"__import__\('pickle'\)|getattr\(|'__wrapped__'",
+    if re.search(r"__import__\('pickle'\)|getattr\(|unwrap\(",
                  source):
         found.add('callable-metadata')
     if config.get('function_hook') == 'adding':
