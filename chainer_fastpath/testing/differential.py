@@ -174,6 +174,16 @@ def check_outputs_same(build, backprop, type_check=True):
         return check_same(lambda: outputs(build, backprop))
 
 
+def error_of(fn):
+    """``(type name, message)`` of the exception ``fn()`` raises, or
+    None."""
+    try:
+        fn()
+    except Exception as e:
+        return type(e).__name__, str(e)
+    return None
+
+
 def error_after_passing(first, second):
     """Runs ``first`` (a call whose type check passes, so the patch caches
     it), then ``second``; returns the name of the type of the error
