@@ -21,6 +21,7 @@ MODULES = (
     'array.transpose',
     'connection.embed_id',
     'connection.linear',
+    'loss.hierarchical_softmax',
     'loss.softmax_cross_entropy',
     'loss.squared_error',
     'math.basic_math',
