@@ -22,6 +22,7 @@ MODULES = (
     'connection.embed_id',
     'connection.linear',
     'loss.hierarchical_softmax',
+    'loss.negative_sampling',
     'loss.softmax_cross_entropy',
     'loss.squared_error',
     'math.basic_math',

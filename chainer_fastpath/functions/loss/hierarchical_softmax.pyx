@@ -9,11 +9,11 @@ calls on its tree path. Here the loop is C and so is every elementwise step
 scatter-add), in stock's order and dtype. What C cannot reproduce stays
 NumPy's own, called per sample on the same shapes as stock's calls: the
 dot products (``numpy.dot``, which picks the BLAS routine), ``exp`` and
-``logaddexp`` (their NumPy inner loops called directly, see ``_loops``).
+``logaddexp`` (their NumPy inner loops called directly, ``_ufunc_loop``).
 A floating-point flag that NumPy's errstate watches gives the whole call
 back to stock, which then warns or raises as it does.
 """
-from libc.string cimport memcpy
+from libc.string cimport memset
 
 import numpy
 
@@ -21,68 +21,16 @@ from chainer.links.loss import hierarchical_softmax
 
 from chainer_fastpath._core._ndarray cimport (
     CFP_NPY_ALIGNED, CFP_NPY_C_CONTIGUOUS, CFP_NPY_DOUBLE, CFP_NPY_FLOAT,
-    CFP_NPY_INT, builtin_typenum, cfp_data, cfp_dims, cfp_flags, cfp_nd,
-    cfp_strides, layout_ok)
+    CFP_NPY_INT, aligned_array, builtin_typenum, cfp_data, cfp_dims,
+    cfp_flags, cfp_nd, cfp_strides, layout_ok)
 from chainer_fastpath._core._config cimport ConfigView
 from chainer_fastpath._core._fpe cimport feclearexcept, fetestexcept, watched
 from chainer_fastpath._core._objects cimport new_variable
 from chainer_fastpath._core._registry cimport NOT_HANDLED, compiled
 from chainer_fastpath._core._retained cimport grad_array, retained_inputs
-
-cdef extern from *:
-    """
-    /* NumPy 1.x's PyUFuncObject up to its type table (ufuncobject.h). */
-    typedef void (*cfp_loop)(char **, const Py_ssize_t *,
-                             const Py_ssize_t *, void *);
-    typedef struct {
-        PyObject_HEAD
-        int nin, nout, nargs;
-        int identity;
-        cfp_loop *functions;
-        void **data;
-        int ntypes;
-        int reserved1;
-        const char *name;
-        char *types;
-    } cfp_ufunc;
-
-    /* The index of the loop whose every operand has type ``typenum``,
-       or -1. */
-    static int cfp_loop_index(PyObject *u, int typenum) {
-        cfp_ufunc *f = (cfp_ufunc *)u;
-        for (int i = 0; i < f->ntypes; i++) {
-            int j = 0;
-            while (j < f->nargs && f->types[i * f->nargs + j] == typenum)
-                j++;
-            if (j == f->nargs)
-                return i;
-        }
-        return -1;
-    }
-    static cfp_loop cfp_loop_function(PyObject *u, int i) {
-        return ((cfp_ufunc *)u)->functions[i];
-    }
-    static void *cfp_loop_data(PyObject *u, int i) {
-        return ((cfp_ufunc *)u)->data[i];
-    }
-    static int cfp_ufunc_nargs(PyObject *u) {
-        return ((cfp_ufunc *)u)->nargs;
-    }
-    static int cfp_ufunc_ntypes(PyObject *u) {
-        return ((cfp_ufunc *)u)->ntypes;
-    }
-    """
-    ctypedef void (*cfp_loop)(char **, const Py_ssize_t *, const Py_ssize_t *,
-                              void *) noexcept nogil
-    int cfp_loop_index(object u, int typenum)
-    cfp_loop cfp_loop_function(object u, int i)
-    void *cfp_loop_data(object u, int i)
-    int cfp_ufunc_nargs(object u)
-    int cfp_ufunc_ntypes(object u)
-
-ctypedef fused real:
-    float
-    double
+from chainer_fastpath._core._rows cimport (
+    add_outer_rows, gather_rows, real, store_row)
+from chainer_fastpath._core._ufunc_loop cimport UfuncLoop
 
 cdef type _ndarray = numpy.ndarray
 cdef object _Function = hierarchical_softmax.BinaryHierarchicalSoftmaxFunction
@@ -92,34 +40,13 @@ cdef object _empty_like = numpy.empty_like
 cdef object _zeros_like = numpy.zeros_like
 
 
-cdef class _Loop:
-    """A NumPy ufunc's inner loop for one type, as ``ufunc`` calls it."""
-    cdef cfp_loop function
-    cdef void *data
-
-    def __init__(self, ufunc, typenum):
-        # Only where the mirrored struct agrees with what NumPy says of
-        # the ufunc; the loop is then the one its type resolution picks.
-        if (cfp_ufunc_nargs(ufunc) != ufunc.nargs
-                or cfp_ufunc_ntypes(ufunc) != ufunc.ntypes):
-            return
-        cdef int i = cfp_loop_index(ufunc, typenum)
-        code = numpy.dtype(numpy.float32 if typenum == CFP_NPY_FLOAT
-                           else numpy.float64).char
-        if i < 0 or ufunc.types[i] != '{}->{}'.format(
-                code * ufunc.nin, code * ufunc.nout):
-            return
-        self.function = cfp_loop_function(ufunc, i)
-        self.data = cfp_loop_data(ufunc, i)
-
-
 cdef class _Loops:
     """``numpy.exp`` and ``numpy.logaddexp`` for one dtype."""
-    cdef _Loop exp, logaddexp
+    cdef UfuncLoop exp, logaddexp
 
     def __init__(self, typenum):
-        self.exp = _Loop(numpy.exp, typenum)
-        self.logaddexp = _Loop(numpy.logaddexp, typenum)
+        self.exp = UfuncLoop(numpy.exp, typenum)
+        self.logaddexp = UfuncLoop(numpy.logaddexp, typenum)
 
     cdef bint ready(self):
         return self.exp.function is not NULL and (
@@ -169,16 +96,9 @@ cdef class _Tree:
     cdef Py_ssize_t[::1] begin, length
 
 
-cdef bint _float_matrix(object a, int typenum):
-    return (type(a) is _ndarray and builtin_typenum(a) == typenum
-            and cfp_nd(a) == 2 and cfp_flags(a) & CFP_NPY_ALIGNED)
-
-
 cdef bint _tree_array(object a, int typenum):
-    return (type(a) is _ndarray and builtin_typenum(a) == typenum
-            and cfp_nd(a) == 1
-            and cfp_flags(a) & CFP_NPY_C_CONTIGUOUS
-            and cfp_flags(a) & CFP_NPY_ALIGNED)
+    return (aligned_array(a, typenum, 1)
+            and cfp_flags(a) & CFP_NPY_C_CONTIGUOUS)
 
 
 cdef _Tree _tree(object function, object x, object t, object W):
@@ -190,7 +110,7 @@ cdef _Tree _tree(object function, object x, object t, object W):
     cdef int typenum = builtin_typenum(x)
     if typenum != CFP_NPY_FLOAT and typenum != CFP_NPY_DOUBLE:
         return None
-    if (not _float_matrix(x, typenum) or not _float_matrix(W, typenum)
+    if (not aligned_array(x, typenum, 2) or not aligned_array(W, typenum, 2)
             or type(t) is not _ndarray or builtin_typenum(t) != CFP_NPY_INT
             or cfp_nd(t) != 1 or not cfp_flags(t) & CFP_NPY_ALIGNED
             or cfp_dims(t)[0] != cfp_dims(x)[0]
@@ -237,21 +157,6 @@ cdef _Tree _tree(object function, object x, object t, object W):
     return tree
 
 
-cdef void _gather(const char *W, Py_ssize_t s0, Py_ssize_t s1,
-                  const int *path, Py_ssize_t length, Py_ssize_t units,
-                  real *w) noexcept nogil:
-    # w = W[path], C-contiguous
-    cdef Py_ssize_t k, j
-    cdef const char *row
-    for k in range(length):
-        row = W + path[k] * s0
-        if s1 == sizeof(real):
-            memcpy(w + k * units, row, units * sizeof(real))
-        else:
-            for j in range(units):
-                w[k * units + j] = (<const real *>(row + j * s1))[0]
-
-
 cdef bint _forward_rows(_Tree tree, _Loops loops, int flags,
                         real *loss) except -1:
     # Per sample: v = logaddexp(0.0, -(w.dot(x) * codes)); loss += sum(v).
@@ -278,7 +183,7 @@ cdef bint _forward_rows(_Tree tree, _Loops loops, int flags,
         n = tree.length[i]
         begin = tree.begin[i]
         if n:
-            _gather(Wp, s0, s1, paths + begin, n, tree.units, w)
+            gather_rows(Wp, s0, s1, paths + begin, n, tree.units, w)
             _dot(w_array[:n], x[i], v_array[:n])
         feclearexcept(flags)
         for k in range(n):
@@ -338,16 +243,15 @@ cdef bint _backward_rows(_Tree tree, _Loops loops, int flags, real gloss,
     cdef Py_ssize_t gxs0 = cfp_strides(gx)[0], gxs1 = cfp_strides(gx)[1]
     cdef char *gWp = cfp_data(gW)
     cdef Py_ssize_t gs0 = cfp_strides(gW)[0], gs1 = cfp_strides(gW)[1]
-    cdef const real *row = <const real *>cfp_data(gx_row)
+    cdef real *row = <real *>cfp_data(gx_row)
     cdef const int *paths = <const int *>cfp_data(tree.paths)
     cdef const real *codes = <const real *>cfp_data(tree.codes)
     cdef real ng = -gloss
     cdef real one = 1
     cdef real c
-    cdef real *target
     cdef char *args[2]
     cdef Py_ssize_t steps[2]
-    cdef Py_ssize_t i, j, k, n, begin, units = tree.units
+    cdef Py_ssize_t i, k, n, begin, units = tree.units
     steps[0] = steps[1] = sizeof(real)
     args[0] = <char *>v
     args[1] = <char *>e
@@ -355,7 +259,7 @@ cdef bint _backward_rows(_Tree tree, _Loops loops, int flags, real gloss,
         n = tree.length[i]
         begin = tree.begin[i]
         if n:
-            _gather(Wp, s0, s1, paths + begin, n, units, w)
+            gather_rows(Wp, s0, s1, paths + begin, n, units, w)
             xi = x[i]
             _dot(w_array[:n], xi, v_array[:n])
         feclearexcept(flags)
@@ -369,17 +273,12 @@ cdef bint _backward_rows(_Tree tree, _Loops loops, int flags, real gloss,
             return False
         if n:
             _dot(v_array[:n], w_array[:n], gx_row)
-            for j in range(units):
-                (<real *>(gxp + i * gxs0 + j * gxs1))[0] = row[j]
         else:
-            for j in range(units):
-                (<real *>(gxp + i * gxs0 + j * gxs1))[0] = 0
+            memset(row, 0, units * sizeof(real))   # what dot gives for n 0
+        store_row(gxp + i * gxs0, gxs1, row, units)
         feclearexcept(flags)
-        for k in range(n):
-            for j in range(units):
-                target = <real *>(gWp + paths[begin + k] * gs0 + j * gs1)
-                target[0] = target[0] + v[k] * (
-                    <const real *>(xp + i * xs0 + j * xs1))[0]
+        add_outer_rows(gWp, gs0, gs1, paths + begin, v, n, xp + i * xs0, xs1,
+                       units)
         if fetestexcept(flags):
             return False
     return True
