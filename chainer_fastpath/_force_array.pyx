@@ -5,6 +5,8 @@ For an exact ``numpy.ndarray`` stock's ``numpy.isscalar(x)`` is False (an
 ndarray is not a NumPy scalar, not in ``numpy.ScalarType`` and not a
 ``numbers.Number``), so the array, or its ``astype``, is returned without
 asking; that question alone costs more than the rest of a small forward.
+A NumPy scalar (``numpy.generic``, what NumPy returns for a 0-d result) is
+a scalar: it is made an array, ``numpy.array(x[, dtype])``, as stock does.
 Anything else takes the original.
 """
 import numpy
@@ -17,6 +19,8 @@ from chainer_fastpath._core import _stats
 cdef EntryStats _stats_force = _stats.entry('utils.force_array')
 cdef object _original = None
 cdef type _ndarray = numpy.ndarray
+cdef type _generic = numpy.generic
+cdef object _array = numpy.array
 # Checked once when bound: should ndarray ever count as a scalar, the fast
 # path steps aside.
 cdef bint _ndarray_is_never_scalar = False
@@ -41,5 +45,10 @@ def force_array(x, dtype=None):
         if dtype is None:
             return x
         return x.astype(dtype, copy=False)
+    if isinstance(x, _generic):
+        _stats_force.fast += 1
+        if dtype is None:
+            return _array(x)
+        return _array(x, dtype)
     _stats_force.fallback('not an ndarray (a scalar is made an array)')
     return _original(x, dtype)
