@@ -8,9 +8,11 @@ the rest of a small op, then ``_preprocess_rhs``, which returns a Variable
 unchanged. For an exact ``Variable`` or ``Parameter`` on the right the
 answers are known (not a scalar; returned as is), and for an exact ``int``
 or ``float`` too (a scalar), so this path applies the same FunctionNode
-directly. An exact ``numpy.ndarray`` is not a scalar either: for ``*`` it
-goes through stock's ``_preprocess_rhs`` as stock does. Any other right-hand
-side takes the original.
+directly; a NumPy scalar (``numpy.generic``) is a scalar too. An exact
+``numpy.ndarray``, 0-d included, is not a scalar: it goes through stock's
+``_preprocess_rhs`` as stock does, for ``+``, ``-``, ``*`` and for an array
+on the left of ``-`` (which NumPy hands to ``Variable.__rsub__``, deferring
+to its ``__array_priority__``). Any other operand takes the original.
 """
 import numpy
 
@@ -25,6 +27,7 @@ from chainer_fastpath._core import _stats
 cdef type _Variable = variable.Variable
 cdef type _Parameter = variable.Parameter
 cdef type _ndarray = numpy.ndarray
+cdef type _generic = numpy.generic
 cdef object _preprocess_rhs = basic_math._preprocess_rhs
 
 # Counted under the name of the stock function each one replaces.
@@ -64,7 +67,8 @@ cdef inline bint _plain_variable(object x):
 
 
 cdef inline bint _number(object x):
-    return type(x) is int or type(x) is float
+    # What numpy.isscalar says of these without asking numbers.Number.
+    return type(x) is int or type(x) is float or isinstance(x, _generic)
 
 
 def add(*xs):
@@ -76,6 +80,10 @@ def add(*xs):
         if _number(xs[1]):
             _stats_add.fast += 1
             return basic_math.AddConstant(xs[1]).apply((xs[0],))[0]
+        if type(xs[1]) is _ndarray:
+            _stats_add.fast += 1
+            rhs = basic_math._preprocess_rhs(xs[0], xs[1])
+            return basic_math.Add().apply((xs[0], rhs))[0]
     _stats_add.fallback('right-hand side neither a plain Variable nor '
                         'a Python number')
     return _originals['add'](*xs)
@@ -89,6 +97,10 @@ def sub(self, rhs):
     if _number(rhs):
         _stats_sub.fast += 1
         return basic_math.AddConstant(-rhs).apply((self,))[0]
+    if type(rhs) is _ndarray:
+        _stats_sub.fast += 1
+        rhs = basic_math._preprocess_rhs(self, rhs)
+        return basic_math.Sub().apply((self, rhs))[0]
     _stats_sub.fallback('right-hand side neither a plain Variable nor '
                         'a Python number')
     return _originals['sub'](self, rhs)
@@ -99,6 +111,10 @@ def rsub(self, rhs):
     if _number(rhs):
         _stats_rsub.fast += 1
         return basic_math.SubFromConstant(rhs).apply((self,))[0]
+    if type(rhs) is _ndarray:
+        _stats_rsub.fast += 1
+        rhs = basic_math._preprocess_rhs(self, rhs)
+        return basic_math.Sub().apply((rhs, self))[0]
     _stats_rsub.fallback('left-hand side of rsub not a Python number')
     return _originals['rsub'](self, rhs)
 

@@ -47,7 +47,7 @@ from chainer_fastpath._core._ndarray cimport (
     adds_zeros_exactly, cfp_descr_of, cfp_dims, cfp_nd, layout_ok)
 from chainer_fastpath._core._objects cimport new_variable, node_data
 from chainer_fastpath._core._registry cimport (
-    NOT_HANDLED, Compiled, lookup, run_backward, run_backward_into,
+    NOT_HANDLED, Compiled, lookup_node, run_backward, run_backward_into,
     stock_callees)
 from chainer_fastpath._core._stock_warning cimport StockWarning
 from chainer_fastpath._core import _stats
@@ -533,7 +533,7 @@ cdef void _backprop_step(_Engine eng, func, tuple target_input_indexes,
             _amend_exception(func, e)
             raise
     else:
-        entry = lookup(type(func)) if detached else None
+        entry = lookup_node(func) if detached else None
         if entry is not None and _summed_into(
                 eng, entry, func, target_input_indexes, grad_outputs,
                 grad_inputs, callees_stock):

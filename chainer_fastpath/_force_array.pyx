@@ -5,8 +5,10 @@ For an exact ``numpy.ndarray`` stock's ``numpy.isscalar(x)`` is False (an
 ndarray is not a NumPy scalar, not in ``numpy.ScalarType`` and not a
 ``numbers.Number``), so the array, or its ``astype``, is returned without
 asking; that question alone costs more than the rest of a small forward.
-A cast to another dtype, which may warn from the original's line, and
-anything else take the original.
+A cast to another dtype, which may warn from the original's line, is left
+to the original. A NumPy scalar (``numpy.generic``, what NumPy returns for
+a 0-d result) is a scalar: it is made an array, ``numpy.array(x)``, as
+stock does. Anything else takes the original.
 """
 import numpy
 
@@ -18,6 +20,8 @@ from chainer_fastpath._core import _stats
 cdef EntryStats _stats_force = _stats.entry('utils.force_array')
 cdef object _original = None
 cdef type _ndarray = numpy.ndarray
+cdef type _generic = numpy.generic
+cdef object _array = numpy.array
 # Checked once when bound: should ndarray ever count as a scalar, the fast
 # path steps aside.
 cdef bint _ndarray_is_never_scalar = False
@@ -49,5 +53,9 @@ def force_array(x, dtype=None):
             return x.astype(dtype, copy=False)
         _stats_force.fallback('a cast to another dtype')
         return _original(x, dtype)
+    if isinstance(x, _generic) and (dtype is None or x.dtype == dtype):
+        # numpy.array(x[, dtype]) as stock, without a cast that could warn.
+        _stats_force.fast += 1
+        return _array(x)
     _stats_force.fallback('not an ndarray (a scalar is made an array)')
     return _original(x, dtype)

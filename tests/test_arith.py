@@ -42,6 +42,23 @@ OPS = {
     'add_bool': lambda a, b: a + True,
     'neg': lambda a, b: -a * b,
     'sub_array': lambda a, b: a - b.array,
+    'add_array': lambda a, b: a + b.array,
+    'add_array_broadcast': lambda a, b: a + b.array[:1],
+    'add_array_float64': lambda a, b: a + b.array.astype(numpy.float64),
+    'add_array_int': lambda a, b: a + numpy.arange(6).reshape(3, 2),
+    'add_array_0d': lambda a, b: a + numpy.array(2.5),
+    'radd_array_0d': lambda a, b: numpy.array(2.5, numpy.float32) + a,
+    'F.add_array': lambda a, b: F.add(a, b.array),
+    'F.add_array_lhs': lambda a, b: F.add(a.array, b),
+    'sub_array_broadcast': lambda a, b: a - b.array[:, :1],
+    'rsub_array_float64': lambda a, b: b.array.astype(numpy.float64) - a,
+    'rsub_array_0d': lambda a, b: numpy.array(1.5) - a,
+    'add_numpy_int': lambda a, b: a + numpy.int64(2),
+    'sub_numpy_scalar': lambda a, b: a - numpy.float16(0.5),
+    'mul_numpy_scalar': lambda a, b: a * numpy.float32(3),
+    'dqn_target': lambda a, b: (
+        numpy.ones((3, 2), numpy.float32)
+        + 0.99 * (1 - numpy.eye(3, 2, dtype=numpy.float32)) * b),
 }
 
 
@@ -75,12 +92,44 @@ def test_bad_rhs_same_error(rhs):
     assert stock == patched
 
 
+@pytest.mark.parametrize('op', [
+    lambda a, rhs: a + rhs, lambda a, rhs: a - rhs, lambda a, rhs: a * rhs,
+    lambda a, rhs: rhs - a, lambda a, rhs: rhs + a, lambda a, rhs: rhs * a,
+    lambda a, rhs: F.add(a, rhs)])
+@pytest.mark.parametrize('rhs', [
+    numpy.ones(4, numpy.float32), numpy.array(['a', 'b']),
+    numpy.ones((3, 2), numpy.complex64), numpy.str_('a')])
+def test_bad_array_operand_same_error(op, rhs):
+    def build():
+        try:
+            op(_v(3, 2), rhs)
+        except Exception as e:
+            return type(e).__name__
+    stock, patched = run_both(build)
+    assert stock == patched
+
+
+def test_arrays_and_numpy_scalars_take_the_fast_path():
+    # DQN's target: ndarray + float * (int - ndarray) * Variable.
+    chainer_fastpath.enable()
+    reward, done = numpy.ones(3, numpy.float32), numpy.zeros(3, numpy.float32)
+    next_q = _v(3)
+    reward + 0.99 * (1 - done) * next_q
+    next_q - reward, reward - next_q, F.add(next_q, reward)
+    next_q + numpy.float32(1), next_q - numpy.float64(1), 2 - next_q[0]
+    s = chainer_fastpath.stats()
+    assert [s['basic_math.' + f] for f in ('add', 'sub', 'rsub', 'mul')] == [
+        {'fast': 3, 'fallback': {}}, {'fast': 2, 'fallback': {}},
+        {'fast': 2, 'fallback': {}}, {'fast': 1, 'fallback': {}}]
+    assert s['utils.force_array']['fallback'] == {}
+
+
 def test_variables_and_numbers_take_the_fast_path():
     chainer_fastpath.enable()
     a, b = _v(2), _v(2)
     a + b, a - b, a * b, F.add(a, b)
     a + 1, a - 2.5, 3 * a
-    a + numpy.float32(1)
+    a + True
     s = chainer_fastpath.stats()
     assert [s['basic_math.' + f]['fast'] for f in ('add', 'sub', 'mul')] == [
         3, 2, 2]
@@ -95,7 +144,7 @@ def test_rsub_number_and_mul_array_take_the_fast_path():
     s = chainer_fastpath.stats()
     assert s['basic_math.rsub'] == {'fast': 2, 'fallback': {}}
     assert s['basic_math.mul'] == {'fast': 1, 'fallback': {}}
-    a.array - a
+    True - a
     s = chainer_fastpath.stats()['basic_math.rsub']
     assert s['fallback'] == {
         'left-hand side of rsub not a Python number': 1}

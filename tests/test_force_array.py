@@ -16,10 +16,16 @@ from chainer_fastpath.testing import check_same
     (numpy.float64(2.5), numpy.float16),
     (3.0, None),
     (numpy.array(1.5), None),
+    (numpy.int64(3), numpy.float32),
+    (numpy.bool_(True), None),
+    (numpy.str_('a'), numpy.float32),
 ])
 def test_force_array_same_stock_and_patched(value, dtype):
     def build():
-        y = chainer.utils.force_array(value, dtype)
+        try:
+            y = chainer.utils.force_array(value, dtype)
+        except ValueError as e:
+            return str(e)
         return y, y is value
 
     check_same(build)
@@ -29,8 +35,9 @@ def test_force_array_counts_fast_and_fallback():
     chainer_fastpath.enable()
     chainer.utils.force_array(numpy.zeros(2))
     chainer.utils.force_array(numpy.float32(1))
+    chainer.utils.force_array(1.0)
     s = chainer_fastpath.stats()['utils.force_array']
-    assert s['fast'] == 1
+    assert s['fast'] == 2
     assert sum(s['fallback'].values()) == 1
 
 

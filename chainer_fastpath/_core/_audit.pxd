@@ -1,5 +1,5 @@
 cdef class StockMethods:
-    cdef readonly type cls
+    cdef readonly object cls    # a class (of any metaclass)
     cdef readonly tuple names
     cdef readonly tuple originals
     cdef unsigned int _version

@@ -66,7 +66,7 @@ cdef type _python_function = types.FunctionType
 cdef class StockMethods:
     """The methods ``names`` of ``cls`` as they are now (the originals)."""
 
-    def __init__(self, type cls, names):
+    def __init__(self, cls, names):
         self.cls = cls
         self.names = tuple(names)
         self.originals = tuple([getattr(cls, name) for name in self.names])

@@ -14,4 +14,5 @@ cdef extern from "_ndarray.h":
 
 cdef bint layout_ok()
 cdef int builtin_typenum(object a)
+cdef bint aligned_array(object a, int typenum, int nd)
 cdef bint adds_zeros_exactly(object acc) except -1

@@ -79,6 +79,14 @@ cdef int builtin_typenum(object a):
     return -1
 
 
+cdef bint aligned_array(object a, int typenum, int nd):
+    """Whether ``a`` is an aligned ``numpy.ndarray`` of ``nd`` dimensions
+    and builtin type ``typenum`` in native byte order (``layout_ok()``
+    must be True)."""
+    return (type(a) is _ndarray and builtin_typenum(a) == typenum
+            and cfp_nd(a) == nd and cfp_flags(a) & CFP_NPY_ALIGNED)
+
+
 cdef bint adds_zeros_exactly(object acc) except -1:
     """Whether ``acc + 0`` is ``acc``, bit for bit and raising no
     floating-point exception: a C-contiguous float32 or float64 array with

@@ -17,7 +17,8 @@ ctypedef bint (*backward_into_t)(object node, tuple grad_outputs,
 
 
 cdef class Compiled:
-    cdef readonly type cls
+    cdef readonly object cls    # a class (of any metaclass)
+    cdef readonly bint adapted      # cls is an old-style Function's
     cdef forward_t forward
     cdef readonly StockMethods forward_methods
     cdef backward_t backward
@@ -29,11 +30,12 @@ cdef class Compiled:
     cdef readonly tuple check_attributes
 
 
-cdef Compiled compiled(type cls, forward_t forward, tuple forward_methods,
+cdef Compiled compiled(object cls, forward_t forward, tuple forward_methods,
                        backward_t backward, tuple backward_callees,
                        tuple type_check, backward_into_t backward_into=*,
-                       Py_ssize_t into_index=*)
-cdef Compiled lookup(type cls)
+                       Py_ssize_t into_index=*, tuple backward_methods=*)
+cdef Compiled lookup(object cls)
+cdef Compiled lookup_node(object node)
 cdef object run_forward(object node, tuple in_data, ConfigView config)
 cdef bint stock_callees() except -1
 cdef object run_backward(Compiled entry, object func, tuple indexes,

@@ -5,6 +5,10 @@ the type-check cache (``_type_check``) all read it. Each module under
 ``chainer_fastpath.functions`` builds the ``Compiled`` entries of the Chainer
 functions it stands for, and ``chainer_fastpath.functions`` registers them.
 
+An old-style ``chainer.Function`` runs as a ``FunctionAdapter`` node; its
+entry is keyed by the Function's class (``node._function``), and is used
+only while the adapter's own methods are stock's as well.
+
 An entry is used only while the node's class is exactly ``cls`` and every
 method its compiled code stands for is still stock's, on the class and on
 the instance; anything else runs the node's own methods. A compiled function
@@ -12,6 +16,7 @@ returns ``NOT_HANDLED``, before changing anything, for a case it leaves to
 stock.
 """
 from chainer.backends import intel64
+from chainer.function import Function, FunctionAdapter
 from chainer.function_node import FunctionNode
 
 from chainer_fastpath._core._audit cimport StockMethods
@@ -31,6 +36,14 @@ cdef tuple _BACKWARD_METHODS = (
 cdef tuple _CHECK_METHODS = ('_check_data_type_forward', 'check_type_forward')
 cdef object _base_check_data = FunctionNode._check_data_type_forward
 
+# What an adapter node's stock ``forward`` and ``backward`` call on itself;
+# the Function's own methods are the entry's.
+cdef type _adapter = FunctionAdapter
+cdef StockMethods _adapter_forward = StockMethods(
+    FunctionAdapter, ('forward', 'retain_inputs'))
+cdef StockMethods _adapter_backward = StockMethods(
+    FunctionAdapter, _BACKWARD_METHODS)
+
 cdef EntryStats _stats_backward = _stats.entry('FunctionNode.backward')
 
 
@@ -38,7 +51,7 @@ cdef class Compiled:
     """What is compiled for the FunctionNode class ``cls``: a forward, a
     backward (and the callees it reproduces), a cached type check."""
 
-    def __init__(self, type cls, type_check=None):
+    def __init__(self, cls, type_check=None):
         """An entry with a type-check key and nothing compiled.
 
         ``type_check``: the node attributes ``cls.check_type_forward``
@@ -46,8 +59,9 @@ cdef class Compiled:
         check), or None where passed checks are not cached.
         """
         self.cls = cls
+        self.adapted = issubclass(cls, Function)
         self.backward_callees = ()
-        if type_check is None:
+        if type_check is None or self.adapted:
             return
         methods = StockMethods(cls, _CHECK_METHODS)
         # Cached only as read: the base's data check calling cls's own.
@@ -71,18 +85,25 @@ cdef class Compiled:
                                           ', '.join(self.parts))
 
 
-cdef Compiled compiled(type cls, forward_t forward, tuple forward_methods,
+cdef Compiled compiled(object cls, forward_t forward, tuple forward_methods,
                        backward_t backward, tuple backward_callees,
                        tuple type_check,
                        backward_into_t backward_into=NULL,
-                       Py_ssize_t into_index=-1):
+                       Py_ssize_t into_index=-1,
+                       tuple backward_methods=_BACKWARD_METHODS):
     """The entry of ``cls``. ``forward_methods``: the methods the stock
     forward calls that ``forward`` stands for; ``backward_callees``:
     ``(owner, name)`` of what the stock backward calls at run time that
     ``backward`` stands for (gradient nodes' methods, module functions);
     ``type_check``: as for ``Compiled``;
     ``backward_into``: where given, it stands for ``backward`` when only
-    input ``into_index`` needs a gradient. Any function may be NULL."""
+    input ``into_index`` needs a gradient; ``backward_methods``: the
+    methods of ``cls`` the stock backward calls that ``backward`` stands
+    for. Any function may be NULL.
+
+    For an old-style Function class, the methods are the Function's
+    (``forward_cpu``, ``backward_cpu``, ...), and its passed type checks are
+    not cached."""
     cdef Compiled entry = Compiled(cls, type_check)
     if _IDEEP:
         return entry
@@ -91,7 +112,7 @@ cdef Compiled compiled(type cls, forward_t forward, tuple forward_methods,
         entry.forward_methods = StockMethods(cls, forward_methods)
     if backward is not NULL:
         entry.backward = backward
-        entry.backward_methods = StockMethods(cls, _BACKWARD_METHODS)
+        entry.backward_methods = StockMethods(cls, backward_methods)
         entry.backward_callees = backward_callees
         entry.backward_into = backward_into
         entry.into_index = into_index
@@ -113,20 +134,57 @@ def registered():
     return dict(_entries)
 
 
-cdef Compiled lookup(type cls):
+cdef Compiled lookup(object cls):
     """The entry of ``cls``, or None."""
     return <Compiled>_entries.get(cls)
+
+
+cdef Compiled lookup_node(object node):
+    """The entry of ``node``: of its class, or for a FunctionAdapter of its
+    Function's; or None."""
+    entry = _entries.get(type(node))
+    if entry is None and type(node) is _adapter:
+        function = node._function
+        entry = _entries.get(type(function))
+        if entry is not None and not (<Compiled>entry).adapted:
+            return None
+    return <Compiled>entry
 
 
 cdef object run_forward(object node, tuple in_data, ConfigView config):
     """``node.forward(in_data)`` compiled, or NOT_HANDLED."""
     entry = _entries.get(type(node))
     if entry is None:
+        if type(node) is _adapter:
+            return _run_adapted_forward(node, in_data, config)
         return NOT_HANDLED
     cdef Compiled c = <Compiled>entry
     if c.forward is NULL or not c.forward_methods.found_by(node):
         return NOT_HANDLED
     return c.forward(node, in_data, config)
+
+
+cdef object _run_adapted_forward(object node, tuple in_data,
+                                 ConfigView config):
+    # FunctionAdapter.forward: retain every input, then the Function's
+    # forward; the compiled forward is given the adapter.
+    function = node._function
+    entry = _entries.get(type(function))
+    if entry is None:
+        return NOT_HANDLED
+    cdef Compiled c = <Compiled>entry
+    if (c.forward is NULL or not c.adapted
+            or not _adapter_forward.found_by(node)
+            or not c.forward_methods.found_by(function)):
+        return NOT_HANDLED
+    return c.forward(node, in_data, config)
+
+
+cdef bint _backward_methods_stock(Compiled entry, object func) except -1:
+    if not entry.adapted:
+        return entry.backward_methods.found_by(func)
+    return (_adapter_backward.found_by(func)
+            and entry.backward_methods.found_by(func._function))
 
 
 # -- what the compiled backwards reproduce, checked once per backward pass --
@@ -190,7 +248,7 @@ cdef object run_backward(Compiled entry, object func, tuple indexes,
         _stats_backward.fallback('no compiled backward: '
                                  + type(func).__name__)
         return NOT_HANDLED
-    if not callees_stock or not entry.backward_methods.found_by(func):
+    if not callees_stock or not _backward_methods_stock(entry, func):
         _stats_backward.fallback('patched or mocked method')
         return NOT_HANDLED
     gxs = entry.backward(func, indexes, grad_outputs)
@@ -207,7 +265,7 @@ cdef bint run_backward_into(Compiled entry, object func, tuple grad_outputs,
     stand in for the stock backward; False, with nothing done, where
     ``run_backward`` must be taken."""
     if (entry.backward_into is NULL or not callees_stock
-            or not entry.backward_methods.found_by(func)
+            or not _backward_methods_stock(entry, func)
             or not entry.backward_into(func, grad_outputs, acc_var)):
         return False
     _stats_backward.fast += 1

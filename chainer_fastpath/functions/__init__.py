@@ -27,6 +27,8 @@ MODULES = (
     'connection.embed_id',
     'connection.linear',
     'loss.huber_loss',
+    'loss.hierarchical_softmax',
+    'loss.negative_sampling',
     'loss.softmax_cross_entropy',
     'loss.squared_error',
     'math.average',

@@ -181,6 +181,16 @@ def check_outputs_same(build, backprop, type_check=True):
         return check_same(lambda: outputs(build, backprop))
 
 
+def error_of(fn):
+    """``(type name, message)`` of the exception ``fn()`` raises, or
+    None."""
+    try:
+        fn()
+    except Exception as e:
+        return type(e).__name__, str(e)
+    return None
+
+
 def error_after_passing(first, second):
     """Runs ``first`` (a call whose type check passes, so the patch caches
     it), then ``second``; returns the name of the type of the error
@@ -226,15 +236,6 @@ def check_second_order_same(build, dtype):
     """Asserts ``second_order(build, dtype)`` is the same stock and
     patched."""
     return check_same(lambda: second_order(build, dtype))
-
-
-def error_of(fn):
-    """The type name and message of the error ``fn()`` raises, or None."""
-    try:
-        fn()
-    except Exception as e:
-        return type(e).__name__, str(e)
-    return None
 
 
 def check_error_same(fn):

@@ -1,9 +1,11 @@
 """Checks each compiled function's tests share: its compiled code is the
 code that runs, and whatever a user or a test mocks is still called."""
+import warnings
+
 import numpy
 import pytest
 
-from chainer_fastpath.testing import gradients
+from chainer_fastpath.testing import check_same, error_of, gradients
 
 
 @pytest.fixture
@@ -67,4 +69,30 @@ def type_check_is_cached(python_calls):
             assert cls in _type_check.audited_classes()
             fn()
             assert python_calls(fn, check_type_forward) == 0
+    return check
+
+
+@pytest.fixture
+def errstate_acts_as_stock():
+    """``errstate_acts_as_stock(fn, mode)``: asserts that ``fn()``, which
+    raises floating-point errors, under ``numpy.errstate`` of ``mode``
+    ('raise', 'call' or 'warn') for all but underflow, raises, calls and
+    warns as stock (category, message, file and line)."""
+    def check(fn, mode):
+        def run():
+            calls = []
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter('always')
+                with numpy.errstate(over=mode, under='ignore', invalid=mode,
+                                    divide=mode):
+                    old = numpy.seterrcall(lambda *a: calls.append(a))
+                    try:
+                        error = error_of(fn)
+                    finally:
+                        numpy.seterrcall(old)
+            return (error, calls,
+                    [(w.category, str(w.message), w.filename, w.lineno)
+                     for w in caught])
+        stock, _ = check_same(run)
+        assert stock[0] or stock[1] or stock[2]
     return check

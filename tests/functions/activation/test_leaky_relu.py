@@ -13,7 +13,8 @@ import chainer.functions as F
 from chainer.functions.activation import leaky_relu
 
 import chainer_fastpath
-from chainer_fastpath.testing import assert_same, check_same, run_both
+from chainer_fastpath.testing import (
+    assert_same, check_same, error_of, run_both)
 
 DTYPES = [numpy.float16, numpy.float32, numpy.float64]
 # >= 0 retains the output, < 0 the input; -0.0 >= 0.
@@ -55,14 +56,6 @@ def _forward_backward(shape, dtype, slope, type_check=True):
         y.grad = numpy.random.uniform(-1, 1, shape).astype(dtype)
         y.backward()
     return _state(y, x)
-
-
-def _error(fn):
-    try:
-        fn()
-    except Exception as e:
-        return type(e).__name__, str(e)
-    return None
 
 
 # --- same results as stock ---
@@ -134,7 +127,7 @@ def test_warning_as_error_same_as_stock(slope):
     def fn():
         with warnings.catch_warnings():
             warnings.simplefilter('error')
-            return _error(lambda: _invalid(slope))
+            return error_of(lambda: _invalid(slope))
     stock, patched = check_same(fn)
     assert stock[0] == 'RuntimeWarning'
 
@@ -414,7 +407,7 @@ BAD_INPUTS = {
 def test_bad_input_same_error_as_stock(case, type_check):
     def fn():
         with chainer.using_config('type_check', type_check):
-            out = _error(BAD_INPUTS[case])
+            out = error_of(BAD_INPUTS[case])
             if out is None:     # accepted: compare what it gives
                 y, = BAD_INPUTS[case]()
                 return y.array, y.creator._output_indexes_to_retain
@@ -428,7 +421,7 @@ def test_error_after_a_cached_pass_is_stocks():
     def fn():
         F.leaky_relu(_x((2, 3)))
         F.leaky_relu(_x((2, 3)))
-        return _error(lambda: F.leaky_relu(_ints()))
+        return error_of(lambda: F.leaky_relu(_ints()))
     stock, patched = check_same(fn)
     assert stock[0] == 'InvalidType'
 
@@ -439,7 +432,7 @@ def test_int_forward_and_backward_without_type_check_same_as_stock():
             x = chainer.Variable(_ints(), requires_grad=True)
             y = F.leaky_relu(x, 2)
             y.grad = numpy.array([[1, 2, 3]], numpy.int32)
-            return y.array, _error(y.backward), x.grad
+            return y.array, error_of(y.backward), x.grad
     check_same(fn)
 
 
@@ -449,7 +442,7 @@ def test_slope_changed_sign_before_backward_same_error_as_stock():
         y = F.leaky_relu(x, 0.2)
         y.creator.slope = -0.2
         y.grad = numpy.ones((2, 3), numpy.float32)
-        return _error(y.backward)
+        return error_of(y.backward)
     stock, patched = check_same(fn)
     assert stock[0] == 'IndexError'
 
@@ -466,5 +459,5 @@ def test_bad_gradient_same_as_stock(grad, slope):
         y = F.leaky_relu(x, slope)
         # Bypasses the setter's check, which would refuse it up front.
         y._set_grad_var_without_check(chainer.Variable(grad))
-        return _error(y.backward), x.grad
+        return error_of(y.backward), x.grad
     check_same(fn)

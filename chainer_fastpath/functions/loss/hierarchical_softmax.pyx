@@ -1,0 +1,339 @@
+# cython: boundscheck=True, wraparound=True
+"""Compiled ``BinaryHierarchicalSoftmaxFunction``, the old-style Function
+behind ``L.BinaryHierarchicalSoftmax``: its ``forward_cpu`` and
+``backward_cpu`` on NumPy float32 and float64 arrays.
+
+Stock loops over the samples in Python, each sample a handful of NumPy
+calls on its tree path. Here the loop is C and so is every elementwise step
+(``*``, ``-``, ``+``, ``/``, the gathers, the pairwise sums and the
+scatter-add), in stock's order and dtype. What C cannot reproduce stays
+NumPy's own, called per sample on the same shapes as stock's calls: the
+dot products (``numpy.dot``, which picks the BLAS routine), ``exp`` and
+``logaddexp`` (their NumPy inner loops called directly, ``_ufunc_loop``).
+A floating-point flag that NumPy's errstate watches gives the whole call
+back to stock, which then warns or raises as it does.
+"""
+from libc.string cimport memset
+
+import numpy
+
+from chainer.links.loss import hierarchical_softmax
+
+from chainer_fastpath._core._ndarray cimport (
+    CFP_NPY_ALIGNED, CFP_NPY_C_CONTIGUOUS, CFP_NPY_DOUBLE, CFP_NPY_FLOAT,
+    CFP_NPY_INT, aligned_array, builtin_typenum, cfp_data, cfp_dims,
+    cfp_flags, cfp_nd, cfp_strides, layout_ok)
+from chainer_fastpath._core._config cimport ConfigView
+from chainer_fastpath._core._fpe cimport feclearexcept, fetestexcept, watched
+from chainer_fastpath._core._objects cimport new_variable
+from chainer_fastpath._core._registry cimport NOT_HANDLED, compiled
+from chainer_fastpath._core._retained cimport grad_array, retained_inputs
+from chainer_fastpath._core._rows cimport (
+    add_outer_rows, gather_rows, real, store_row)
+from chainer_fastpath._core._ufunc_loop cimport UfuncLoop
+
+cdef type _ndarray = numpy.ndarray
+cdef object _Function = hierarchical_softmax.BinaryHierarchicalSoftmaxFunction
+cdef object _dot = numpy.dot
+cdef object _empty = numpy.empty
+cdef object _empty_like = numpy.empty_like
+cdef object _zeros_like = numpy.zeros_like
+
+
+cdef class _Loops:
+    """``numpy.exp`` and ``numpy.logaddexp`` for one dtype."""
+    cdef UfuncLoop exp, logaddexp
+
+    def __init__(self, typenum):
+        self.exp = UfuncLoop(numpy.exp, typenum)
+        self.logaddexp = UfuncLoop(numpy.logaddexp, typenum)
+
+    cdef bint ready(self):
+        return self.exp.function is not NULL and (
+            self.logaddexp.function is not NULL)
+
+
+cdef _Loops _loops_float = _Loops(CFP_NPY_FLOAT)
+cdef _Loops _loops_double = _Loops(CFP_NPY_DOUBLE)
+
+
+cdef real _pairwise_sum(const real *a, Py_ssize_t n) noexcept nogil:
+    # NumPy's pairwise summation (loops_utils.h), as ``numpy.sum`` runs it
+    # on a contiguous 1-d array.
+    cdef Py_ssize_t i, j, n2
+    cdef real res
+    cdef real r[8]
+    if n < 8:
+        res = 0
+        for i in range(n):
+            res = res + a[i]
+        return res
+    if n <= 128:
+        for j in range(8):
+            r[j] = a[j]
+        i = 8
+        while i < n - (n % 8):
+            for j in range(8):
+                r[j] = r[j] + a[i + j]
+            i += 8
+        res = (((r[0] + r[1]) + (r[2] + r[3]))
+               + ((r[4] + r[5]) + (r[6] + r[7])))
+        while i < n:
+            res = res + a[i]
+            i += 1
+        return res
+    n2 = n // 2
+    n2 -= n2 % 8
+    return _pairwise_sum(a, n2) + _pairwise_sum(a + n2, n - n2)
+
+
+cdef class _Tree:
+    """What the stock loops read, checked: the inputs, the tree's arrays,
+    and each sample's ``begins[t]`` and path length."""
+    cdef object x, t, W, paths, codes
+    cdef int typenum
+    cdef Py_ssize_t rows, units, max_length
+    cdef Py_ssize_t[::1] begin, length
+
+
+cdef bint _tree_array(object a, int typenum):
+    return (aligned_array(a, typenum, 1)
+            and cfp_flags(a) & CFP_NPY_C_CONTIGUOUS)
+
+
+cdef _Tree _tree(object function, object x, object t, object W):
+    """The checked operands; None where stock's loops would see anything
+    but float32 or float64 inputs of one dtype, labels inside the tree and
+    paths inside ``W`` (stock then raises, or wraps a negative label)."""
+    if not layout_ok() or type(x) is not _ndarray:
+        return None
+    cdef int typenum = builtin_typenum(x)
+    if typenum != CFP_NPY_FLOAT and typenum != CFP_NPY_DOUBLE:
+        return None
+    if (not aligned_array(x, typenum, 2) or not aligned_array(W, typenum, 2)
+            or type(t) is not _ndarray or builtin_typenum(t) != CFP_NPY_INT
+            or cfp_nd(t) != 1 or not cfp_flags(t) & CFP_NPY_ALIGNED
+            or cfp_dims(t)[0] != cfp_dims(x)[0]
+            or cfp_dims(W)[1] != cfp_dims(x)[1]):
+        return None
+    paths = function.paths
+    codes = function.codes
+    begins = function.begins
+    if (not _tree_array(paths, CFP_NPY_INT)
+            or not _tree_array(codes, typenum)
+            or not _tree_array(begins, CFP_NPY_INT)):
+        return None
+    cdef Py_ssize_t n_vocab = cfp_dims(begins)[0] - 1
+    cdef Py_ssize_t n_paths = min(cfp_dims(paths)[0], cfp_dims(codes)[0])
+    cdef Py_ssize_t n_nodes = cfp_dims(W)[0]
+    cdef const int *b = <const int *>cfp_data(begins)
+    cdef const int *p = <const int *>cfp_data(paths)
+    cdef const char *tp = cfp_data(t)
+    cdef Py_ssize_t ts = cfp_strides(t)[0]
+    cdef _Tree tree = _Tree()
+    tree.rows = cfp_dims(x)[0]
+    tree.begin = numpy.empty(tree.rows, numpy.intp)
+    tree.length = numpy.empty(tree.rows, numpy.intp)
+    tree.max_length = 0
+    cdef Py_ssize_t i, k, label, begin, end
+    for i in range(tree.rows):
+        label = (<const int *>(tp + i * ts))[0]
+        if label < 0 or label >= n_vocab:
+            return None
+        begin = b[label]
+        end = b[label + 1]
+        if begin < 0 or end < begin or end > n_paths:
+            return None
+        for k in range(begin, end):
+            if p[k] < 0 or p[k] >= n_nodes:
+                return None
+        tree.begin[i] = begin
+        tree.length[i] = end - begin
+        tree.max_length = max(tree.max_length, end - begin)
+    tree.x, tree.t, tree.W = x, t, W
+    tree.paths, tree.codes = paths, codes
+    tree.typenum = typenum
+    tree.units = cfp_dims(x)[1]
+    return tree
+
+
+cdef bint _forward_rows(_Tree tree, _Loops loops, int flags,
+                        real *loss) except -1:
+    # Per sample: v = logaddexp(0.0, -(w.dot(x) * codes)); loss += sum(v).
+    # False where a watched flag was raised.
+    x, W = tree.x, tree.W
+    cdef object w_array = _empty((tree.max_length, tree.units), x.dtype)
+    cdef object v_array = _empty(tree.max_length, x.dtype)
+    cdef real *w = <real *>cfp_data(w_array)
+    cdef real *v = <real *>cfp_data(v_array)
+    cdef const char *Wp = cfp_data(W)
+    cdef Py_ssize_t s0 = cfp_strides(W)[0], s1 = cfp_strides(W)[1]
+    cdef const int *paths = <const int *>cfp_data(tree.paths)
+    cdef const real *codes = <const real *>cfp_data(tree.codes)
+    cdef real zero = 0
+    cdef real total = 0
+    cdef char *args[3]
+    cdef Py_ssize_t steps[3]
+    cdef Py_ssize_t i, k, n, begin
+    steps[0] = 0
+    steps[1] = steps[2] = sizeof(real)
+    args[0] = <char *>&zero
+    args[1] = args[2] = <char *>v
+    for i in range(tree.rows):
+        n = tree.length[i]
+        begin = tree.begin[i]
+        if n:
+            gather_rows(Wp, s0, s1, paths + begin, n, tree.units, w)
+            _dot(w_array[:n], x[i], v_array[:n])
+        feclearexcept(flags)
+        for k in range(n):
+            v[k] = -(v[k] * codes[begin + k])
+        loops.logaddexp.function(args, &n, steps, loops.logaddexp.data)
+        total = total + (zero + _pairwise_sum(v, n))
+        if fetestexcept(flags):
+            return False
+    loss[0] = total
+    return True
+
+
+cdef object _forward(object node, tuple in_data, ConfigView config):
+    if len(in_data) != 3 or node._is_chainerx_fallback_mode:
+        return NOT_HANDLED
+    x, t, W = in_data
+    cdef _Tree tree = _tree(node._function, x, t, W)
+    if tree is None:
+        return NOT_HANDLED
+    cdef int flags = watched()
+    loss = _empty((), x.dtype)
+    cdef bint done
+    if tree.typenum == CFP_NPY_FLOAT:
+        if not _loops_float.ready():
+            return NOT_HANDLED
+        done = _forward_rows[float](tree, _loops_float, flags,
+                                    <float *>cfp_data(loss))
+    else:
+        if not _loops_double.ready():
+            return NOT_HANDLED
+        done = _forward_rows[double](tree, _loops_double, flags,
+                                     <double *>cfp_data(loss))
+    if not done:
+        return NOT_HANDLED
+    node._input_indexes_to_retain = range(3)
+    return loss,
+
+
+cdef bint _backward_rows(_Tree tree, _Loops loops, int flags, real gloss,
+                         object gx, object gW) except -1:
+    # Per sample, stock's _backward_cpu_one: wxy = w.dot(x) * codes;
+    # g = -gloss * codes / (1.0 + exp(wxy)); gx[i] = g.dot(w);
+    # gW[path] += outer(g, x).
+    x, W = tree.x, tree.W
+    cdef object w_array = _empty((tree.max_length, tree.units), x.dtype)
+    cdef object v_array = _empty(tree.max_length, x.dtype)
+    cdef object e_array = _empty(tree.max_length, x.dtype)
+    cdef object gx_row = _empty(tree.units, x.dtype)
+    cdef real *w = <real *>cfp_data(w_array)
+    cdef real *v = <real *>cfp_data(v_array)
+    cdef real *e = <real *>cfp_data(e_array)
+    cdef const char *Wp = cfp_data(W)
+    cdef Py_ssize_t s0 = cfp_strides(W)[0], s1 = cfp_strides(W)[1]
+    cdef const char *xp = cfp_data(x)
+    cdef Py_ssize_t xs0 = cfp_strides(x)[0], xs1 = cfp_strides(x)[1]
+    cdef char *gxp = cfp_data(gx)
+    cdef Py_ssize_t gxs0 = cfp_strides(gx)[0], gxs1 = cfp_strides(gx)[1]
+    cdef char *gWp = cfp_data(gW)
+    cdef Py_ssize_t gs0 = cfp_strides(gW)[0], gs1 = cfp_strides(gW)[1]
+    cdef real *row = <real *>cfp_data(gx_row)
+    cdef const int *paths = <const int *>cfp_data(tree.paths)
+    cdef const real *codes = <const real *>cfp_data(tree.codes)
+    cdef real ng = -gloss
+    cdef real one = 1
+    cdef real c
+    cdef char *args[2]
+    cdef Py_ssize_t steps[2]
+    cdef Py_ssize_t i, k, n, begin, units = tree.units
+    steps[0] = steps[1] = sizeof(real)
+    args[0] = <char *>v
+    args[1] = <char *>e
+    for i in range(tree.rows):
+        n = tree.length[i]
+        begin = tree.begin[i]
+        if n:
+            gather_rows(Wp, s0, s1, paths + begin, n, units, w)
+            xi = x[i]
+            _dot(w_array[:n], xi, v_array[:n])
+        feclearexcept(flags)
+        for k in range(n):
+            v[k] = v[k] * codes[begin + k]
+        loops.exp.function(args, &n, steps, loops.exp.data)
+        for k in range(n):
+            c = ng * codes[begin + k]
+            v[k] = c / (one + e[k])
+        if fetestexcept(flags):
+            return False
+        if n:
+            _dot(v_array[:n], w_array[:n], gx_row)
+        else:
+            memset(row, 0, units * sizeof(real))   # what dot gives for n 0
+        store_row(gxp + i * gxs0, gxs1, row, units)
+        feclearexcept(flags)
+        add_outer_rows(gWp, gs0, gs1, paths + begin, v, n, xp + i * xs0, xs1,
+                       units)
+        if fetestexcept(flags):
+            return False
+    return True
+
+
+cdef object _backward(object func, tuple indexes, tuple grad_outputs):
+    # FunctionAdapter.backward over the Function's backward_cpu: every
+    # gradient computed, those asked for returned as Variables that
+    # remember the Function's label.
+    if len(grad_outputs) != 1 or func._is_chainerx_fallback_mode:
+        return NOT_HANDLED
+    gloss = grad_array(grad_outputs[0])
+    if gloss is None or cfp_nd(gloss) != 0:
+        return NOT_HANDLED
+    if func._input_indexes_to_retain != range(3):
+        return NOT_HANDLED
+    xs = retained_inputs(func, [])
+    if xs is None:
+        return NOT_HANDLED
+    x, t, W = xs
+    function = func._function
+    cdef _Tree tree = _tree(function, x, t, W)
+    if tree is None or builtin_typenum(gloss) != tree.typenum:
+        return NOT_HANDLED
+    gx = _empty_like(x)
+    gW = _zeros_like(W)
+    cdef int flags = watched()
+    cdef bint done
+    if tree.typenum == CFP_NPY_FLOAT:
+        if not _loops_float.ready():
+            return NOT_HANDLED
+        done = _backward_rows[float](tree, _loops_float, flags,
+                                     (<float *>cfp_data(gloss))[0], gx, gW)
+    else:
+        if not _loops_double.ready():
+            return NOT_HANDLED
+        done = _backward_rows[double](tree, _loops_double, flags,
+                                      (<double *>cfp_data(gloss))[0], gx, gW)
+    if not done:
+        return NOT_HANDLED
+    label = function.label
+    gxs = (gx, None, gW)
+    ret = []
+    for i in indexes:
+        g = gxs[i]
+        if g is not None:
+            g = new_variable(g, True, None, 0)
+            g.node._old_style_grad_generator = label
+        ret.append(g)
+    return tuple(ret)
+
+
+ENTRIES = (
+    compiled(_Function,
+             _forward, ('forward', 'forward_cpu', '_forward_cpu_one'),
+             _backward, (), None, NULL, -1,
+             ('backward', 'backward_cpu', '_backward_cpu_one', 'label')),
+)

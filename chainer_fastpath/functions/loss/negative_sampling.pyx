@@ -1,0 +1,185 @@
+# cython: boundscheck=True, wraparound=True
+"""Compiled ``NegativeSamplingFunctionGrad.forward_cpu``: the gradient of
+``F.negative_sampling`` on NumPy float32 and float64 arrays.
+
+Stock loops over the rows in Python, and over each row's samples again.
+Here both loops are C, and so is every elementwise step in stock's order
+and dtype; the dot products stay ``numpy.dot`` per row, on the same shapes
+as stock's, and ``exp`` NumPy's inner loop (``_core/_ufunc_loop``). A
+floating-point flag that NumPy's errstate watches gives the call back to
+stock.
+"""
+import numpy
+
+from chainer.functions.loss import negative_sampling
+
+from chainer_fastpath._core._ndarray cimport (
+    CFP_NPY_ALIGNED, CFP_NPY_DOUBLE, CFP_NPY_FLOAT, CFP_NPY_INT, CFP_NPY_LONG,
+    aligned_array, builtin_typenum, cfp_data, cfp_dims, cfp_flags, cfp_nd,
+    cfp_strides, layout_ok)
+from chainer_fastpath._core._config cimport ConfigView
+from chainer_fastpath._core._fpe cimport feclearexcept, fetestexcept, watched
+from chainer_fastpath._core._registry cimport NOT_HANDLED, compiled
+from chainer_fastpath._core._rows cimport (
+    add_outer_rows, gather_rows, real, store_row)
+from chainer_fastpath._core._ufunc_loop cimport UfuncLoop
+
+cdef type _ndarray = numpy.ndarray
+cdef type _bool = numpy.bool_
+cdef object _dot = numpy.dot
+cdef object _empty = numpy.empty
+cdef object _zeros_like = numpy.zeros_like
+cdef object _intp = numpy.intp
+cdef UfuncLoop _exp_float = UfuncLoop(numpy.exp, CFP_NPY_FLOAT)
+cdef UfuncLoop _exp_double = UfuncLoop(numpy.exp, CFP_NPY_DOUBLE)
+
+
+cdef class _Rows:
+    """The rows stock's loop visits and each one's samples, checked."""
+    cdef Py_ssize_t[::1] rows
+    cdef Py_ssize_t[:, ::1] samples
+    cdef Py_ssize_t n_rows
+
+
+cdef _Rows _rows(object node, object x, object W):
+    # numpy.arange(len(ignore_mask))[ignore_mask], and samples[i] for each
+    # of those rows, where all of them index W; else None.
+    mask = node.ignore_mask
+    samples = node.samples
+    cdef Py_ssize_t n = cfp_dims(x)[0]
+    if (type(mask) is not _ndarray or mask.dtype != _bool
+            or cfp_nd(mask) != 1 or cfp_dims(mask)[0] != n
+            or type(samples) is not _ndarray or cfp_nd(samples) != 2
+            or cfp_dims(samples)[0] != n or cfp_dims(samples)[1] < 1
+            or not cfp_flags(samples) & CFP_NPY_ALIGNED):
+        return None
+    cdef int kind = builtin_typenum(samples)
+    if kind != CFP_NPY_INT and kind != CFP_NPY_LONG:
+        return None
+    cdef Py_ssize_t m = cfp_dims(samples)[1], n_nodes = cfp_dims(W)[0]
+    cdef const char *mp = cfp_data(mask)
+    cdef Py_ssize_t ms = cfp_strides(mask)[0]
+    cdef const char *sp = cfp_data(samples)
+    cdef Py_ssize_t ss0 = cfp_strides(samples)[0]
+    cdef Py_ssize_t ss1 = cfp_strides(samples)[1]
+    cdef _Rows result = _Rows()
+    result.rows = numpy.empty(n, _intp)
+    result.samples = numpy.empty((n, m), _intp)
+    result.n_rows = 0
+    cdef Py_ssize_t i, k, s
+    for i in range(n):
+        if not mp[i * ms]:
+            continue
+        for k in range(m):
+            if kind == CFP_NPY_INT:
+                s = (<const int *>(sp + i * ss0 + k * ss1))[0]
+            else:
+                s = (<const long *>(sp + i * ss0 + k * ss1))[0]
+            if s < 0 or s >= n_nodes:
+                return None
+            result.samples[result.n_rows, k] = s
+        result.rows[result.n_rows] = i
+        result.n_rows += 1
+    return result
+
+
+cdef bint _grad_rows(_Rows rows, UfuncLoop exp, int flags, object x,
+                     object W, const real *gloss, Py_ssize_t gloss_stride,
+                     object gx, object gW) except -1:
+    # Per visited row i, stock's loop body: w = W[k]; f = w.dot(x[i]);
+    # f[0] *= -1; g = igy / (1 + exp(-f)); g[0] *= -1; gx[i] = g.dot(w);
+    # gW[ik] += ig * x[i] for each (ik, ig) in order. False where a watched
+    # flag was raised.
+    cdef Py_ssize_t m = rows.samples.shape[1], units = cfp_dims(x)[1]
+    cdef object w_array = _empty((m, units), x.dtype)
+    cdef object f_array = _empty(m, x.dtype)
+    cdef object e_array = _empty(m, x.dtype)
+    cdef object gx_row = _empty(units, x.dtype)
+    cdef real *w = <real *>cfp_data(w_array)
+    cdef real *f = <real *>cfp_data(f_array)
+    cdef real *e = <real *>cfp_data(e_array)
+    cdef const real *row = <const real *>cfp_data(gx_row)
+    cdef const char *Wp = cfp_data(W)
+    cdef Py_ssize_t s0 = cfp_strides(W)[0], s1 = cfp_strides(W)[1]
+    cdef const char *xp = cfp_data(x)
+    cdef Py_ssize_t xs0 = cfp_strides(x)[0], xs1 = cfp_strides(x)[1]
+    cdef char *gxp = cfp_data(gx)
+    cdef Py_ssize_t gxs0 = cfp_strides(gx)[0], gxs1 = cfp_strides(gx)[1]
+    cdef char *gWp = cfp_data(gW)
+    cdef Py_ssize_t gs0 = cfp_strides(gW)[0], gs1 = cfp_strides(gW)[1]
+    cdef real minus_one = -1, one = 1, igy
+    cdef char *args[2]
+    cdef Py_ssize_t steps[2]
+    cdef Py_ssize_t r, i, k
+    steps[0] = steps[1] = sizeof(real)
+    args[0] = <char *>f
+    args[1] = <char *>e
+    for r in range(rows.n_rows):
+        i = rows.rows[r]
+        gather_rows(Wp, s0, s1, &rows.samples[r, 0], m, units, w)
+        _dot(w_array, x[i], f_array)
+        igy = (<const real *>(<const char *>gloss + i * gloss_stride))[0]
+        feclearexcept(flags)
+        f[0] = f[0] * minus_one
+        for k in range(m):
+            f[k] = -f[k]
+        exp.function(args, &m, steps, exp.data)
+        for k in range(m):
+            f[k] = igy / (one + e[k])
+        f[0] = f[0] * minus_one
+        if fetestexcept(flags):
+            return False
+        _dot(f_array, w_array, gx_row)
+        store_row(gxp + i * gxs0, gxs1, row, units)
+        feclearexcept(flags)
+        add_outer_rows(gWp, gs0, gs1, &rows.samples[r, 0], f, m,
+                       xp + i * xs0, xs1, units)
+        if fetestexcept(flags):
+            return False
+    return True
+
+
+cdef object _forward(object node, tuple in_data, ConfigView config):
+    if len(in_data) != 3 or not layout_ok():
+        return NOT_HANDLED
+    x, W, gloss = in_data
+    if type(x) is not _ndarray:
+        return NOT_HANDLED
+    cdef int typenum = builtin_typenum(x)
+    if typenum != CFP_NPY_FLOAT and typenum != CFP_NPY_DOUBLE:
+        return NOT_HANDLED
+    cdef bint per_row = node.reduce != 'sum'
+    if (not aligned_array(x, typenum, 2) or not aligned_array(W, typenum, 2)
+            or cfp_dims(W)[1] != cfp_dims(x)[1]
+            or not aligned_array(gloss, typenum, 1 if per_row else 0)
+            or per_row and cfp_dims(gloss)[0] != cfp_dims(x)[0]):
+        return NOT_HANDLED
+    cdef _Rows rows = _rows(node, x, W)
+    if rows is None:
+        return NOT_HANDLED
+    gx = _zeros_like(x)
+    gW = _zeros_like(W)
+    cdef int flags = watched()
+    cdef Py_ssize_t stride = cfp_strides(gloss)[0] if per_row else 0
+    cdef bint done
+    if typenum == CFP_NPY_FLOAT:
+        if _exp_float.function is NULL:
+            return NOT_HANDLED
+        done = _grad_rows(rows, _exp_float, flags, x, W,
+                          <const float *>cfp_data(gloss), stride, gx, gW)
+    else:
+        if _exp_double.function is NULL:
+            return NOT_HANDLED
+        done = _grad_rows(rows, _exp_double, flags, x, W,
+                          <const double *>cfp_data(gloss), stride, gx, gW)
+    if not done:
+        return NOT_HANDLED
+    node._input_indexes_to_retain = (0, 1, 2)
+    return gx, None, gW
+
+
+ENTRIES = (
+    compiled(negative_sampling.NegativeSamplingFunctionGrad,
+             _forward, ('forward', 'forward_cpu', 'retain_inputs'),
+             NULL, (), None),
+)

@@ -1,0 +1,110 @@
+"""F.negative_sampling / L.NegativeSampling (the compiled forward of its
+gradient node, ``NegativeSamplingFunctionGrad``), stock vs patched."""
+import numpy
+import pytest
+
+import chainer
+import chainer.functions as F
+import chainer.links as L
+from chainer.functions.loss import negative_sampling
+
+from chainer_fastpath.testing import FLOAT_DTYPES, check_same, error_of
+
+GRAD = negative_sampling.NegativeSamplingFunctionGrad
+N_VOCAB = 20
+
+
+def _case(dtype, reduce='sum', units=7, rows=30, layout='c', scale=1.0,
+          ignore=True, sample_size=5):
+    """Loss, inputs' gradients and the samples of the link on a random
+    batch; backward from a random gradient."""
+    with chainer.using_config('dtype', dtype):
+        link = L.NegativeSampling(
+            units, numpy.random.randint(1, 50, N_VOCAB), sample_size)
+    link.W.array[...] = numpy.random.uniform(-scale, scale, link.W.shape)
+    x = numpy.random.uniform(-scale, scale, (rows, units)).astype(dtype)
+    if layout == 'f':
+        x = numpy.asfortranarray(x)
+        link.W.array = numpy.asfortranarray(link.W.array)
+    elif layout == 'strided':
+        x = numpy.repeat(x, 2, axis=1)[:, ::2]
+    t = numpy.random.randint(0, N_VOCAB, rows).astype(numpy.int32)
+    if ignore:
+        t[::4] = -1
+    x = chainer.Variable(x)
+    loss, samples = link(x, t, reduce=reduce, return_samples=True)
+    loss.grad = numpy.random.uniform(-1, 1, loss.shape).astype(dtype)
+    loss.backward()
+    return loss.array, x.grad, link.W.grad, samples
+
+
+@pytest.mark.parametrize('dtype', FLOAT_DTYPES)
+@pytest.mark.parametrize('reduce', ['sum', 'no'])
+@pytest.mark.parametrize('options', [
+    {}, {'units': 1}, {'units': 100}, {'rows': 1}, {'ignore': False},
+    {'layout': 'f'}, {'layout': 'strided'}, {'sample_size': 0},
+    {'sample_size': 40}])
+def test_gradients_same_as_stock(dtype, reduce, options):
+    check_same(lambda: _case(dtype, reduce, **options))
+
+
+def _with_sampler(dtype, bad=None):
+    """``F.negative_sampling`` with a sampler drawing ``dtype`` samples,
+    one of them ``bad`` when given; the error, if any, and the
+    gradients."""
+    x = chainer.Variable(numpy.random.uniform(-1, 1, (6, 3)))
+    W = chainer.Variable(numpy.random.uniform(-1, 1, (N_VOCAB, 3)))
+    t = numpy.random.randint(0, N_VOCAB, 6).astype(numpy.int32)
+
+    def sampler(shape):
+        samples = numpy.random.randint(0, N_VOCAB, shape).astype(dtype)
+        if bad is not None:
+            samples[2, 1] = bad
+        return samples
+
+    def run():
+        F.negative_sampling(x, t, W, sampler, 3).backward()
+    return error_of(run), x.grad, W.grad
+
+
+@pytest.mark.parametrize('dtype', [numpy.int32, numpy.int64])
+def test_samples_of_either_int_type_same_as_stock(dtype):
+    check_same(lambda: _with_sampler(dtype))
+
+
+@pytest.mark.parametrize('bad', [-3, N_VOCAB + 1])
+def test_samples_outside_w_same_as_stock(bad):
+    # Stock's W[k] wraps a negative index and raises on one too large.
+    check_same(lambda: _with_sampler(numpy.int32, bad))
+
+
+def test_compiled_instead_of_the_python_loop(compiled_instead):
+    compiled_instead(lambda: _case(numpy.float32), GRAD.forward_cpu)
+
+
+def test_float16_is_left_to_stock(python_calls):
+    import chainer_fastpath
+    with chainer_fastpath.enabled():
+        assert python_calls(lambda: _case(numpy.float16),
+                            GRAD.forward_cpu) == 1
+
+
+@pytest.mark.parametrize('name', ['forward', 'forward_cpu', 'retain_inputs'])
+def test_mock_is_called(mock_is_called, name):
+    mock_is_called(GRAD, name, lambda: _case(numpy.float32))
+
+
+@pytest.mark.parametrize('dtype', FLOAT_DTYPES)
+def test_overflows_ignored_same_as_stock(dtype):
+    def fn():
+        with numpy.errstate(all='ignore'):
+            return _case(dtype, scale=60.0)
+    check_same(fn)
+
+
+@pytest.mark.parametrize('mode', ['raise', 'call', 'warn'])
+def test_errstate_acts_as_stock(errstate_acts_as_stock, mode):
+    # exp(-f) overflows for inputs this large: stock's per-row NumPy calls
+    # warn, raise or call.
+    errstate_acts_as_stock(
+        lambda: _case(numpy.float32, scale=200.0, units=3), mode)
