@@ -317,12 +317,15 @@ def _node_factories():
         split_axis, squeeze, swapaxes, transpose)
     from chainer.functions.connection import embed_id, linear
     from chainer.functions.loss import (
-        huber_loss, softmax_cross_entropy, squared_error)
+        huber_loss, negative_sampling, softmax_cross_entropy, squared_error)
     from chainer.functions.math import (
         average, basic_math, exponential, logsumexp, matmul)
     from chainer.functions.math import sum as sum_
     from chainer.functions.noise import dropout
     from chainer.functions.rnn import lstm
+    from chainer.links.loss import hierarchical_softmax
+    hsm = hierarchical_softmax.BinaryHierarchicalSoftmaxFunction
+    ns_grad = negative_sampling.NegativeSamplingFunctionGrad
     m = basic_math
     return {
         leaky_relu.LeakyReLU: lambda: leaky_relu.LeakyReLU(0.2),
@@ -360,6 +363,10 @@ def _node_factories():
         sum_.Sum: sum_.Sum,
         dropout.Dropout: lambda: dropout.Dropout(0.5),
         lstm.LSTM: lstm.LSTM,
+        # An old-style Function is applied through its FunctionAdapter.
+        hsm: lambda: hsm(((0, 1), 2), numpy.float32).node,
+        ns_grad: lambda: ns_grad('sum', numpy.ones(2, bool), 1,
+                                 numpy.zeros((2, 2), numpy.int32), None),
     }
 
 
