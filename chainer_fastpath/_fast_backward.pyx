@@ -31,6 +31,7 @@ import heapq
 import numpy
 
 import chainer
+import chainer.functions as _functions
 from chainer import _backprop
 from chainer import _backprop_utils
 from chainer import backend
@@ -39,7 +40,7 @@ from chainer.function_node import FunctionNode
 from chainer.functions.math import basic_math
 
 from chainer_fastpath._core._stats cimport EntryStats
-from chainer_fastpath._core._audit cimport method_is
+from chainer_fastpath._core._audit cimport StockMethods, method_is
 from chainer_fastpath._core._config cimport ConfigView, function_hooks
 from chainer_fastpath._core._fpe cimport (
     FE_INVALID, FE_OVERFLOW, acts, quiet2, quiet_into)
@@ -72,7 +73,6 @@ cdef object _heappop = heapq.heappop
 cdef object _using_device = chainer.using_device
 cdef object _get_device_from_array = backend.get_device_from_array
 cdef object _get_columns = _backprop_utils._get_columns
-cdef object _F_add = None
 cdef object _np_ones_like = numpy.ones_like
 cdef type _CpuDevice = backend.CpuDevice
 cdef object _config = chainer.config
@@ -250,6 +250,7 @@ cdef class _Engine:
     cdef dict exact_sums     # node -> its owned Variable, whose array
     #                          adds_zeros_exactly
     cdef set leaf_nodes
+    cdef bint sums_stock     # _sums_unobservable() at the pass's start
 
     def __cinit__(self):
         self.cand_funcs = []
@@ -316,7 +317,7 @@ cdef class _Engine:
         if n == 2:
             a = lst[0]
             b = lst[1]
-            if _can_sum_arrays(a, b):
+            if self.sums_stock and _can_sum_arrays(a, b):
                 aa = a._data[0]
                 ba = b._data[0]
                 rg = a._requires_grad or b._requires_grad
@@ -361,10 +362,21 @@ cdef void _act_as_stock_sum(object dtype, int raised) except *:
 
 
 cdef object _f_add():
-    global _F_add
-    if _F_add is None:
-        _F_add = chainer.functions.add
-    return _F_add
+    # Looked up at each sum, as stock's ``_reduce`` does: a mock sees it.
+    return _functions.add
+
+
+cdef StockMethods _add_methods = StockMethods(
+    basic_math.Add, ('forward', 'check_type_forward'))
+
+
+cdef bint _sums_unobservable() except -1:
+    """Whether stock's gradient sums (``F.add`` of two arrays) would run
+    only stock's code: ``F.add`` is still ``basic_math.add`` (stock's, or
+    this package's replacement of both), and ``Add``'s forward and type
+    check are the originals. Where one is replaced or mocked, every sum
+    calls ``F.add``, as stock's do."""
+    return _functions.add is basic_math.add and _add_methods.on_class()
 
 
 cdef inline bint _can_sum_arrays(a, b) except -1:
@@ -610,6 +622,7 @@ cdef bint _summed_into(_Engine eng, Compiled entry, func,
 cpdef _backprop_to_all(outputs, retain_grad, loss_scale):
     """``chainer._backprop._backprop_to_all``, compiled."""
     cdef _Engine eng = _Engine()
+    eng.sums_stock = _sums_unobservable()
     cdef list lst, in_data, out_grad_array, outs, target
     cdef tuple inputs, target_input_indexes, out_grad
     cdef Py_ssize_t i

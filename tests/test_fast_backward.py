@@ -2,6 +2,7 @@
 fallbacks must be identical."""
 import io
 import re
+from unittest import mock
 import warnings
 
 import numpy
@@ -780,3 +781,43 @@ def test_one_element_loss_warning_calls_a_mocked_warn(monkeypatch):
         return [(str(m), c) for m, c in calls]
     stock, patched = check_same(fn)
     assert len(stock) == 2
+
+
+def _sum_calls(patch_target):
+    """How often a mock wrapping ``patch_target`` is called by one backward
+    through a node whose two gradients are summed."""
+    owner, name = patch_target()
+    x = chainer.Variable(numpy.ones(2, numpy.float32))
+    with mock.patch.object(owner, name, autospec=True,
+                           side_effect=getattr(owner, name)) as m:
+        F.sum(x * 2.0 + x * 3.0).backward()
+    return m.call_count, x.grad
+
+
+@pytest.mark.parametrize('patch_target', [
+    lambda: (chainer.functions.math.basic_math.Add, 'forward'),
+    lambda: (chainer.functions.math.basic_math.Add, 'check_type_forward'),
+], ids=['Add.forward', 'Add.check_type_forward'])
+def test_gradient_sum_calls_a_mocked_add_node_as_stock(patch_target):
+    stock, patched = run_both(lambda: _sum_calls(patch_target))
+    assert stock[0] >= 2    # the forward's add and the gradient sum
+    assert_same(stock, patched)
+
+
+def test_gradient_sum_calls_a_mocked_f_add_as_stock():
+    def fn():
+        x = chainer.Variable(numpy.ones(2, numpy.float32))
+        calls = []
+        add = chainer.functions.add
+
+        def spy(*xs):
+            calls.append(len(xs))
+            return add(*xs)
+
+        with mock.patch('chainer.functions.add', spy):
+            F.sum(x * 2.0 + x * 3.0).backward()
+        return calls, x.grad
+
+    stock, patched = run_both(fn)
+    assert stock[0] == [2]
+    assert_same(stock, patched)
