@@ -9,7 +9,8 @@ with ``F.add`` give the same bits.
 
 The one change is how two gradients of one node are summed when nobody can
 observe the ``F.add`` node stock would create (no function hooks, no graph
-being recorded, plain NumPy arrays of equal dtype and shape): the first sum is
+being recorded, plain NumPy arrays of equal dtype and shape, ``F.add`` and
+``Add``'s forward and type check not replaced or mocked): the first sum is
 a fresh array (``a + b``, as ``Add.forward``), which this engine owns; later
 sums for the same node go into that buffer with ``numpy.add(..., out=)``.
 The order of additions is stock's, so the floats are identical.  An owned
