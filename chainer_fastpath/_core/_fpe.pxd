@@ -9,3 +9,5 @@ cdef object quiet1(object ufunc, object a, int *raised)
 cdef object quiet2(object ufunc, object a, object b, int *raised)
 cdef object quiet_into(object ufunc, object a, object b, object out,
                        int *raised)
+cdef object quiet_begin()
+cdef int quiet_end(object saved) except -1

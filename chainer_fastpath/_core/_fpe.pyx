@@ -10,8 +10,17 @@ errstate does not ignore (``acts``), gives the work back to stock's Python
 code, which computes the same values and acts from stock's own line. The C
 kernels that do what NumPy's loops do clear the ``watched()`` flags, run, and
 give the work back the same way.
+
+Reductions (``sum``, ``max``, ``mean``), ``matmul`` through Chainer's
+helpers, casts and NumPy scalar arithmetic take no ``extobj``, and NumPy
+clears the flags before each of its loops, so testing the flags after a run
+of them would see only the last. A run of such calls goes between
+``quiet_begin`` and ``quiet_end``: errstate there calls a recorder for every
+floating-point exception, which collects what each call raised.
 """
 from numpy.core import umath
+
+cimport cython
 
 from cpython.object cimport PyObject
 
@@ -102,3 +111,49 @@ cdef object quiet_into(object ufunc, object a, object b, object out,
     args[1] = <PyObject *>b
     args[2] = <PyObject *>out
     return _quiet(ufunc, args, 3, raised)
+
+
+# errstate 'call' (mode 3) for every flag, NumPy's UFUNC_FPE_* bits in the
+# recorder's second argument mapped to the <fenv.h> flags ``acts`` reads.
+cdef object _seterrobj = getattr(umath, 'seterrobj', None)
+cdef long _CALL_ALL = sum([3 << getattr(umath, 'SHIFT_' + name, 0) for name in (
+    'DIVIDEBYZERO', 'OVERFLOW', 'UNDERFLOW', 'INVALID')])
+cdef tuple _FPE_BITS = (
+    (getattr(umath, 'FPE_DIVIDEBYZERO', 1), FE_DIVBYZERO),
+    (getattr(umath, 'FPE_OVERFLOW', 2), FE_OVERFLOW),
+    (getattr(umath, 'FPE_UNDERFLOW', 4), FE_UNDERFLOW),
+    (getattr(umath, 'FPE_INVALID', 8), FE_INVALID))
+
+
+@cython.final
+cdef class _Recorder:
+    # The errstate callback of one quiet region.
+    cdef int raised
+
+    def __call__(self, kind, flag):
+        cdef long bits = flag
+        for bit, fe in _FPE_BITS:
+            if bits & <long>bit:
+                self.raised |= <int>fe
+
+
+cdef object quiet_begin():
+    """Starts a quiet region: NumPy acts on no floating-point exception
+    until ``quiet_end``, which says which ones were raised. Pass its result
+    to ``quiet_end`` (in a ``finally``)."""
+    if _seterrobj is None or _geterrobj is None:
+        return None
+    saved = _geterrobj()
+    recorder = _Recorder()
+    _seterrobj([umath.UFUNC_BUFSIZE_DEFAULT, _CALL_ALL, recorder])
+    return saved, recorder
+
+
+cdef int quiet_end(object saved) except -1:
+    """Ends the quiet region ``saved`` began, restoring errstate; the flags
+    its NumPy calls raised (all four where errstate could not be set, so
+    the work goes back to stock wherever errstate watches anything)."""
+    if saved is None:
+        return _ALL
+    _seterrobj((<tuple>saved)[0])
+    return (<_Recorder>(<tuple>saved)[1]).raised

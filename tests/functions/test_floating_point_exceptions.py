@@ -3,6 +3,8 @@ same warnings as stock (category, message, file, line, so filters by module
 and the once-per-location registries agree), the same errors raised from the
 same line, the same ``numpy.seterrcall`` calls from the same line, and the
 same values and partial states, under every NumPy error state."""
+import operator
+
 import numpy
 import pytest
 
@@ -128,13 +130,56 @@ CASES = {
         _lstm_backward],
     'EmbedIDFunction': [_embed_id_backward_into_a_sum],
     'EmbedIDGrad': [_embed_id_backward_into_a_sum],
+    # Gradients summed back to a broadcast operand's shape overflow.
+    'BroadcastTo': [lambda keep: _backward(
+        keep, F.broadcast_to(_v([1.0]), (2,)), [BIG, BIG])],
+    'Broadcast': [lambda keep: _backward(
+        keep, F.broadcast(_v([1.0]), _v([1.0, 2.0]))[0], [BIG, BIG])],
+    'Div': [lambda keep: _backward(keep, _v([1.0]) / _v([0.5]), [BIG]),
+            lambda keep: _backward(keep, _v([1.0]) / _v([1.0, 1.0]),
+                                   [BIG, BIG])],
+    'PowVarConst': [lambda keep: _backward(keep, _v([2.0]) ** 3.0, [BIG])],
+    'MatMul': [
+        lambda keep: F.matmul(_v([[BIG]], keep=keep), _v([[2.0]])),
+        lambda keep: _backward(keep, F.matmul(_v([[1.0]]), _v([[2.0]])),
+                               [[BIG]]),
+        # The batched operand's gradient summed to its shape overflows.
+        lambda keep: _backward(
+            keep, F.matmul(_v([[[1.0]], [[1.0]]]), _v([[1.0]])),
+            [[[BIG]], [[BIG]]]),
+        lambda keep: F.matmul(_v([[1e4]], f16, keep), _v([[1e4]], f16))],
+    'Exp': [lambda keep: F.exp(_v([100.0, 1.0], keep=keep)),
+            lambda keep: _backward(keep, F.exp(_v([1.0])), [BIG])],
+    'LogSumExp': [
+        lambda keep: F.logsumexp(_v([[-INF, -INF]], keep=keep), axis=1),
+        lambda keep: _backward(keep, F.logsumexp(_v([[0.0, -200.0]])),
+                               1.0)],
+    'Mean': [lambda keep: F.mean(_v([BIG, BIG], keep=keep)),
+             lambda keep: _backward(keep, F.mean(_v([1.0, 1.0, 1.0])),
+                                    TINY)],
+    'Softmax': [
+        lambda keep: F.softmax(_v([[-INF, -INF]], keep=keep)),
+        lambda keep: _backward(keep, F.softmax(_v([[0.0, 0.0]])),
+                               [[INF, 1.0]])],
+    'HuberLoss': [
+        lambda keep: F.huber_loss(_v([[BIG]], keep=keep), _v([[-BIG]]),
+                                  1.0),
+        lambda keep: _backward(keep, F.huber_loss(
+            _v([[1.0]]), _v([[1.0]]), 1.0, reduce='no'), [[INF]])],
 }
+# Gradients of operands broadcast in the forward, summed to their shapes.
+for _name, _op in (('Add', operator.add), ('Sub', operator.sub),
+                   ('Mul', operator.mul)):
+    CASES[_name].append(lambda keep, op=_op: _backward(
+        keep, op(_v([1.0]), _v([1.0, 1.0])), [BIG, BIG]))
 # Compiled code of these makes no floating-point operation: copies, views,
 # negation, or the gradients passed on as they are.
-NO_ARITHMETIC = {'Add': 'backward', 'AddConstant': 'backward',
+NO_ARITHMETIC = {'AddConstant': 'backward',
                  'Concat': None, 'GetItem': None, 'Neg': None,
                  'SplitAxis': None, 'Sum': None, 'EmbedIDFunction': 'forward',
-                 'SubFromConstant': 'backward', 'ReLU': 'forward'}
+                 'SubFromConstant': 'backward', 'ReLU': 'forward',
+                 'ExpandDims': None, 'Squeeze': None, 'Swapaxes': None,
+                 'SelectItem': None, 'Reshape': None}
 
 ERRSTATES = [{}, {'all': 'warn'}, {'all': 'raise'}, {'all': 'call'}]
 WARNING_MODES = ['always', 'default', 'once', 'module', 'error']

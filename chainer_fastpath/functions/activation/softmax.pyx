@@ -5,6 +5,7 @@ import numpy
 from chainer.functions.activation import softmax
 
 from chainer_fastpath._core._config cimport ConfigView
+from chainer_fastpath._core._fpe cimport acts, quiet_begin, quiet_end
 from chainer_fastpath._core._objects cimport new_variable
 from chainer_fastpath._core._registry cimport NOT_HANDLED, compiled
 from chainer_fastpath._core._retained cimport (
@@ -19,9 +20,16 @@ cdef object _forward(object node, tuple inputs, ConfigView config):
         return NOT_HANDLED
     x = inputs[0]
     axis = node.axis
-    y = x - x.max(axis=axis, keepdims=True)
-    _exp(y, out=y)
-    y /= y.sum(axis=axis, keepdims=True)
+    cdef int raised
+    saved = quiet_begin()
+    try:
+        y = x - x.max(axis=axis, keepdims=True)
+        _exp(y, out=y)
+        y /= y.sum(axis=axis, keepdims=True)
+    finally:
+        raised = quiet_end(saved)
+    if acts(raised):
+        return NOT_HANDLED
     node._output_indexes_to_retain = (0,)
     return y,
 
@@ -39,9 +47,16 @@ cdef object _backward(object func, tuple indexes, tuple grad_outputs):
     if gy.shape != y.shape or gy.dtype.kind != 'f' or y.dtype.kind != 'f':
         return NOT_HANDLED
     axis = func.axis
-    gx = y * gy
-    sumdx = gx.sum(axis=axis, keepdims=True)
-    gx -= y * sumdx
+    cdef int raised
+    saved = quiet_begin()
+    try:
+        gx = y * gy
+        sumdx = gx.sum(axis=axis, keepdims=True)
+        gx -= y * sumdx
+    finally:
+        raised = quiet_end(saved)
+    if acts(raised):
+        return NOT_HANDLED
     return (new_variable(gx, requires_grad_of(y_node)
                          or gy_var._requires_grad, None, 0),)
 

@@ -9,26 +9,20 @@ from chainer.functions.array import broadcast
 from chainer.functions.math import sum as sum_mod
 
 from chainer_fastpath._core._config cimport ConfigView
-from chainer_fastpath._core._objects cimport new_variable
 from chainer_fastpath._core._registry cimport NOT_HANDLED, compiled
 from chainer_fastpath._core._retained cimport grad_array
+from chainer_fastpath.functions.math.sum cimport sum_to_grad
 
 cdef object _broadcast_to = numpy.broadcast_to
 cdef object _broadcast_arrays = numpy.broadcast_arrays
-cdef object _utils = chainer.utils
 
 
 cdef object _sum_to(object gy_var, object shape):
-    # F.sum_to(gy, shape): gy itself where the shapes are equal, else a
-    # SumTo node (no type check of its own) whose forward is
-    # utils.sum_to; NOT_HANDLED for a gradient that is not NumPy's.
+    # F.sum_to(gy, shape); NOT_HANDLED for a gradient that is not NumPy's.
     gy = grad_array(gy_var)
     if gy is None:
         return NOT_HANDLED
-    if gy.shape == shape:
-        return gy_var
-    return new_variable(_utils.sum_to(gy, shape), gy_var._requires_grad,
-                        None, 0)
+    return sum_to_grad(gy_var, gy, shape)
 
 
 cdef object _broadcast_to_forward(object node, tuple inputs,

@@ -9,6 +9,7 @@ from chainer.functions.math import basic_math
 from chainer.functions.math import clip
 
 from chainer_fastpath._core._config cimport ConfigView
+from chainer_fastpath._core._fpe cimport acts, quiet_begin, quiet_end
 from chainer_fastpath._core._objects cimport new_variable
 from chainer_fastpath._core._registry cimport NOT_HANDLED, compiled
 from chainer_fastpath._core._retained cimport (
@@ -27,21 +28,28 @@ cdef object _forward(object node, tuple inputs, ConfigView config):
     # HuberLoss.forward on NumPy arrays.
     if len(inputs) != 2:
         return NOT_HANDLED
-    node._input_indexes_to_retain = (0, 1)
     x0, x1 = inputs
     dtype = x0.dtype
-    linear_part = _utils.force_array(x0 - x1, dtype)
-    delta = dtype.type(node.delta)
-    _abs(linear_part, out=linear_part)
-    square_part = _utils.force_array(_square(linear_part), dtype)
-    linear_part *= 2 * delta
-    linear_part -= delta * delta
-    _maximum(linear_part, delta * delta, out=linear_part)
-    _minimum(square_part, linear_part, out=square_part)
-    y = square_part
-    y *= 0.5
-    if node.reduce == 'sum_along_second_axis':
-        return y.sum(axis=1),
+    cdef int raised
+    saved = quiet_begin()
+    try:
+        linear_part = _utils.force_array(x0 - x1, dtype)
+        delta = dtype.type(node.delta)
+        _abs(linear_part, out=linear_part)
+        square_part = _utils.force_array(_square(linear_part), dtype)
+        linear_part *= 2 * delta
+        linear_part -= delta * delta
+        _maximum(linear_part, delta * delta, out=linear_part)
+        _minimum(square_part, linear_part, out=square_part)
+        y = square_part
+        y *= 0.5
+        if node.reduce == 'sum_along_second_axis':
+            y = y.sum(axis=1)
+    finally:
+        raised = quiet_end(saved)
+    if acts(raised):
+        return NOT_HANDLED
+    node._input_indexes_to_retain = (0, 1)
     return y,
 
 
@@ -74,13 +82,21 @@ cdef object _backward(object func, tuple indexes, tuple grad_outputs):
         return NOT_HANDLED
     if gy.shape != shape:
         gy = _broadcast_to(gy, shape)
-    diff = _utils.force_array(x0 - x1)
-    gx = _utils.force_array(gy * _utils.force_array(
-        _clip(diff, -delta, delta), dtype))
+    cdef int raised
+    saved = quiet_begin()
+    try:
+        diff = _utils.force_array(x0 - x1)
+        gx = _utils.force_array(gy * _utils.force_array(
+            _clip(diff, -delta, delta), dtype))
+        ngx = _utils.force_array(-gx)
+    finally:
+        raised = quiet_end(saved)
+    if acts(raised):
+        return NOT_HANDLED
     cdef bint rg = (gy_var._requires_grad or requires_grad_of(func.inputs[0])
                     or requires_grad_of(func.inputs[1]))
     return (new_variable(gx, rg, None, 0),
-            new_variable(_utils.force_array(-gx), rg, None, 0))
+            new_variable(ngx, rg, None, 0))
 
 
 ENTRIES = (

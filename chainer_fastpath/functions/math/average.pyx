@@ -8,6 +8,7 @@ from chainer.functions.math import average
 from chainer.functions.math import basic_math
 
 from chainer_fastpath._core._config cimport ConfigView
+from chainer_fastpath._core._fpe cimport acts, quiet_begin, quiet_end
 from chainer_fastpath._core._objects cimport new_variable
 from chainer_fastpath._core._registry cimport NOT_HANDLED, compiled
 from chainer_fastpath._core._retained cimport grad_array
@@ -29,7 +30,15 @@ cdef object _forward(object node, tuple inputs, ConfigView config):
         for a in axis:
             divider *= x.shape[a]
         node.multiplier = 1.0 / divider
-    return _utils.force_array(x.mean(axis=axis, keepdims=node.keepdims)),
+    cdef int raised
+    saved = quiet_begin()
+    try:
+        y = _utils.force_array(x.mean(axis=axis, keepdims=node.keepdims))
+    finally:
+        raised = quiet_end(saved)
+    if acts(raised):
+        return NOT_HANDLED
+    return y,
 
 
 cdef object _backward(object func, tuple indexes, tuple grad_outputs):
@@ -40,7 +49,14 @@ cdef object _backward(object func, tuple indexes, tuple grad_outputs):
     multiplier = func.multiplier
     if gy is None or type(multiplier) is not float:
         return NOT_HANDLED
-    gy = _utils.force_array(gy.dtype.type(multiplier) * gy)
+    cdef int raised
+    saved = quiet_begin()
+    try:
+        gy = _utils.force_array(gy.dtype.type(multiplier) * gy)
+    finally:
+        raised = quiet_end(saved)
+    if acts(raised):
+        return NOT_HANDLED
     return spread_grad(
         func, new_variable(gy, gy_var._requires_grad, None, 0), gy)
 

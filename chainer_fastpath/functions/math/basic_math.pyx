@@ -15,13 +15,14 @@ from chainer.functions.math import basic_math
 from chainer.functions.math import sum as sum_mod
 
 from chainer_fastpath._core._config cimport ConfigView
-from chainer_fastpath._core._fpe cimport acts, quiet2
+from chainer_fastpath._core._fpe cimport acts, quiet2, quiet_begin, quiet_end
 from chainer_fastpath._core._ndarray cimport (
     CFP_NPY_DOUBLE, CFP_NPY_FLOAT, CFP_NPY_HALF, builtin_typenum, layout_ok)
 from chainer_fastpath._core._objects cimport new_variable
 from chainer_fastpath._core._registry cimport NOT_HANDLED, compiled
 from chainer_fastpath._core._retained cimport (
     float_operands, grad_array, requires_grad_of, retained_inputs)
+from chainer_fastpath.functions.math.sum cimport sum_to_grad
 
 cdef object _utils = chainer.utils
 cdef object _preprocess_const = basic_math._preprocess_const
@@ -118,13 +119,12 @@ cdef object _mul_constant(object node, tuple in_data, ConfigView config):
 
 # -- backwards --------------------------------------------------------------
 
-cdef object _sum_to(object gy_var, object gy, object shape):
-    # F.sum_to(gy, shape): gy itself where the shapes match, else a SumTo
-    # node (no type check) computing utils.sum_to.
-    if gy.shape == shape:
-        return gy_var
-    return new_variable(_utils.sum_to(gy, shape), gy_var._requires_grad,
-                        None, 0)
+cdef object _all_handled(object grads):
+    # grads as a tuple, or NOT_HANDLED where one of them is.
+    for g in grads:
+        if g is NOT_HANDLED:
+            return NOT_HANDLED
+    return tuple(grads)
 
 
 cdef object _add_grad(object func, tuple indexes, tuple grad_outputs):
@@ -137,8 +137,8 @@ cdef object _add_grad(object func, tuple indexes, tuple grad_outputs):
     shape = gy.shape
     for i in indexes:
         if inputs[i].shape != shape:
-            return tuple([_sum_to(gy_var, gy, inputs[j].shape)
-                          for j in indexes])
+            return _all_handled([sum_to_grad(gy_var, gy, inputs[j].shape)
+                                 for j in indexes])
     return (gy_var,) * len(indexes)
 
 
@@ -153,11 +153,15 @@ cdef object _sub_grad(object func, tuple indexes, tuple grad_outputs):
     x1, x2 = func.inputs
     g1 = g2 = None
     if 0 in indexes:
-        g1 = _sum_to(gy_var, gy, x1.shape)
+        g1 = sum_to_grad(gy_var, gy, x1.shape)
+        if g1 is NOT_HANDLED:
+            return NOT_HANDLED
     if 1 in indexes:
-        g = gy if gy.shape == x2.shape else _utils.sum_to(gy, x2.shape)
-        g2 = new_variable(_utils.force_array(-g), gy_var._requires_grad,
-                          None, 0)
+        g = sum_to_grad(gy_var, gy, x2.shape)
+        if g is NOT_HANDLED:
+            return NOT_HANDLED
+        g2 = new_variable(_utils.force_array(-(<list>g._data)[0]),
+                          gy_var._requires_grad, None, 0)
     return g1, g2
 
 
@@ -210,10 +214,10 @@ cdef object _mul_grad(object func, tuple indexes, tuple grad_outputs):
     cdef list ret = []
     for i, gx in zip(indexes, products):
         gx = _utils.force_array(gx)
-        ret.append(_sum_to(
+        ret.append(sum_to_grad(
             new_variable(gx, gy_rg or requires_grad_of(inputs[1 - i]),
                          None, 0), gx, xs[i].shape))
-    return tuple(ret)
+    return _all_handled(ret)
 
 
 cdef object _mul_constant_grad(object func, tuple indexes,
@@ -259,10 +263,19 @@ cdef object _div_grad(object func, tuple indexes, tuple grad_outputs):
     inputs = func.inputs
     cdef bint rg = (requires_grad_of(inputs[0]) or requires_grad_of(inputs[1])
                     or gy_var._requires_grad)
-    gx0 = _utils.force_array(gy / x1)
-    gx1 = _utils.force_array(-gx0 * x0 / x1)
-    return (new_variable(_utils.sum_to(gx0, x0.shape), rg, None, 0),
-            new_variable(_utils.sum_to(gx1, x1.shape), rg, None, 0))
+    cdef int raised
+    saved = quiet_begin()
+    try:
+        gx0 = _utils.force_array(gy / x1)
+        gx1 = _utils.force_array(-gx0 * x0 / x1)
+        gx0 = _utils.sum_to(gx0, x0.shape)
+        gx1 = _utils.sum_to(gx1, x1.shape)
+    finally:
+        raised = quiet_end(saved)
+    if acts(raised):
+        return NOT_HANDLED
+    return (new_variable(gx0, rg, None, 0),
+            new_variable(gx1, rg, None, 0))
 
 
 cdef object _pow_var_const_grad(object func, tuple indexes,
@@ -285,8 +298,16 @@ cdef object _pow_var_const_grad(object func, tuple indexes,
     dtype = x.dtype
     if dtype.kind != 'f' or gy.dtype != dtype or gy.shape != x.shape:
         return NOT_HANDLED
-    gx = _utils.force_type(dtype, value) * (x ** dtype.type(value - 1)) * gy
-    return (new_variable(_utils.force_array(gx),
+    cdef int raised
+    saved = quiet_begin()
+    try:
+        gx = _utils.force_type(dtype, value) * (x ** dtype.type(value - 1)) * gy
+        gx = _utils.force_array(gx)
+    finally:
+        raised = quiet_end(saved)
+    if acts(raised):
+        return NOT_HANDLED
+    return (new_variable(gx,
                          requires_grad_of(func.inputs[0])
                          or gy_var._requires_grad, None, 0),)
 

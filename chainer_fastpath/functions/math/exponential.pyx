@@ -7,6 +7,7 @@ from chainer.functions.math import basic_math
 from chainer.functions.math import exponential
 
 from chainer_fastpath._core._config cimport ConfigView
+from chainer_fastpath._core._fpe cimport acts, quiet_begin, quiet_end
 from chainer_fastpath._core._objects cimport new_variable
 from chainer_fastpath._core._registry cimport NOT_HANDLED, compiled
 from chainer_fastpath._core._retained cimport (
@@ -20,8 +21,16 @@ cdef object _forward(object node, tuple inputs, ConfigView config):
     # Exp.forward_cpu.
     if len(inputs) != 1:
         return NOT_HANDLED
+    cdef int raised
+    saved = quiet_begin()
+    try:
+        y = _utils.force_array(_exp(inputs[0]))
+    finally:
+        raised = quiet_end(saved)
+    if acts(raised):
+        return NOT_HANDLED
     node._output_indexes_to_retain = (0,)
-    return _utils.force_array(_exp(inputs[0])),
+    return y,
 
 
 cdef object _backward(object func, tuple indexes, tuple grad_outputs):
@@ -35,7 +44,15 @@ cdef object _backward(object func, tuple indexes, tuple grad_outputs):
     y = array_of(y_node)
     if y.dtype.kind != 'f' or gy.dtype != y.dtype or gy.shape != y.shape:
         return NOT_HANDLED
-    return (new_variable(_utils.force_array(y * gy),
+    cdef int raised
+    saved = quiet_begin()
+    try:
+        gx = _utils.force_array(y * gy)
+    finally:
+        raised = quiet_end(saved)
+    if acts(raised):
+        return NOT_HANDLED
+    return (new_variable(gx,
                          requires_grad_of(y_node) or gy_var._requires_grad,
                          None, 0),)
 

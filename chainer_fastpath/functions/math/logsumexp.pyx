@@ -11,6 +11,7 @@ from chainer.functions.math import exponential
 from chainer.functions.math import logsumexp
 
 from chainer_fastpath._core._config cimport ConfigView
+from chainer_fastpath._core._fpe cimport acts, quiet_begin, quiet_end
 from chainer_fastpath._core._objects cimport new_variable, node_data
 from chainer_fastpath._core._registry cimport NOT_HANDLED, compiled
 from chainer_fastpath._core._retained cimport (
@@ -29,15 +30,23 @@ cdef object _forward(object node, tuple inputs, ConfigView config):
     # LogSumExp.forward on NumPy arrays.
     if len(inputs) != 1:
         return NOT_HANDLED
-    node._input_indexes_to_retain = (0,)
-    node._output_indexes_to_retain = (0,)
     x, = inputs
     axis = node.axis
-    m = x.max(axis=axis, keepdims=True)
-    y = _utils.force_array(x - m)
-    _exp(y, out=y)
-    y_sum = y.sum(axis=axis)
-    return _asarray(_log(y_sum) + m.reshape(y_sum.shape)),
+    cdef int raised
+    saved = quiet_begin()
+    try:
+        m = x.max(axis=axis, keepdims=True)
+        y = _utils.force_array(x - m)
+        _exp(y, out=y)
+        y_sum = y.sum(axis=axis)
+        y = _asarray(_log(y_sum) + m.reshape(y_sum.shape))
+    finally:
+        raised = quiet_end(saved)
+    if acts(raised):
+        return NOT_HANDLED
+    node._input_indexes_to_retain = (0,)
+    node._output_indexes_to_retain = (0,)
+    return y,
 
 
 cdef object _backward(object func, tuple indexes, tuple grad_outputs):
@@ -71,9 +80,17 @@ cdef object _backward(object func, tuple indexes, tuple grad_outputs):
         gy = _broadcast_to(gy, shape)
     if y.shape != shape:
         y = _broadcast_to(y, shape)
-    e = _utils.force_array(_exp(_utils.force_array(x - y)))
+    cdef int raised
+    saved = quiet_begin()
+    try:
+        e = _utils.force_array(_exp(_utils.force_array(x - y)))
+        gx = _utils.force_array(gy * e)
+    finally:
+        raised = quiet_end(saved)
+    if acts(raised):
+        return NOT_HANDLED
     return (new_variable(
-        _utils.force_array(gy * e),
+        gx,
         gy_var._requires_grad or requires_grad_of(x_node)
         or requires_grad_of(y_node), None, 0),)
 

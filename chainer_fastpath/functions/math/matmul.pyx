@@ -8,10 +8,11 @@ from chainer.functions.math import sum as sum_mod
 
 from chainer_fastpath._core._apply cimport apply_detached
 from chainer_fastpath._core._config cimport ConfigView
-from chainer_fastpath._core._objects cimport new_variable
+from chainer_fastpath._core._fpe cimport acts, quiet_begin, quiet_end
 from chainer_fastpath._core._registry cimport NOT_HANDLED, compiled
 from chainer_fastpath._core._retained cimport (
     grad_array, requires_grad_of, retained_inputs)
+from chainer_fastpath.functions.math.sum cimport sum_to_grad
 
 cdef object _utils = chainer.utils
 
@@ -22,19 +23,23 @@ cdef object _forward(object node, tuple inputs, ConfigView config):
         return NOT_HANDLED
     node._input_indexes_to_retain = (0, 1)
     a, b = inputs
-    y = matmul._matmul(a, b, node.transa, node.transb, node.transc)
     dtype = node.dtype
-    return _utils.force_array(y, y.dtype if dtype is None else dtype),
+    cdef int raised
+    saved = quiet_begin()
+    try:
+        y = matmul._matmul(a, b, node.transa, node.transb, node.transc)
+        y = _utils.force_array(y, y.dtype if dtype is None else dtype)
+    finally:
+        raised = quiet_end(saved)
+    if acts(raised):
+        return NOT_HANDLED
+    return y,
 
 
 cdef object _sum_to(tuple gx, object shape):
-    # F.sum_to(gx, shape) of MatMul node output gx (a 1-tuple): a SumTo
-    # node (no type check) where the shapes differ.
+    # F.sum_to(gx, shape) of MatMul node output gx (a 1-tuple).
     var = gx[0]
-    a = (<list>var._data)[0]
-    if a.shape == shape:
-        return var
-    return new_variable(_utils.sum_to(a, shape), var._requires_grad, None, 0)
+    return sum_to_grad(var, (<list>var._data)[0], shape)
 
 
 cdef object _backward(object func, tuple indexes, tuple grad_outputs):
@@ -66,6 +71,9 @@ cdef object _backward(object func, tuple indexes, tuple grad_outputs):
         ret.append(_sum_to(apply_detached(
             matmul.MatMul(not transa, transc, transb, b.dtype), (a, gy),
             gy_rg or requires_grad_of(inputs[0])), b.shape))
+    for g in ret:
+        if g is NOT_HANDLED:
+            return NOT_HANDLED
     return tuple(ret)
 
 

@@ -1,14 +1,18 @@
 # cython: boundscheck=True, wraparound=True
 """Compiled ``Sum``: backward on NumPy arrays."""
+import chainer
 import chainer.functions
 from chainer.functions.array import broadcast
 from chainer.functions.array import reshape
 from chainer.functions.math import sum as sum_mod
 
 from chainer_fastpath._core._apply cimport apply_detached
+from chainer_fastpath._core._fpe cimport acts, quiet_begin, quiet_end
 from chainer_fastpath._core._objects cimport new_variable
 from chainer_fastpath._core._registry cimport NOT_HANDLED, compiled
 from chainer_fastpath._core._retained cimport grad_array
+
+cdef object _utils = chainer.utils
 
 
 cdef object _backward(object func, tuple indexes, tuple grad_outputs):
@@ -48,6 +52,25 @@ cdef object spread_grad(object func, object gy_var, object gy):
         return (gy_var,)
     return apply_detached(broadcast.BroadcastTo(shape), (gy,),
                           gy_var._requires_grad)
+
+
+cdef object sum_to_grad(object gy_var, object gy, object shape):
+    """``F.sum_to(gy_var, shape)`` for gradient ``gy_var`` (array ``gy``):
+    gy_var itself where the shapes are equal, else a SumTo node (no type
+    check of its own) whose forward is ``utils.sum_to``, a NumPy sum;
+    NOT_HANDLED where NumPy would act on a floating-point exception of
+    that sum."""
+    if gy.shape == shape:
+        return gy_var
+    cdef int raised
+    saved = quiet_begin()
+    try:
+        gx = _utils.sum_to(gy, shape)
+    finally:
+        raised = quiet_end(saved)
+    if acts(raised):
+        return NOT_HANDLED
+    return new_variable(gx, gy_var._requires_grad, None, 0)
 
 
 ENTRIES = (
