@@ -248,6 +248,17 @@ def _arith_scalar(b):
     _arith(b, 'scalar')
 
 
+def _constant_arith(b):
+    # A float Variable and a constant, either side: the *Constant nodes
+    # and PowVarConst, which _arith's mixed operands reach less often.
+    x = b.pick_float(lambda v: v.kind == 'var', kind='var')
+    symbol = b.choice(('-', '**', '+', '*', '/'))
+    c = b.choice(('2.0', '0.5', '-1', '3', 'numpy.float32(2)'))
+    expr = ('{} {} {}' if b.flag() else '{2} {1} {0}').format(
+        x.name, symbol, c)
+    b.add(expr, x.shape, x.dtype)
+
+
 def _f_add(b):
     x = b.pick_float()
     ys = [b.pick(lambda v: v.dtype == x.dtype and v.shape == x.shape,
@@ -342,6 +353,50 @@ def _broadcast_to(b):
           x.dtype)
 
 
+def _broadcast_many(b):
+    x = b.pick_float()
+    y = b.pick(lambda v: v.dtype == x.dtype and
+               _broadcast(v.shape, x.shape) is not None,
+               shape=(1,) + x.shape[1:], dtype=x.dtype)
+    outputs = b.name('bc')
+    b.emit('{} = F.broadcast({}, {})'.format(outputs, x.name, y.name))
+    shape = _broadcast(x.shape, y.shape)
+    b.add('{}[{}]'.format(outputs, b.integer(0, 1)), shape, x.dtype)
+
+
+def _logsumexp(b):
+    x = b.pick_float()
+    nd = len(x.shape)
+    axis = b.choice((None,) + tuple(range(-nd, nd)) + ((0, -1) if nd >= 2
+                                                      else ()))
+    try:
+        shape = numpy.logaddexp.reduce(numpy.zeros(x.shape), axis=axis).shape
+    except Exception:
+        shape = None
+    b.add('F.logsumexp({}{})'.format(
+        x.name, '' if axis is None else ', axis={!r}'.format(axis)), shape,
+        x.dtype)
+
+
+def _select_item(b):
+    x = b.pick_float(lambda v: len(v.shape) == 2, shape=(2, 3))
+    n, c = x.shape
+    t = b.add('ints({!r}, {})'.format((n,), max(c, 1)), (n,), 'int32', 'nd')
+    b.add('F.select_item({}, {})'.format(x.name, t.name), (n,), x.dtype)
+
+
+def _huber_loss(b):
+    x = b.pick_float()
+    y = b.pick(lambda v: v.dtype == x.dtype and v.shape == x.shape,
+               shape=x.shape, dtype=x.dtype)
+    delta = b.choice((1.0, 0.5, 1e30, 0.0))
+    reduce = b.choice(('sum_along_second_axis', 'no'))
+    shape = x.shape if reduce == 'no' else (
+        x.shape[:1] + x.shape[2:] if len(x.shape) >= 2 else None)
+    b.add('F.huber_loss({}, {}, {!r}, reduce={!r})'.format(
+        x.name, y.name, delta, reduce), shape, x.dtype)
+
+
 def _get_item(b):
     x = b.pick(lambda v: True)
     index = b.choice(('0', ':', '1:', '::-1', '..., None', '[0, -1]',
@@ -391,6 +446,27 @@ def _misc(b):
                      'F.clip({x}, -0.5, 0.5)', 'F.swapaxes({x}, 0, -1)',
                      'F.cumsum({x})', 'F.separate({x})[0]'))
     b.add(call.format(x=x.name), None, x.dtype)
+
+
+def _shape_op(b):
+    # expand_dims, squeeze and swapaxes with axes the shape accepts (and
+    # one it may not).
+    x = b.pick_float()
+    nd = len(x.shape)
+    f = b.choice(('expand_dims', 'squeeze', 'swapaxes'))
+    if f == 'expand_dims':
+        args = (b.integer(-nd - 1, nd),)
+    elif f == 'squeeze':
+        ones = tuple(i for i, d in enumerate(x.shape) if d == 1)
+        args = (b.choice((None,) + ones + (0,)),)
+    else:
+        args = (b.integer(-nd, max(nd - 1, 0)), b.integer(0, max(nd - 1, 0)))
+    try:
+        shape = getattr(numpy, f)(numpy.empty(x.shape), *args).shape
+    except Exception:
+        shape = None
+    call = ', '.join([x.name] + [repr(a) for a in args if a is not None])
+    b.add('F.{}({})'.format(f, call), shape, x.dtype)
 
 
 def _linear(b):
@@ -536,6 +612,8 @@ OPERATIONS = (
     _unary('F.log({x})'), _unary('F.sqrt({x})'), _unary('F.square({x})'),
     _unary('F.absolute({x})'), _unary('F.softplus({x})'),
     _unary('F.elu({x})'), _unary('F.identity({x})'),
+    _broadcast_many, _logsumexp, _select_item, _huber_loss,
+    _constant_arith, _shape_op,
 )
 # Operations that reach a category's difference, drawn unless skipped.
 FEATURE_OPERATIONS = {
