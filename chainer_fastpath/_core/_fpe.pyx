@@ -116,8 +116,9 @@ cdef object quiet_into(object ufunc, object a, object b, object out,
 # errstate 'call' (mode 3) for every flag, NumPy's UFUNC_FPE_* bits in the
 # recorder's second argument mapped to the <fenv.h> flags ``acts`` reads.
 cdef object _seterrobj = getattr(umath, 'seterrobj', None)
-cdef long _CALL_ALL = sum([3 << getattr(umath, 'SHIFT_' + name, 0) for name in (
-    'DIVIDEBYZERO', 'OVERFLOW', 'UNDERFLOW', 'INVALID')])
+cdef long _CALL_ALL = sum([
+    3 << getattr(umath, 'SHIFT_' + name, 0) for name in (
+        'DIVIDEBYZERO', 'OVERFLOW', 'UNDERFLOW', 'INVALID')])
 cdef tuple _FPE_BITS = (
     (getattr(umath, 'FPE_DIVIDEBYZERO', 1), FE_DIVBYZERO),
     (getattr(umath, 'FPE_OVERFLOW', 2), FE_OVERFLOW),

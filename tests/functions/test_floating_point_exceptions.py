@@ -165,7 +165,13 @@ CASES = {
         lambda keep: F.huber_loss(_v([[BIG]], keep=keep), _v([[-BIG]]),
                                   1.0),
         lambda keep: _backward(keep, F.huber_loss(
-            _v([[1.0]]), _v([[1.0]]), 1.0, reduce='no'), [[INF]])],
+            _v([[1.0]]), _v([[1.0]]), 1.0, reduce='no'), [[INF]]),
+        # delta cast to float16 overflows.
+        lambda keep: F.huber_loss(_v([[1.0]], f16, keep), _v([[1.0]], f16),
+                                  1e30),
+        # Overflow, then no second axis to sum: stock meets the overflow
+        # first.
+        lambda keep: F.huber_loss(_v([BIG], keep=keep), _v([-BIG]), 1.0)],
 }
 # Gradients of operands broadcast in the forward, summed to their shapes.
 for _name, _op in (('Add', operator.add), ('Sub', operator.sub),

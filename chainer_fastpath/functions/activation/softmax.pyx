@@ -27,9 +27,11 @@ cdef object _forward(object node, tuple inputs, ConfigView config):
         _exp(y, out=y)
         y /= y.sum(axis=axis, keepdims=True)
     finally:
+        # An exception after a flag NumPy acts on is stock's to raise, if
+        # stock reaches it.
         raised = quiet_end(saved)
-    if acts(raised):
-        return NOT_HANDLED
+        if acts(raised):
+            return NOT_HANDLED
     node._output_indexes_to_retain = (0,)
     return y,
 
@@ -54,9 +56,11 @@ cdef object _backward(object func, tuple indexes, tuple grad_outputs):
         sumdx = gx.sum(axis=axis, keepdims=True)
         gx -= y * sumdx
     finally:
+        # An exception after a flag NumPy acts on is stock's to raise, if
+        # stock reaches it.
         raised = quiet_end(saved)
-    if acts(raised):
-        return NOT_HANDLED
+        if acts(raised):
+            return NOT_HANDLED
     return (new_variable(gx, requires_grad_of(y_node)
                          or gy_var._requires_grad, None, 0),)
 

@@ -46,9 +46,11 @@ cdef object _forward(object node, tuple inputs, ConfigView config):
         if node.reduce == 'sum_along_second_axis':
             y = y.sum(axis=1)
     finally:
+        # An exception after a flag NumPy acts on is stock's to raise, if
+        # stock reaches it.
         raised = quiet_end(saved)
-    if acts(raised):
-        return NOT_HANDLED
+        if acts(raised):
+            return NOT_HANDLED
     node._input_indexes_to_retain = (0, 1)
     return y,
 
@@ -90,9 +92,11 @@ cdef object _backward(object func, tuple indexes, tuple grad_outputs):
             _clip(diff, -delta, delta), dtype))
         ngx = _utils.force_array(-gx)
     finally:
+        # An exception after a flag NumPy acts on is stock's to raise, if
+        # stock reaches it.
         raised = quiet_end(saved)
-    if acts(raised):
-        return NOT_HANDLED
+        if acts(raised):
+            return NOT_HANDLED
     cdef bint rg = (gy_var._requires_grad or requires_grad_of(func.inputs[0])
                     or requires_grad_of(func.inputs[1]))
     return (new_variable(gx, rg, None, 0),

@@ -35,9 +35,11 @@ cdef object _forward(object node, tuple inputs, ConfigView config):
     try:
         y = _utils.force_array(x.mean(axis=axis, keepdims=node.keepdims))
     finally:
+        # An exception after a flag NumPy acts on is stock's to raise, if
+        # stock reaches it.
         raised = quiet_end(saved)
-    if acts(raised):
-        return NOT_HANDLED
+        if acts(raised):
+            return NOT_HANDLED
     return y,
 
 
@@ -54,9 +56,11 @@ cdef object _backward(object func, tuple indexes, tuple grad_outputs):
     try:
         gy = _utils.force_array(gy.dtype.type(multiplier) * gy)
     finally:
+        # An exception after a flag NumPy acts on is stock's to raise, if
+        # stock reaches it.
         raised = quiet_end(saved)
-    if acts(raised):
-        return NOT_HANDLED
+        if acts(raised):
+            return NOT_HANDLED
     return spread_grad(
         func, new_variable(gy, gy_var._requires_grad, None, 0), gy)
 

@@ -271,9 +271,11 @@ cdef object _div_grad(object func, tuple indexes, tuple grad_outputs):
         gx0 = _utils.sum_to(gx0, x0.shape)
         gx1 = _utils.sum_to(gx1, x1.shape)
     finally:
+        # An exception after a flag NumPy acts on is stock's to raise, if
+        # stock reaches it.
         raised = quiet_end(saved)
-    if acts(raised):
-        return NOT_HANDLED
+        if acts(raised):
+            return NOT_HANDLED
     return (new_variable(gx0, rg, None, 0),
             new_variable(gx1, rg, None, 0))
 
@@ -301,12 +303,15 @@ cdef object _pow_var_const_grad(object func, tuple indexes,
     cdef int raised
     saved = quiet_begin()
     try:
-        gx = _utils.force_type(dtype, value) * (x ** dtype.type(value - 1)) * gy
+        gx = (_utils.force_type(dtype, value) * (x ** dtype.type(value - 1))
+              * gy)
         gx = _utils.force_array(gx)
     finally:
+        # An exception after a flag NumPy acts on is stock's to raise, if
+        # stock reaches it.
         raised = quiet_end(saved)
-    if acts(raised):
-        return NOT_HANDLED
+        if acts(raised):
+            return NOT_HANDLED
     return (new_variable(gx,
                          requires_grad_of(func.inputs[0])
                          or gy_var._requires_grad, None, 0),)

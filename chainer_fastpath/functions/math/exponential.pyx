@@ -26,9 +26,11 @@ cdef object _forward(object node, tuple inputs, ConfigView config):
     try:
         y = _utils.force_array(_exp(inputs[0]))
     finally:
+        # An exception after a flag NumPy acts on is stock's to raise, if
+        # stock reaches it.
         raised = quiet_end(saved)
-    if acts(raised):
-        return NOT_HANDLED
+        if acts(raised):
+            return NOT_HANDLED
     node._output_indexes_to_retain = (0,)
     return y,
 
@@ -49,9 +51,11 @@ cdef object _backward(object func, tuple indexes, tuple grad_outputs):
     try:
         gx = _utils.force_array(y * gy)
     finally:
+        # An exception after a flag NumPy acts on is stock's to raise, if
+        # stock reaches it.
         raised = quiet_end(saved)
-    if acts(raised):
-        return NOT_HANDLED
+        if acts(raised):
+            return NOT_HANDLED
     return (new_variable(gx,
                          requires_grad_of(y_node) or gy_var._requires_grad,
                          None, 0),)

@@ -41,9 +41,11 @@ cdef object _forward(object node, tuple inputs, ConfigView config):
         y_sum = y.sum(axis=axis)
         y = _asarray(_log(y_sum) + m.reshape(y_sum.shape))
     finally:
+        # An exception after a flag NumPy acts on is stock's to raise, if
+        # stock reaches it.
         raised = quiet_end(saved)
-    if acts(raised):
-        return NOT_HANDLED
+        if acts(raised):
+            return NOT_HANDLED
     node._input_indexes_to_retain = (0,)
     node._output_indexes_to_retain = (0,)
     return y,
@@ -86,9 +88,11 @@ cdef object _backward(object func, tuple indexes, tuple grad_outputs):
         e = _utils.force_array(_exp(_utils.force_array(x - y)))
         gx = _utils.force_array(gy * e)
     finally:
+        # An exception after a flag NumPy acts on is stock's to raise, if
+        # stock reaches it.
         raised = quiet_end(saved)
-    if acts(raised):
-        return NOT_HANDLED
+        if acts(raised):
+            return NOT_HANDLED
     return (new_variable(
         gx,
         gy_var._requires_grad or requires_grad_of(x_node)

@@ -30,9 +30,11 @@ cdef object _forward(object node, tuple inputs, ConfigView config):
         y = matmul._matmul(a, b, node.transa, node.transb, node.transc)
         y = _utils.force_array(y, y.dtype if dtype is None else dtype)
     finally:
+        # An exception after a flag NumPy acts on is stock's to raise, if
+        # stock reaches it.
         raised = quiet_end(saved)
-    if acts(raised):
-        return NOT_HANDLED
+        if acts(raised):
+            return NOT_HANDLED
     return y,
 
 

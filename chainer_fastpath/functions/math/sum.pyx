@@ -67,9 +67,11 @@ cdef object sum_to_grad(object gy_var, object gy, object shape):
     try:
         gx = _utils.sum_to(gy, shape)
     finally:
+        # An exception after a flag NumPy acts on is stock's to raise, if
+        # stock reaches it.
         raised = quiet_end(saved)
-    if acts(raised):
-        return NOT_HANDLED
+        if acts(raised):
+            return NOT_HANDLED
     return new_variable(gx, gy_var._requires_grad, None, 0)
 
 
