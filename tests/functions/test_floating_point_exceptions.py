@@ -74,7 +74,10 @@ def _embed_id_backward_into_a_sum(keep):
 CASES = {
     'Add': [lambda keep: F.add(_v([BIG, 1], keep=keep), _v([BIG, 2]))],
     'AddConstant': [lambda keep: _v([BIG, -INF], keep=keep) + 3e38,
-                    lambda keep: _v([BIG], keep=keep) - (-3e38)],
+                    lambda keep: _v([BIG], keep=keep) - (-3e38),
+                    # The constant's conversion overflows, then the sum
+                    # is invalid: stock acts on each once.
+                    lambda keep: 1e39 + _v([-INF, 1.0], keep=keep)],
     'Sub': [lambda keep: _v([BIG, INF], keep=keep) - _v([-BIG, INF])],
     'SubFromConstant': [lambda keep: 3e38 - _v([-BIG], keep=keep)],
     'Mul': [lambda keep: _v([BIG, INF], keep=keep) * _v([2.0, 0.0]),

@@ -78,15 +78,24 @@ cdef inline bint _converts_quietly(object x, object value):
 
 cdef inline object _constant(object node, tuple in_data):
     # _preprocess_const(x, value): the value in the input's dtype; None
-    # where that helper is not stock's. A conversion that may warn is the
-    # helper's own call, so that it warns from its line.
+    # where that helper is not stock's, or where NumPy would act on the
+    # conversion (stock's forward then converts, acting once, from its
+    # line).
     if basic_math._preprocess_const is not _preprocess_const:
         return None
     x = in_data[0]
     value = node.value
-    if not _converts_quietly(x, value):
-        return _preprocess_const(x, value)
-    return x.dtype.type(value)
+    if _converts_quietly(x, value):
+        return x.dtype.type(value)
+    cdef int raised
+    saved = quiet_begin()
+    try:
+        value = _preprocess_const(x, value)
+    finally:
+        raised = quiet_end(saved)
+        if acts(raised):
+            return None
+    return value
 
 
 cdef object _add_constant(object node, tuple in_data, ConfigView config):
