@@ -69,6 +69,29 @@ def _embed_id_backward_into_a_sum(keep):
     _backward(keep, y, [[BIG], [1.0]])
 
 
+def _output_layer_backward(keep, make_link):
+    # w.x = 100 for every path: exp(100) overflows float32 in the
+    # backward, and the forward's log-sum meets it too.
+    link = make_link()
+    link.W.array[...] = 1
+    keep.append(link.W)
+    x = _v([[100.0]], keep=keep)
+    loss = link(x, numpy.array([0], numpy.int32))
+    keep.append(loss)
+    loss.backward()
+
+
+def _hierarchical_softmax(keep):
+    import chainer.links as L
+    _output_layer_backward(keep, lambda: L.BinaryHierarchicalSoftmax(
+        1, ((0, 1), 2)))
+
+
+def _negative_sampling(keep):
+    import chainer.links as L
+    _output_layer_backward(keep, lambda: L.NegativeSampling(1, [1, 1, 1], 2))
+
+
 # FunctionNode class name -> cases, each ``fn(keep)`` meeting an exception
 # in the compiled forward or backward of that class.
 CASES = {
@@ -133,6 +156,8 @@ CASES = {
         _lstm_backward],
     'EmbedIDFunction': [_embed_id_backward_into_a_sum],
     'EmbedIDGrad': [_embed_id_backward_into_a_sum],
+    'BinaryHierarchicalSoftmaxFunction': [_hierarchical_softmax],
+    'NegativeSamplingFunctionGrad': [_negative_sampling],
     # Gradients summed back to a broadcast operand's shape overflow.
     'BroadcastTo': [lambda keep: _backward(
         keep, F.broadcast_to(_v([1.0]), (2,)), [BIG, BIG])],

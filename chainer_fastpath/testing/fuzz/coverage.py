@@ -18,6 +18,10 @@ class _Classes(chainer.FunctionHook):
         self.seen = collections.Counter()
 
     def forward_preprocess(self, function, in_data):
+        # An old-style Function is counted by its own class, the one the
+        # registry keys it by, not by its FunctionAdapter's.
+        if isinstance(function, chainer.function.FunctionAdapter):
+            function = function.function
         self.seen[type(function)] += 1
 
 

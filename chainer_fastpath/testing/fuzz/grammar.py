@@ -385,6 +385,29 @@ def _select_item(b):
     b.add('F.select_item({}, {})'.format(x.name, t.name), (n,), x.dtype)
 
 
+def _output_layer(b):
+    # word2vec's output layers: old-style Functions through FunctionAdapter
+    # (BinaryHierarchicalSoftmaxFunction; NegativeSamplingFunctionGrad in
+    # the backward), on rows of ``x`` with labels among three words.
+    x = b.pick_float(lambda v: len(v.shape) == 2, shape=(2, 3))
+    n, units = x.shape
+    t = b.add('ints({!r}, 3)'.format((n,)), (n,), 'int32', 'nd')
+    shape, options = (), ''
+    if b.flag():
+        link = 'L.BinaryHierarchicalSoftmax({}, ((0, 1), 2))'.format(units)
+    else:
+        reduce = b.choice(('sum', 'no'))
+        link = 'L.NegativeSampling({}, [3, 2, 1], 2)'.format(units)
+        shape = (n,) if reduce == 'no' else ()
+        options = ', reduce={!r}'.format(reduce)
+    layer = b.add(link, None, 'object', 'nd')
+    y = b.add('{}({}, {}{})'.format(layer.name, x.name, t.name, options),
+              shape, x.dtype)
+    if b.flag():
+        # Negative sampling's backward applies NegativeSamplingFunctionGrad.
+        b.emit('F.sum({}).backward()'.format(y.name))
+
+
 def _huber_loss(b):
     x = b.pick_float()
     y = b.pick(lambda v: v.dtype == x.dtype and v.shape == x.shape,
@@ -613,7 +636,7 @@ OPERATIONS = (
     _unary('F.absolute({x})'), _unary('F.softplus({x})'),
     _unary('F.elu({x})'), _unary('F.identity({x})'),
     _broadcast_many, _logsumexp, _select_item, _huber_loss,
-    _constant_arith, _shape_op,
+    _constant_arith, _shape_op, _output_layer,
 )
 # Operations that reach a category's difference, drawn unless skipped.
 FEATURE_OPERATIONS = {
