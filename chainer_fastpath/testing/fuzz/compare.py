@@ -8,6 +8,7 @@ every rule's state; exceptions by statement, type and message; warnings by
 category, message, file and line; the hooks' events in order.
 """
 import re
+import warnings
 
 import numpy
 
@@ -24,8 +25,13 @@ def _array(a, canonical_nan):
         with numpy.errstate(invalid='ignore'):
             a[numpy.isnan(a)] = numpy.nan
             a[a == 0] = 0
+    with warnings.catch_warnings():
+        # NumPy 1.x warns on reading ``writeable`` of a broadcast array's
+        # view; the flag itself is what is compared.
+        warnings.simplefilter('ignore', FutureWarning)
+        writeable = a.flags.writeable
     return ('ndarray', a.dtype.str, a.shape, a.strides,
-            a.flags.c_contiguous, a.flags.f_contiguous, a.flags.writeable,
+            a.flags.c_contiguous, a.flags.f_contiguous, writeable,
             a.tobytes())
 
 
