@@ -30,8 +30,12 @@ cdef object _forward(object node, tuple inputs, ConfigView config):
     # EmbedIDFunction.forward, not in debug mode (apply falls back there).
     if len(inputs) != 2:
         return NOT_HANDLED   # stock's unpacking error, not Cython's
-    node._input_indexes_to_retain = (0,)
     x, W = inputs
+    if W.size == 0:
+        # NumPy may warn of out-of-bound indices into an empty result: from
+        # stock's line.
+        return NOT_HANDLED
+    node._input_indexes_to_retain = (0,)
     node._w_shape = W.shape
     ignore_label = node.ignore_label
     if ignore_label is not None:

@@ -83,13 +83,25 @@ cdef _Rows _rows(object node, object x, object W):
     return result
 
 
+cdef bint _nan_in(const real *a, Py_ssize_t stride,
+                  Py_ssize_t n) noexcept nogil:
+    # Whether one of the n values from a, stride bytes apart, is a NaN.
+    cdef Py_ssize_t k
+    cdef real v
+    for k in range(n):
+        v = (<const real *>(<const char *>a + k * stride))[0]
+        if v != v:
+            return True
+    return False
+
+
 cdef bint _grad_rows(_Rows rows, UfuncLoop exp, int flags, object x,
                      object W, const real *gloss, Py_ssize_t gloss_stride,
                      object gx, object gW) except -1:
     # Per visited row i, stock's loop body: w = W[k]; f = w.dot(x[i]);
     # f[0] *= -1; g = igy / (1 + exp(-f)); g[0] *= -1; gx[i] = g.dot(w);
     # gW[ik] += ig * x[i] for each (ik, ig) in order. False where a watched
-    # flag was raised.
+    # flag was raised or a NaN met.
     cdef Py_ssize_t m = rows.samples.shape[1], units = cfp_dims(x)[1]
     cdef object w_array = _empty((m, units), x.dtype)
     cdef object f_array = _empty(m, x.dtype)
@@ -128,6 +140,14 @@ cdef bint _grad_rows(_Rows rows, UfuncLoop exp, int flags, object x,
             f[k] = igy / (one + e[k])
         f[0] = f[0] * minus_one
         if fetestexcept(flags):
+            return False
+        # Which NaN an operation keeps depends on the order of its operands,
+        # which NumPy's loops and this one need not share: a NaN in the
+        # gradients, or in the row or weights they are made of, goes to
+        # stock.
+        if (_nan_in(f, sizeof(real), m)
+                or _nan_in(w, sizeof(real), m * units)
+                or _nan_in(<const real *>(xp + i * xs0), xs1, units)):
             return False
         _dot(f_array, w_array, gx_row)
         store_row(gxp + i * gxs0, gxs1, row, units)
