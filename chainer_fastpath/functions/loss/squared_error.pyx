@@ -27,6 +27,10 @@ cdef object _forward(object node, tuple in_data, ConfigView config):
     if len(in_data) != 2:
         return NOT_HANDLED   # stock's unpacking error, not Cython's
     x0, x1 = in_data
+    if x0.dtype.kind != 'f' or x1.dtype.kind != 'f':
+        # Integers (type_check off): NumPy's scalar arithmetic on a 0-d
+        # difference reports an integer overflow that its loops do not.
+        return NOT_HANDLED
     cdef int raised = 0
     diff = quiet2(_np_subtract, x0, x1, &raised)
     y = quiet2(_np_multiply, diff, diff, &raised)
