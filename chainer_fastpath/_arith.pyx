@@ -12,7 +12,8 @@ directly; a NumPy scalar (``numpy.generic``) is a scalar too. An exact
 ``numpy.ndarray``, 0-d included, is not a scalar: it goes through stock's
 ``_preprocess_rhs`` as stock does, for ``+``, ``-``, ``*`` and for an array
 on the left of ``-`` (which NumPy hands to ``Variable.__rsub__``, deferring
-to its ``__array_priority__``). Any other operand takes the original.
+to its ``__array_priority__``). Any other operand, and debug mode (whose
+node stacks show the operator's frame), takes the original.
 """
 import numpy
 
@@ -20,6 +21,7 @@ import chainer.functions
 from chainer import variable
 from chainer.functions.math import basic_math
 
+from chainer_fastpath._core._config cimport debug_mode
 from chainer_fastpath._core._stats cimport EntryStats
 from chainer_fastpath._core import _registry
 from chainer_fastpath._core import _stats
@@ -60,6 +62,15 @@ def bind(owner, attribute, original):
     return replacement
 
 
+cdef inline bint _debug(EntryStats stats) except -1:
+    # Debug mode records the stack in each node: stock's frame of the
+    # operator must be there.
+    if debug_mode():
+        stats.fallback('debug mode')
+        return True
+    return False
+
+
 cdef inline bint _plain_variable(object x):
     # The stock helper is looked up per call: a test may replace it.
     return ((type(x) is _Variable or type(x) is _Parameter)
@@ -73,6 +84,8 @@ cdef inline bint _number(object x):
 
 def add(*xs):
     """Drop-in for ``chainer.functions.add``."""
+    if _debug(_stats_add):
+        return _originals['add'](*xs)
     if len(xs) == 2:
         if _plain_variable(xs[1]):
             _stats_add.fast += 1
@@ -91,6 +104,8 @@ def add(*xs):
 
 def sub(self, rhs):
     """Drop-in for ``Variable.__sub__``."""
+    if _debug(_stats_sub):
+        return _originals['sub'](self, rhs)
     if _plain_variable(rhs):
         _stats_sub.fast += 1
         return basic_math.Sub().apply((self, rhs))[0]
@@ -108,6 +123,8 @@ def sub(self, rhs):
 
 def rsub(self, rhs):
     """Drop-in for ``Variable.__rsub__``."""
+    if _debug(_stats_rsub):
+        return _originals['rsub'](self, rhs)
     if _number(rhs):
         _stats_rsub.fast += 1
         return basic_math.SubFromConstant(rhs).apply((self,))[0]
@@ -121,6 +138,8 @@ def rsub(self, rhs):
 
 def mul(self, rhs):
     """Drop-in for ``Variable.__mul__``."""
+    if _debug(_stats_mul):
+        return _originals['mul'](self, rhs)
     if _plain_variable(rhs):
         _stats_mul.fast += 1
         return basic_math.Mul().apply((self, rhs))[0]

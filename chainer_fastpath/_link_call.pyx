@@ -6,14 +6,16 @@ Stock builds the hook view and asks ``super(Link, self)`` for a mixin's
 which makes most of the few microseconds a model pays per link call. Here
 what depends only on the class (the private methods stock calls, a mixin's
 ``__call__``) is checked once per class and version of the class, and the
-rest per call. Link hooks, global or local, a mixin's ``__call__`` and a
-class whose ``Link`` methods were replaced run the original, counted.
+rest per call. Link hooks, global or local, a mixin's ``__call__``, a
+class whose ``Link`` methods were replaced and debug mode (whose node
+stacks show this frame) run the original, counted.
 """
 import chainer
 from chainer import link as link_module
 from chainer import link_hook
 
 from chainer_fastpath._core._audit cimport method_is, type_version
+from chainer_fastpath._core._config cimport debug_mode
 from chainer_fastpath._core._stats cimport EntryStats
 from chainer_fastpath._core import _stats
 
@@ -113,6 +115,10 @@ cdef str _reason(self):
         return 'Link.__init__() not called'     # the original raises
     if chainer._get_link_hooks is not _stock_get_link_hooks:
         return 'chainer._get_link_hooks replaced'
+    if debug_mode():
+        # Each node records the Python stack then: stock's frame of
+        # Link.__call__ must be there.
+        return 'debug mode'
     return None
 
 

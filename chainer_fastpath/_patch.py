@@ -7,11 +7,14 @@ as its counters in ``stats()`` are. Each patched module speaks one protocol:
 to and returns the replacement. Originals are read once, from the owner's
 ``__dict__``, the first time the table is built; ``disable()`` restores
 those very objects, so patching twice or after someone else's monkey-patch
-cannot lose the original.
+cannot lose the original. A target that is not Chainer's own code when the
+table is built (a mock, another project's patch) is left out, with a
+warning.
 """
 import collections
 import logging
 import threading
+import warnings
 
 import chainer
 
@@ -102,10 +105,22 @@ def _dressed(replacement, original, owner):
 
 
 def _build_table():
+    from chainer_fastpath._core._audit import is_chainers
+
     rows = []
     for part, module in _modules():
         for owner, attribute in module.TARGETS:
             original = owner.__dict__[attribute]
+            if not is_chainers(original):
+                # Whatever replaced it (a mock, another patch) stays; the
+                # compiled code would stand for code that is not there.
+                warnings.warn(
+                    'chainer_fastpath: {} was replaced before '
+                    'chainer_fastpath first read it ({!r}); it is left '
+                    'as it is, not accelerated'.format(
+                        row_name(owner, attribute), original),
+                    RuntimeWarning)
+                continue
             replacement = _dressed(module.bind(owner, attribute, original),
                                    original, owner)
             rows.append(Patch(part, row_name(owner, attribute), owner,

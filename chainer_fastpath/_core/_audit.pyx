@@ -61,6 +61,28 @@ cdef bint method_is(object obj, str name, object original):
 # Not ``type(lambda: None)``: in a compiled module that is Cython's own
 # function type.
 cdef type _python_function = types.FunctionType
+# Slots of built-in types (``object.__init__``): nothing a user sets.
+cdef tuple _slot_types = (types.WrapperDescriptorType,
+                          types.MethodDescriptorType)
+
+
+def is_chainers(obj):
+    """Whether ``obj`` is Chainer's own code: a function whose globals are
+    a module of the ``chainer`` package, a property or bound class method
+    made of such functions, or a slot of a built-in type. A replacement
+    made before chainer_fastpath first looked (a mock, a user's function)
+    is not, and is never taken for the original."""
+    t = type(obj)
+    if t is _python_function:
+        name = obj.__globals__.get('__name__')
+        return type(name) is str and (name == 'chainer'
+                                      or name.startswith('chainer.'))
+    if t is property:
+        return all(f is None or is_chainers(f)
+                   for f in (obj.fget, obj.fset, obj.fdel))
+    if t is types.MethodType:
+        return is_chainers(obj.__func__)
+    return t in _slot_types
 
 
 cdef class StockMethods:
@@ -70,6 +92,9 @@ cdef class StockMethods:
         self.cls = cls
         self.names = tuple(names)
         self.originals = tuple([getattr(cls, name) for name in self.names])
+        # Replaced before they were read: never found, the class's own
+        # methods run.
+        self._replaced = not all(is_chainers(f) for f in self.originals)
         self._version = 0
         self._functions = all(type(f) is _python_function
                               for f in self.originals)
@@ -84,6 +109,8 @@ cdef class StockMethods:
         """Whether ``cls`` still finds every original."""
         cdef Py_ssize_t i
         cdef unsigned int version = cfp_type_version(<PyTypeObject *>self.cls)
+        if self._replaced:
+            return False
         if version != 0 and version == self._version:
             return True
         for i in range(len(self.names)):
@@ -100,6 +127,8 @@ cdef class StockMethods:
         """Whether ``obj``, an instance of exactly ``cls``, finds every
         original: none set on the instance, none replaced on the class."""
         cdef Py_ssize_t i
+        if self._replaced:
+            return False
         # Functions without building the instance's __dict__.
         for i in range(len(self.names)):
             if (type(self.originals[i]) is _python_function

@@ -12,3 +12,4 @@ cdef class ConfigView:
 
 
 cdef object function_hooks()
+cdef bint debug_mode() except -1

@@ -69,3 +69,10 @@ cdef object function_hooks():
         return _thread_local.function_hooks
     except AttributeError:
         return _get_function_hooks()
+
+
+cdef bint debug_mode() except -1:
+    """``chainer.is_debug()``. In debug mode each node records the Python
+    stack of its creation; a compiled caller leaves no frame there, so the
+    callers that apply nodes take their original code then."""
+    return bool(ConfigView.current().get('debug'))

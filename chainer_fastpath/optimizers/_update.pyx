@@ -18,6 +18,7 @@ from chainer import optimizer as _opt
 from chainer import variable as _variable
 from chainer.backends import _cpu
 
+from chainer_fastpath._core._config cimport debug_mode
 from chainer_fastpath._core._stats cimport EntryStats
 from chainer_fastpath._core import _stats
 
@@ -280,6 +281,10 @@ def gradient_method_update(self, lossfun=None, *args, **kwds):
     """Drop-in for ``GradientMethod.update``."""
     cdef list params
     reason = _method_check(self)
+    if reason is None and lossfun is not None and debug_mode():
+        # The nodes the loss function makes record the Python stack: stock's
+        # frame of this method must be there.
+        reason = 'debug mode'
     if reason is not None:
         _st_method.fallback(reason)
         return _orig_method_update(self, lossfun, *args, **kwds)

@@ -39,9 +39,7 @@ CATEGORIES = {
 # Categories whose fixes are not merged yet: the bounded run in `make test`
 # leaves them out. Remove a name here when its fix lands (the corpus
 # replay's strict xfail then says so by failing).
-UNFIXED = frozenset({
-    'debug-stack',
-})
+UNFIXED = frozenset()
 
 ENV_SKIP = 'CHAINER_FASTPATH_FUZZ_SKIP'
 
