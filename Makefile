@@ -18,13 +18,15 @@ SOURCES := $(shell find chainer_fastpath -name '*.pyx' -o -name '*.pxd' \
 
 venv: build
 
-# Dependencies: reinstalled only when the project's metadata changes. -U:
+# Dependencies: reinstalled only when the project's metadata changes; the
+# editable install compiles nothing (the next rule does, in place). -U:
 # the setuptools a new venv bundles on 3.8 and 3.9 (56, 58) cannot read
 # [project], and would build the project as a package named UNKNOWN.
 $(VENV)/.deps: pyproject.toml constraints.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PIP) install -U 'setuptools<70' wheel 'Cython>=3.0'
-	$(PIP) install --no-build-isolation -e '.[test]'
+	CHAINER_FASTPATH_NO_EXTENSIONS=1 $(PIP) install --no-build-isolation \
+	    -e '.[test]'
 	touch $@
 
 # Extensions: rebuilt in place only when a .pyx/.pxd or setup.py changes.
