@@ -2,10 +2,12 @@
 explains a difference.
 
 A run is observed as plain data: arrays as dtype, shape, strides, flags and
-bytes; Variables as their array, gradient, ``requires_grad``, name and
-creator's class; links by their parameters; optimizers by ``t``, epoch and
-every rule's state; exceptions by statement, type and message; warnings by
-category, message, file and line; the hooks' events in order.
+bytes (without NaN bits where stock does not reproduce them: see
+``differential.NAN_BITS_REPRODUCIBLE``); Variables as their array,
+gradient, ``requires_grad``, name and creator's class; links by their
+parameters; optimizers by ``t``, epoch and every rule's state; exceptions by
+statement, type and message; warnings by category, message, file and line;
+the hooks' events in order.
 """
 import re
 import warnings
@@ -13,6 +15,8 @@ import warnings
 import numpy
 
 import chainer
+
+from chainer_fastpath.testing.differential import bits
 
 _NAME = re.compile(r'\bv\d+\b')
 _NUMBER = re.compile(r'(?<![\w.])-?\d+(\.\d+)?(e-?\d+)?')
@@ -25,14 +29,14 @@ def _array(a, canonical_nan):
         with numpy.errstate(invalid='ignore'):
             a[numpy.isnan(a)] = numpy.nan
             a[a == 0] = 0
+    data = bits(a)
     with warnings.catch_warnings():
         # NumPy 1.x warns on reading ``writeable`` of a broadcast array's
         # view; the flag itself is what is compared.
         warnings.simplefilter('ignore', FutureWarning)
         writeable = a.flags.writeable
     return ('ndarray', a.dtype.str, a.shape, a.strides,
-            a.flags.c_contiguous, a.flags.f_contiguous, writeable,
-            a.tobytes())
+            a.flags.c_contiguous, a.flags.f_contiguous, writeable, data)
 
 
 def describe(obj, canonical_nan=False, depth=0):
@@ -56,7 +60,7 @@ def describe(obj, canonical_nan=False, depth=0):
                 None if creator is None else type(creator).__name__,
                 getattr(grad_var, 'requires_grad', str(grad_var)))
     if isinstance(obj, numpy.generic):
-        return ('scalar', obj.dtype.str, obj.tobytes())
+        return ('scalar', obj.dtype.str, bits(numpy.asarray(obj)))
     if obj is None or isinstance(obj, (bool, int, str, bytes)):
         return obj
     if isinstance(obj, float):
