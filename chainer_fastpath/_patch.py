@@ -93,8 +93,12 @@ def _dressed(replacement, original, owner):
     for name in _METADATA:
         setattr(replacement, name, getattr(original, name))
     # Cython's __annotations__ setter leaves an '__annotate__' entry in the
-    # function's __dict__, which the original's has not.
-    replacement.__dict__.pop('__annotate__', None)
+    # function's __dict__, and functools.update_wrapper (which a module's
+    # bind may have called) a '__type_params__' one from Python 3.12: a
+    # Cython function has no slot for it. The original's __dict__ has none.
+    for name in ('__annotate__', '__type_params__'):
+        if name not in original.__dict__:
+            replacement.__dict__.pop(name, None)
     replacement.__dict__.update(original.__dict__)
     replacement.__wrapped__ = original
     if original.__doc__ is None and isinstance(owner, type):

@@ -3,6 +3,7 @@ before ``enable()``) is not taken for Chainer's: the compiled code that
 stands for it is not used, so the replacement runs as it does in stock.
 
 Each case runs in a fresh process: the test session has enabled already.
+chainer_fastpath is imported first, as on Python 3.12 Chainer needs.
 """
 import subprocess
 import sys
@@ -26,7 +27,7 @@ def _run(code):
 def test_method_of_a_compiled_function_mocked_before_enable():
     out, _ = _run('''
         from unittest import mock
-        import numpy, chainer, chainer_fastpath
+        import chainer_fastpath, numpy, chainer
         from chainer.functions.math import basic_math
         stock = basic_math.Add.forward
         def forward(self, inputs):
@@ -42,7 +43,7 @@ def test_method_of_a_compiled_function_mocked_before_enable():
 def test_patch_target_mocked_before_enable_is_left_with_a_warning():
     out, err = _run('''
         from unittest import mock
-        import chainer, chainer_fastpath
+        import chainer_fastpath, chainer
         with mock.patch.object(chainer.Variable, 'backward') as backward:
             chainer_fastpath.enable()
             print(chainer.Variable.backward is backward)
