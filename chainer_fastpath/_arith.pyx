@@ -22,6 +22,7 @@ from chainer import variable
 from chainer.functions.math import basic_math
 
 from chainer_fastpath._core._config cimport debug_mode
+from chainer_fastpath._fast_call cimport apply_or_debug
 from chainer_fastpath._core._stats cimport EntryStats
 from chainer_fastpath._core import _registry
 from chainer_fastpath._core import _stats
@@ -38,6 +39,8 @@ cdef EntryStats _stats_sub = _stats.entry('basic_math.sub')
 cdef EntryStats _stats_rsub = _stats.entry('basic_math.rsub')
 cdef EntryStats _stats_mul = _stats.entry('basic_math.mul')
 cdef dict _originals = {}   # 'add' | 'sub' | 'rsub' | 'mul' -> stock
+cdef str _NOT_PLAIN = ('right-hand side neither a plain Variable nor a '
+                       'Python number')
 
 # Stock installs each of its four functions under several names (F.add and
 # the Variable operators are basic_math's very functions); so does this.
@@ -62,9 +65,22 @@ def bind(owner, attribute, original):
     return replacement
 
 
-cdef inline bint _debug(EntryStats stats) except -1:
-    # Debug mode records the stack in each node: stock's frame of the
-    # operator must be there.
+cdef object _applied(EntryStats stats, object node, tuple inputs):
+    """The output of ``node.apply(inputs)``, counted; None in debug mode,
+    where nothing was applied and the original must run (stock's node
+    stacks show the operator's frame)."""
+    outputs = apply_or_debug(node, inputs)
+    if outputs is None:
+        stats.fallback('debug mode')
+        return None
+    stats.fast += 1
+    return outputs[0]
+
+
+cdef inline bint _array_in_debug(EntryStats stats) except -1:
+    # An ndarray operand is converted by stock's helper before the node is
+    # applied: debug mode is asked first, so the helper runs once, in the
+    # original.
     if debug_mode():
         stats.fallback('debug mode')
         return True
@@ -84,73 +100,61 @@ cdef inline bint _number(object x):
 
 def add(*xs):
     """Drop-in for ``chainer.functions.add``."""
-    if _debug(_stats_add):
-        return _originals['add'](*xs)
+    y = None
     if len(xs) == 2:
         if _plain_variable(xs[1]):
-            _stats_add.fast += 1
-            return basic_math.Add().apply(xs)[0]
-        if _number(xs[1]):
-            _stats_add.fast += 1
-            return basic_math.AddConstant(xs[1]).apply((xs[0],))[0]
-        if type(xs[1]) is _ndarray:
-            _stats_add.fast += 1
+            y = _applied(_stats_add, basic_math.Add(), xs)
+        elif _number(xs[1]):
+            y = _applied(_stats_add, basic_math.AddConstant(xs[1]), (xs[0],))
+        elif type(xs[1]) is _ndarray and not _array_in_debug(_stats_add):
             rhs = basic_math._preprocess_rhs(xs[0], xs[1])
-            return basic_math.Add().apply((xs[0], rhs))[0]
-    _stats_add.fallback('right-hand side neither a plain Variable nor '
-                        'a Python number')
-    return _originals['add'](*xs)
+            y = _applied(_stats_add, basic_math.Add(), (xs[0], rhs))
+        else:
+            _stats_add.fallback(_NOT_PLAIN)
+    else:
+        _stats_add.fallback(_NOT_PLAIN)
+    return y if y is not None else _originals['add'](*xs)
 
 
 def sub(self, rhs):
     """Drop-in for ``Variable.__sub__``."""
-    if _debug(_stats_sub):
-        return _originals['sub'](self, rhs)
+    y = None
     if _plain_variable(rhs):
-        _stats_sub.fast += 1
-        return basic_math.Sub().apply((self, rhs))[0]
-    if _number(rhs):
-        _stats_sub.fast += 1
-        return basic_math.AddConstant(-rhs).apply((self,))[0]
-    if type(rhs) is _ndarray:
-        _stats_sub.fast += 1
+        y = _applied(_stats_sub, basic_math.Sub(), (self, rhs))
+    elif _number(rhs):
+        y = _applied(_stats_sub, basic_math.AddConstant(-rhs), (self,))
+    elif type(rhs) is _ndarray and not _array_in_debug(_stats_sub):
         rhs = basic_math._preprocess_rhs(self, rhs)
-        return basic_math.Sub().apply((self, rhs))[0]
-    _stats_sub.fallback('right-hand side neither a plain Variable nor '
-                        'a Python number')
-    return _originals['sub'](self, rhs)
+        y = _applied(_stats_sub, basic_math.Sub(), (self, rhs))
+    else:
+        _stats_sub.fallback(_NOT_PLAIN)
+    return y if y is not None else _originals['sub'](self, rhs)
 
 
 def rsub(self, rhs):
     """Drop-in for ``Variable.__rsub__``."""
-    if _debug(_stats_rsub):
-        return _originals['rsub'](self, rhs)
+    y = None
     if _number(rhs):
-        _stats_rsub.fast += 1
-        return basic_math.SubFromConstant(rhs).apply((self,))[0]
-    if type(rhs) is _ndarray:
-        _stats_rsub.fast += 1
+        y = _applied(_stats_rsub, basic_math.SubFromConstant(rhs), (self,))
+    elif type(rhs) is _ndarray and not _array_in_debug(_stats_rsub):
         rhs = basic_math._preprocess_rhs(self, rhs)
-        return basic_math.Sub().apply((rhs, self))[0]
-    _stats_rsub.fallback('left-hand side of rsub not a Python number')
-    return _originals['rsub'](self, rhs)
+        y = _applied(_stats_rsub, basic_math.Sub(), (rhs, self))
+    else:
+        _stats_rsub.fallback('left-hand side of rsub not a Python number')
+    return y if y is not None else _originals['rsub'](self, rhs)
 
 
 def mul(self, rhs):
     """Drop-in for ``Variable.__mul__``."""
-    if _debug(_stats_mul):
-        return _originals['mul'](self, rhs)
+    y = None
     if _plain_variable(rhs):
-        _stats_mul.fast += 1
-        return basic_math.Mul().apply((self, rhs))[0]
-    if _number(rhs):
-        _stats_mul.fast += 1
-        return basic_math.MulConstant(rhs).apply((self,))[0]
-    if type(rhs) is _ndarray:
+        y = _applied(_stats_mul, basic_math.Mul(), (self, rhs))
+    elif _number(rhs):
+        y = _applied(_stats_mul, basic_math.MulConstant(rhs), (self,))
+    elif type(rhs) is _ndarray and not _array_in_debug(_stats_mul):
         # Not a scalar: stock's next step, looked up as stock does.
-        _stats_mul.fast += 1
         rhs = basic_math._preprocess_rhs(self, rhs)
-        return basic_math.Mul().apply((self, rhs))[0]
-    _stats_mul.fallback('right-hand side neither a plain Variable nor '
-                        'a Python number')
-    return _originals['mul'](self, rhs)
+        y = _applied(_stats_mul, basic_math.Mul(), (self, rhs))
+    else:
+        _stats_mul.fallback(_NOT_PLAIN)
+    return y if y is not None else _originals['mul'](self, rhs)

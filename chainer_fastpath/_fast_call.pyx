@@ -122,6 +122,24 @@ cdef object _input_variable(object x):
     return new_variable(x, False, None, 0)
 
 
+# The node that a compiled caller applies through apply_or_debug().
+cdef object _caller_node = None
+
+
+cdef object apply_or_debug(object node, tuple inputs):
+    """``node.apply(inputs)``, or None (nothing done) in debug mode: there
+    each node records the Python stack it was made in, so the compiled
+    caller (a Variable operator) must run its original code instead, whose
+    frame stock's stack shows. Costs nothing outside debug mode, where
+    ``apply`` reads the mode anyway."""
+    global _caller_node
+    _caller_node = node
+    try:
+        return node.apply(inputs)
+    finally:
+        _caller_node = None
+
+
 def apply(self, inputs):
     """Drop-in for ``FunctionNode.apply``; same results, same errors."""
     cdef ConfigView config = ConfigView.current()
@@ -131,10 +149,12 @@ def apply(self, inputs):
     cdef object x, y, t, hooks, outputs, retained, rank = 0
     cdef list in_data = None, input_vars = None, input_nodes = None
 
-    if config.get('schedule_func') is not None:
-        reason = 'static graph (schedule_func)'
-    elif config.get('debug'):
+    if config.get('debug'):
+        if self is _caller_node:
+            return None     # to apply_or_debug's caller, applying nothing
         reason = 'debug mode'
+    elif config.get('schedule_func') is not None:
+        reason = 'static graph (schedule_func)'
     elif type(inputs) is not tuple and type(inputs) is not list:
         reason = 'inputs neither tuple nor list'
     else:

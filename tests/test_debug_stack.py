@@ -75,3 +75,16 @@ def test_optimizer_update_frame_in_debug_stack():
             optimizer.update(loss, numpy.ones((1, 3), numpy.float32))
             return made
     check_same(fn)
+
+
+def test_debug_mode_set_globally_is_seen():
+    chainer_fastpath.enable()
+    x = _x()
+    chainer.set_debug(True)
+    try:
+        x * x
+    finally:
+        chainer.set_debug(False)
+    x * x
+    assert chainer_fastpath.stats()['basic_math.mul'] == {
+        'fast': 1, 'fallback': {'debug mode': 1}}

@@ -4,7 +4,6 @@ cdef class StockMethods:
     cdef readonly tuple originals
     cdef unsigned int _version
     cdef bint _functions
-    cdef bint _replaced
     cdef tuple _shadowable
 
     cdef bint on_class(self) except -1

@@ -92,9 +92,10 @@ cdef class StockMethods:
         self.cls = cls
         self.names = tuple(names)
         self.originals = tuple([getattr(cls, name) for name in self.names])
-        # Replaced before they were read: never found, the class's own
-        # methods run.
-        self._replaced = not all(is_chainers(f) for f in self.originals)
+        if not all(is_chainers(f) for f in self.originals):
+            # Replaced before they were read: originals that nothing is,
+            # so that the class's own methods always run.
+            self.originals = tuple([object() for _ in self.names])
         self._version = 0
         self._functions = all(type(f) is _python_function
                               for f in self.originals)
@@ -109,8 +110,6 @@ cdef class StockMethods:
         """Whether ``cls`` still finds every original."""
         cdef Py_ssize_t i
         cdef unsigned int version = cfp_type_version(<PyTypeObject *>self.cls)
-        if self._replaced:
-            return False
         if version != 0 and version == self._version:
             return True
         for i in range(len(self.names)):
@@ -127,8 +126,6 @@ cdef class StockMethods:
         """Whether ``obj``, an instance of exactly ``cls``, finds every
         original: none set on the instance, none replaced on the class."""
         cdef Py_ssize_t i
-        if self._replaced:
-            return False
         # Functions without building the instance's __dict__.
         for i in range(len(self.names)):
             if (type(self.originals[i]) is _python_function

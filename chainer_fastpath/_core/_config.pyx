@@ -75,4 +75,15 @@ cdef bint debug_mode() except -1:
     """``chainer.is_debug()``. In debug mode each node records the Python
     stack of its creation; a compiled caller leaves no frame there, so the
     callers that apply nodes take their original code then."""
-    return bool(ConfigView.current().get('debug'))
+    # ConfigView.current().get('debug') without making a view: the callers
+    # are the Variable operators and Link.__call__, per call.
+    cdef PyObject *found = PyDict_GetItem(_module_dict, 'config')
+    if (found is NULL or <object>found is not _last_config
+            or _last_global_dict is None):
+        return bool(ConfigView.current().get('debug'))
+    found = PyDict_GetItemWithError(_last_local.__dict__, 'debug')
+    if found is NULL:
+        found = PyDict_GetItemWithError(_last_global_dict, 'debug')
+        if found is NULL:
+            return bool(getattr(_last_global, 'debug'))
+    return bool(<object>found)

@@ -1,0 +1,1 @@
+cdef object apply_or_debug(object node, tuple inputs)
