@@ -75,8 +75,9 @@ cdef bint debug_mode() except -1:
     """``chainer.is_debug()``. In debug mode each node records the Python
     stack of its creation; a compiled caller leaves no frame there, so the
     callers that apply nodes take their original code then."""
-    # ConfigView.current().get('debug') without making a view: the callers
-    # are the Variable operators and Link.__call__, per call.
+    # ConfigView.current().get('debug') without making a view: Link.__call__
+    # asks on every call. (The operators learn it from apply: see
+    # _fast_call.apply_or_debug.)
     cdef PyObject *found = PyDict_GetItem(_module_dict, 'config')
     if (found is NULL or <object>found is not _last_config
             or _last_global_dict is None):
