@@ -1,3 +1,12 @@
+cdef class PerThread:
+    cdef object local
+    cdef bint cacheable
+    cdef object key
+    cdef dict value
+
+    cdef dict get(self)
+
+
 cdef class ConfigView:
     """``chainer.config`` as seen by the current thread, read without
     ``LocalConfig.__getattr__``: thread-local value first, then global."""

@@ -3,6 +3,12 @@ speed, same values as stock."""
 cimport cython
 from cpython.dict cimport PyDict_GetItem, PyDict_GetItemWithError
 from cpython.object cimport PyObject
+from cpython.pystate cimport PyThreadState_GetDict
+
+cdef extern from "Python.h":
+    Py_ssize_t PyDict_GET_SIZE(object)
+
+import _thread
 
 import chainer
 from chainer import configuration
@@ -12,13 +18,46 @@ cdef type _GlobalConfig = configuration.GlobalConfig
 cdef dict _module_dict = configuration.__dict__
 cdef object _thread_local = chainer._thread_local
 cdef object _get_function_hooks = chainer.get_function_hooks
+cdef type _local_type = _thread._local
+
+
+@cython.final
+cdef class PerThread:
+    """The current thread's ``__dict__`` of one ``threading.local``.
+
+    Reading it through the local costs a lookup of the thread's own entry on
+    every call; a thread's dict of a local never changes, so the one of the
+    last thread that asked is kept, with that thread's state dict as the
+    key. The key is held, so its address cannot come back as another
+    thread's while it is remembered.
+    """
+
+    def __cinit__(self, local):
+        self.local = local
+        self.cacheable = type(local) is _local_type
+
+    cdef dict get(self):
+        cdef PyObject *thread_dict = PyThreadState_GetDict()
+        if thread_dict is not NULL and <object>thread_dict is self.key:
+            return self.value
+        value = self.local.__dict__
+        if self.cacheable and thread_dict is not NULL:
+            # Both fields change before the old ones are released: freeing
+            # them could run other threads, which must not see a mix.
+            _old_key, _old_value = self.key, self.value
+            self.key = <object>thread_dict
+            self.value = value
+        return value
+
+
+cdef PerThread _hook_dicts = PerThread(_thread_local)
 
 # The last LocalConfig seen, with the objects its constructor stored: they
 # never change (its __setattr__ writes to the thread-local object).
 cdef object _last_config = None
-cdef object _last_local = None
 cdef object _last_global = None
 cdef dict _last_global_dict = None
+cdef PerThread _last_local_dicts = None
 
 
 @cython.freelist(4)
@@ -26,7 +65,8 @@ cdef class ConfigView:
 
     @staticmethod
     cdef ConfigView current():
-        global _last_config, _last_local, _last_global, _last_global_dict
+        global _last_config, _last_local_dicts, _last_global
+        global _last_global_dict
         cdef ConfigView view = ConfigView.__new__(ConfigView)
         # Looked up per call: a test may swap the module's config object.
         cdef PyObject *found = PyDict_GetItem(_module_dict, 'config')
@@ -35,7 +75,7 @@ cdef class ConfigView:
             if type(config) is not _LocalConfig:
                 view._config = config
                 return view
-            _last_local = config._local
+            _last_local_dicts = PerThread(config._local)
             _last_global = config._global
             # A plain GlobalConfig holds its values in its __dict__; the
             # class only gives None to names never set.
@@ -43,7 +83,7 @@ cdef class ConfigView:
                                  if type(_last_global) is _GlobalConfig
                                  else None)
             _last_config = config
-        view._local = _last_local.__dict__
+        view._local = _last_local_dicts.get()
         view._global = _last_global
         view._global_dict = _last_global_dict
         return view
@@ -52,9 +92,11 @@ cdef class ConfigView:
         cdef PyObject *value
         if self._local is None:
             return getattr(self._config, name)
-        value = PyDict_GetItemWithError(self._local, name)
-        if value is not NULL:
-            return <object>value
+        # Outside ``using_config`` the thread's dict is empty: no lookup.
+        if PyDict_GET_SIZE(self._local) != 0:
+            value = PyDict_GetItemWithError(self._local, name)
+            if value is not NULL:
+                return <object>value
         if self._global_dict is not None:
             value = PyDict_GetItemWithError(self._global_dict, name)
             if value is not NULL:
@@ -65,10 +107,11 @@ cdef class ConfigView:
 cdef object function_hooks():
     """``chainer.get_function_hooks()``: the thread's dict, read directly
     once it exists."""
-    try:
-        return _thread_local.function_hooks
-    except AttributeError:
-        return _get_function_hooks()
+    cdef PyObject *found = PyDict_GetItemWithError(_hook_dicts.get(),
+                                                   'function_hooks')
+    if found is not NULL:
+        return <object>found
+    return _get_function_hooks()
 
 
 cdef bint debug_mode() except -1:
@@ -82,7 +125,9 @@ cdef bint debug_mode() except -1:
     if (found is NULL or <object>found is not _last_config
             or _last_global_dict is None):
         return bool(ConfigView.current().get('debug'))
-    found = PyDict_GetItemWithError(_last_local.__dict__, 'debug')
+    cdef dict local = _last_local_dicts.get()
+    found = (PyDict_GetItemWithError(local, 'debug')
+             if PyDict_GET_SIZE(local) != 0 else NULL)
     if found is NULL:
         found = PyDict_GetItemWithError(_last_global_dict, 'debug')
         if found is NULL:
