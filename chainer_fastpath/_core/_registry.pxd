@@ -28,6 +28,9 @@ cdef class Compiled:
     cdef readonly tuple backward_callees
     cdef readonly StockMethods check_methods
     cdef readonly tuple check_attributes
+    # _type_check's: the key of the last check of cls that passed, for
+    # classes without check_attributes.
+    cdef bytes passed_memo
 
 
 cdef Compiled compiled(object cls, forward_t forward, tuple forward_methods,

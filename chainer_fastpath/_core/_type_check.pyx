@@ -9,8 +9,9 @@ attributes of the node, so those make a complete key. The cache is used only
 while the audited method is the one in force (not replaced on the class or
 the instance). Everything else runs stock's check.
 """
-from cpython.bytes cimport PyBytes_FromStringAndSize
-from libc.string cimport memcpy
+from cpython.bytes cimport (
+    PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE)
+from libc.string cimport memcmp, memcpy
 
 import numpy
 
@@ -39,33 +40,29 @@ def audited_classes():
                       if entry.check_methods is not None])
 
 
-cdef object _key(type cls, tuple attributes, object node, tuple in_data):
-    """The cache key, or None when an input cannot be keyed: the class, then
-    each input's dtype number and shape packed in bytes, then the values of
-    ``attributes``."""
-    cdef char buf[_KEY_BYTES]
+cdef Py_ssize_t _pack(type cls, tuple in_data, char *buf) except -2:
+    """Writes the part of the cache key the inputs make into ``buf``: the
+    class, then each input's dtype number and shape. Returns its size, or
+    -1 when an input cannot be keyed."""
     cdef Py_ssize_t size = sizeof(void *), n_dims
     cdef int num, nd
     if not layout_ok():
-        return None
+        return -1
     (<void **>buf)[0] = <void *>cls
     for a in in_data:
         if type(a) is not _ndarray:
-            return None
+            return -1
         # A builtin dtype in native byte order is named by its number.
         num = builtin_typenum(a)
         nd = cfp_nd(a)
         n_dims = nd * sizeof(Py_ssize_t)
         if num < 0 or size + 2 * sizeof(int) + n_dims > _KEY_BYTES:
-            return None
+            return -1
         memcpy(buf + size, &num, sizeof(int))
         memcpy(buf + size + sizeof(int), &nd, sizeof(int))
         memcpy(buf + size + 2 * sizeof(int), cfp_dims(a), n_dims)
         size += 2 * sizeof(int) + n_dims
-    key = PyBytes_FromStringAndSize(buf, size)
-    if not attributes:
-        return key
-    return (key,) + tuple([getattr(node, name) for name in attributes])
+    return size
 
 
 cdef int check_types(object node, tuple in_data) except -1:
@@ -84,10 +81,25 @@ cdef int check_types(object node, tuple in_data) except -1:
     if not entry.check_methods.found_by(node):
         node._check_data_type_forward(in_data)
         return 0
-    key = _key(cls, entry.check_attributes, node, in_data)
+    cdef char buf[_KEY_BYTES]
+    cdef Py_ssize_t size = _pack(cls, in_data, buf)
+    cdef tuple attributes = entry.check_attributes
+    cdef bytes memo
+    key = None
+    if size >= 0:
+        memo = entry.passed_memo
+        if (not attributes and memo is not None
+                and PyBytes_GET_SIZE(memo) == size
+                and memcmp(PyBytes_AS_STRING(memo), buf, size) == 0):
+            return 0
+        key = PyBytes_FromStringAndSize(buf, size)
+        if attributes:
+            key = (key,) + tuple([getattr(node, name)
+                                  for name in attributes])
     if key is not None:
         try:
             if key in _passed:
+                _remember(entry, key)
                 return 0
         except TypeError:   # an attribute value that cannot be hashed
             key = None
@@ -96,4 +108,13 @@ cdef int check_types(object node, tuple in_data) except -1:
         if len(_passed) >= _MAX_ENTRIES:
             _passed.clear()
         _passed[key] = True
+        _remember(entry, key)
     return 0
+
+
+cdef inline void _remember(Compiled entry, object key):
+    # The class's last passed inputs, compared without hashing: a loop
+    # calls a function with the same inputs' dtypes and shapes again and
+    # again.
+    if type(key) is bytes:
+        entry.passed_memo = key

@@ -49,6 +49,12 @@ SEQUENCES = {
                       _v(pickle.loads(pickle.dumps(_native())))),
         lambda: F.add(_v(pickle.loads(pickle.dumps(_native()))),
                       _v(_native(dtype=numpy.float64)))),
+    # Two passed keys taking turns (the last pass is compared first, the
+    # others looked up), then one that fails.
+    'alternating_then_rejected': (
+        lambda: [F.add(_v(_native(shape)), _v(_native(shape)))
+                 for shape in ((2,), (3,), (2,), (3,), (2,))],
+        lambda: F.add(_v(_native((2,))), _v(_native((3,))))),
     # Too many dimensions for a key: checked every time.
     'many_dimensions': (
         lambda: F.concat([_v(_native((1,) * 16))] * 4, 0),
