@@ -240,8 +240,38 @@ class _ReturnsList(chainer.FunctionNode):
 class _MixedShapes(chainer.FunctionNode):
     is_elementwise = True
 
+    def __init__(self, second=lambda x: x[:1]):
+        self.second = second
+
     def forward(self, inputs):
-        return inputs[0], inputs[0][:1]
+        return inputs[0], self.second(inputs[0]), inputs[0]
+
+
+# Second outputs of an elementwise node: what its shape check must tell
+# apart from the first's (2, 3).
+ELEMENTWISE_SECOND = {
+    'same': lambda x: x * 2,
+    'transposed_view': lambda x: x.T.copy().T,
+    'shorter': lambda x: x[:1],
+    'more_dims': lambda x: x[None],
+    'fewer_dims': lambda x: x[0],
+    'same_size': lambda x: x.reshape(3, 2),
+    'zero_size': lambda x: x[:0],
+}
+
+
+@pytest.mark.parametrize('name', sorted(ELEMENTWISE_SECOND))
+def test_elementwise_output_shapes_checked_as_stock(name):
+    def run():
+        try:
+            ys = _MixedShapes(ELEMENTWISE_SECOND[name]).apply((_v(2, 3),))
+        except RuntimeError as e:
+            return str(e)
+        return [y.shape for y in ys]
+
+    stock, patched = run_both(run)
+    assert stock == patched
+    assert isinstance(stock, str) == (name not in ('same', 'transposed_view'))
 
 
 def _error_of(fn):

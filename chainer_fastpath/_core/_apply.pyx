@@ -7,6 +7,7 @@ import chainer
 from chainer import variable
 
 from chainer_fastpath._core._config cimport ConfigView
+from chainer_fastpath._core._ndarray cimport cfp_dims, cfp_nd, layout_ok
 from chainer_fastpath._core._objects cimport new_variable
 from chainer_fastpath._core._registry cimport NOT_HANDLED, run_forward
 from chainer_fastpath._core._type_check cimport check_types
@@ -65,7 +66,8 @@ cdef int check_outputs(object self, object outputs,
     for y in out:
         if type(y) is not _ndarray:
             all_numpy = False
-    if elementwise and len(out) > 0:
+    if elementwise and len(out) > 0 and not (all_numpy
+                                             and _same_shapes(out)):
         first = out[0].shape
         for y in out:
             if y.shape != first:
@@ -92,3 +94,23 @@ cdef int check_outputs(object self, object outputs,
             'Actual: {}'.format(
                 self.label, ', '.join(str(type(z)) for z in out)))
     return 0
+
+
+cdef bint _same_shapes(tuple arrays):
+    """Whether the NumPy ``arrays`` all have the first one's shape, read off
+    the arrays without making their shape tuples; False where that cannot
+    be read."""
+    if not layout_ok():
+        return False
+    cdef object first = arrays[0]
+    cdef int nd = cfp_nd(first)
+    cdef Py_ssize_t *dims = cfp_dims(first)
+    cdef Py_ssize_t i, k
+    for i in range(1, len(arrays)):
+        a = arrays[i]
+        if cfp_nd(a) != nd:
+            return False
+        for k in range(nd):
+            if cfp_dims(a)[k] != dims[k]:
+                return False
+    return True
