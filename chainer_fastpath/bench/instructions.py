@@ -14,8 +14,8 @@ from the type's version tag; each class created before the hot types get
 their tags shifts those tags and so which lookups collide (one build's
 ``add`` step: 29,312 instructions in two layouts, 30,012 in a third). So
 each mode runs under K layouts (``_LAYOUT_SHIFTS`` unrelated classes
-created just before the loop) and the median is the figure; compare builds
-by their medians, never by one layout.
+created before the workload is built) and the median is the figure; compare
+builds by their medians, never by one layout.
 """
 import argparse
 import os
