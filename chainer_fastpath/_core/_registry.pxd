@@ -36,7 +36,8 @@ cdef class Compiled:
 cdef Compiled compiled(object cls, forward_t forward, tuple forward_methods,
                        backward_t backward, tuple backward_callees,
                        tuple type_check, backward_into_t backward_into=*,
-                       Py_ssize_t into_index=*, tuple backward_methods=*)
+                       Py_ssize_t into_index=*, tuple backward_methods=*,
+                       object check_owner=*)
 cdef Compiled lookup(object cls)
 cdef Compiled lookup_node(object node)
 cdef object run_forward(object node, tuple in_data, ConfigView config)

@@ -51,12 +51,14 @@ cdef class Compiled:
     """What is compiled for the FunctionNode class ``cls``: a forward, a
     backward (and the callees it reproduces), a cached type check."""
 
-    def __init__(self, cls, type_check=None):
+    def __init__(self, cls, type_check=None, check_owner=None):
         """An entry with a type-check key and nothing compiled.
 
         ``type_check``: the node attributes ``cls.check_type_forward``
         reads besides the inputs' dtypes and shapes (from reading the
-        check), or None where passed checks are not cached.
+        check), or None where passed checks are not cached;
+        ``check_owner``: the class whose ``check_type_forward`` was read,
+        ``cls`` itself by default.
         """
         self.cls = cls
         self.adapted = issubclass(cls, Function)
@@ -64,9 +66,11 @@ cdef class Compiled:
         if type_check is None or self.adapted:
             return
         methods = StockMethods(cls, _CHECK_METHODS)
-        # Cached only as read: the base's data check calling cls's own.
+        owner = cls if check_owner is None else check_owner
+        # Cached only as read: the base's data check calling the check of
+        # the class that was read, found by cls.
         if methods.originals == (_base_check_data,
-                                 cls.__dict__.get('check_type_forward')):
+                                 owner.__dict__.get('check_type_forward')):
             self.check_methods = methods
             self.check_attributes = tuple(type_check)
 
@@ -90,12 +94,13 @@ cdef Compiled compiled(object cls, forward_t forward, tuple forward_methods,
                        tuple type_check,
                        backward_into_t backward_into=NULL,
                        Py_ssize_t into_index=-1,
-                       tuple backward_methods=_BACKWARD_METHODS):
+                       tuple backward_methods=_BACKWARD_METHODS,
+                       object check_owner=None):
     """The entry of ``cls``. ``forward_methods``: the methods the stock
     forward calls that ``forward`` stands for; ``backward_callees``:
     ``(owner, name)`` of what the stock backward calls at run time that
     ``backward`` stands for (gradient nodes' methods, module functions);
-    ``type_check``: as for ``Compiled``;
+    ``type_check`` and ``check_owner``: as for ``Compiled``;
     ``backward_into``: where given, it stands for ``backward`` when only
     input ``into_index`` needs a gradient; ``backward_methods``: the
     methods of ``cls`` the stock backward calls that ``backward`` stands
@@ -104,7 +109,7 @@ cdef Compiled compiled(object cls, forward_t forward, tuple forward_methods,
     For an old-style Function class, the methods are the Function's
     (``forward_cpu``, ``backward_cpu``, ...), and its passed type checks are
     not cached."""
-    cdef Compiled entry = Compiled(cls, type_check)
+    cdef Compiled entry = Compiled(cls, type_check, check_owner)
     if _IDEEP:
         return entry
     if forward is not NULL:

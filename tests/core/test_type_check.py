@@ -81,6 +81,11 @@ def test_a_key_is_kept_only_for_the_check_as_read():
     assert Compiled(basic_math.Add).check_methods is None
     assert Compiled(Inherited, type_check=()).check_methods is None
     assert Compiled(OtherDataCheck, type_check=()).check_methods is None
+    # Unless the check read is named as the base's.
+    assert Compiled(Inherited, type_check=(),
+                    check_owner=basic_math.Add).check_methods is not None
+    assert Compiled(OtherDataCheck, type_check=(),
+                    check_owner=basic_math.Add).check_methods is None
 
 
 @pytest.mark.parametrize('name', sorted(SEQUENCES))

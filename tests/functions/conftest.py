@@ -63,7 +63,7 @@ def type_check_is_cached(python_calls):
     from chainer_fastpath._core import _type_check
 
     def check(cls, fn):
-        check_type_forward = cls.__dict__['check_type_forward']
+        check_type_forward = cls.check_type_forward   # own or inherited
         assert python_calls(fn, check_type_forward) >= 1
         with chainer_fastpath.enabled():
             assert cls in _type_check.audited_classes()
