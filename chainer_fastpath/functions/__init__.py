@@ -36,6 +36,7 @@ MODULES = (
     'math.exponential',
     'math.logsumexp',
     'math.matmul',
+    'math.minmax',
     'math.sum',
     'noise.dropout',
     'rnn.lstm',
