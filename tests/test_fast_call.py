@@ -349,7 +349,7 @@ def _node_factories():
     from chainer.functions.loss import (
         huber_loss, negative_sampling, softmax_cross_entropy, squared_error)
     from chainer.functions.math import (
-        average, basic_math, exponential, logsumexp, matmul)
+        average, basic_math, exponential, logsumexp, matmul, minmax)
     from chainer.functions.math import sum as sum_
     from chainer.functions.noise import dropout
     from chainer.functions.rnn import lstm
@@ -374,6 +374,8 @@ def _node_factories():
         logsumexp.LogSumExp: logsumexp.LogSumExp,
         concat.Concat: lambda: concat.Concat(1),
         get_item.GetItem: lambda: get_item.GetItem(slice(0, 1)),
+        get_item.GetItemGrad: lambda: get_item.GetItemGrad(
+            (slice(0, 1),), (2, 3)),
         reshape.Reshape: lambda: reshape.Reshape((3, 2)),
         split_axis.SplitAxis: lambda: split_axis.SplitAxis(3, 1),
         transpose.Transpose: transpose.Transpose,
@@ -391,6 +393,8 @@ def _node_factories():
         exponential.Exp: exponential.Exp,
         matmul.MatMul: matmul.MatMul,
         sum_.Sum: sum_.Sum,
+        minmax.Max: lambda: minmax.Max(1), minmax.Min: minmax.Min,
+        minmax.ArgMax: lambda: minmax.ArgMax(1), minmax.ArgMin: minmax.ArgMin,
         dropout.Dropout: lambda: dropout.Dropout(0.5),
         lstm.LSTM: lstm.LSTM,
         # An old-style Function is applied through its FunctionAdapter.

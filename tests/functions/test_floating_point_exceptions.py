@@ -19,6 +19,8 @@ f16, f32 = numpy.float16, numpy.float32
 BIG = 3e38          # float32: BIG + BIG and 2 * BIG overflow
 TINY = 1e-40        # float32: a subnormal; halving it underflows
 INF = numpy.inf
+# A signaling NaN: adding it to anything is invalid.
+SNAN = numpy.array([0x7fa00000], numpy.uint32).view(f32)[0]
 
 
 def _v(values, dtype=f32, keep=None):
@@ -166,6 +168,10 @@ CASES = {
     'Div': [lambda keep: _backward(keep, _v([1.0]) / _v([0.5]), [BIG]),
             lambda keep: _backward(keep, _v([1.0]) / _v([1.0, 1.0]),
                                    [BIG, BIG])],
+    # Its backward's GetItemGrad adds the gradient into zeros.
+    'GetItemGrad': [lambda keep: _backward(
+        keep, _v([1.0, 2.0])[None, ...],
+        numpy.array([[SNAN, 1.0]], f32))],
     'PowVarConst': [lambda keep: _backward(keep, _v([2.0]) ** 3.0, [BIG])],
     'MatMul': [
         lambda keep: F.matmul(_v([[BIG]], keep=keep), _v([[2.0]])),
@@ -213,7 +219,10 @@ NO_ARITHMETIC = {'AddConstant': 'backward',
                  'SplitAxis': None, 'Sum': None, 'EmbedIDFunction': 'forward',
                  'SubFromConstant': 'backward', 'ReLU': 'forward',
                  'ExpandDims': None, 'Squeeze': None, 'Swapaxes': None,
-                 'SelectItem': None, 'Reshape': None}
+                 'SelectItem': None, 'Reshape': None,
+                 # Comparisons, which raise nothing (not even on a
+                 # signaling NaN).
+                 'Max': None, 'Min': None, 'ArgMax': None, 'ArgMin': None}
 
 ERRSTATES = [{}, {'all': 'warn'}, {'all': 'raise'}, {'all': 'call'}]
 WARNING_MODES = ['always', 'default', 'once', 'module', 'error']

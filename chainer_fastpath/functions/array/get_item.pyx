@@ -1,10 +1,44 @@
 # cython: boundscheck=True, wraparound=True
-"""Compiled ``GetItem``: backward on NumPy arrays."""
+"""Compiled ``GetItem`` (forward and backward) and ``GetItemGrad``
+(forward), on NumPy arrays and basic indices."""
+import numpy
+
+import chainer
 from chainer.functions.array import get_item
 
 from chainer_fastpath._core._apply cimport apply_detached
+from chainer_fastpath._core._config cimport ConfigView
+from chainer_fastpath._core._fpe cimport acts, quiet_begin, quiet_end
 from chainer_fastpath._core._registry cimport NOT_HANDLED, compiled
 from chainer_fastpath._core._retained cimport grad_array
+
+cdef object _utils = chainer.utils
+cdef object _zeros = numpy.zeros
+cdef object _add_at = numpy.add.at
+cdef type _slice = slice
+cdef object _Ellipsis = Ellipsis
+
+
+cdef bint _basic(object slices) except -1:
+    """Whether ``slices`` is a tuple of basic indices only (ints, slices,
+    Ellipsis, None), with which NumPy's indexing neither copies nor warns:
+    anything else (arrays, lists, ChainerX arrays) is left to stock."""
+    if type(slices) is not tuple:
+        return False
+    for s in <tuple>slices:
+        if not (type(s) is int or type(s) is _slice or s is None
+                or s is _Ellipsis):
+            return False
+    return True
+
+
+cdef object _forward(object node, tuple inputs, ConfigView config):
+    # GetItem.forward: force_array(x[slices]), with the ChainerX arrays
+    # among the slices converted (there are none in basic indices).
+    slices = node.slices
+    if len(inputs) != 1 or not _basic(slices):
+        return NOT_HANDLED
+    return _utils.force_array(inputs[0][slices]),
 
 
 cdef object _backward(object func, tuple indexes, tuple grad_outputs):
@@ -18,7 +52,32 @@ cdef object _backward(object func, tuple indexes, tuple grad_outputs):
         gy_var._requires_grad)
 
 
+cdef object _grad_forward(object node, tuple inputs, ConfigView config):
+    # GetItemGrad.forward on NumPy: numpy.add.at into zeros of the input's
+    # shape; its IndexError (which stock rewords) is left to stock.
+    slices = node.slices
+    if len(inputs) != 1 or not _basic(slices):
+        return NOT_HANDLED
+    gy = inputs[0]
+    cdef int raised
+    saved = quiet_begin()
+    try:
+        gx = _zeros(node._in_shape, gy.dtype)
+        _add_at(gx, slices, gy)
+    except IndexError:
+        return NOT_HANDLED
+    finally:
+        # An exception after a flag NumPy acts on is stock's to raise, if
+        # stock reaches it.
+        raised = quiet_end(saved)
+        if acts(raised):
+            return NOT_HANDLED
+    return gx,
+
+
 ENTRIES = (
-    compiled(get_item.GetItem, NULL, (), _backward, backward_callees=(),
-             type_check=()),
+    compiled(get_item.GetItem, _forward, ('forward',), _backward,
+             backward_callees=(), type_check=()),
+    compiled(get_item.GetItemGrad, _grad_forward, ('forward',), NULL, (),
+             type_check=None),
 )

@@ -2,15 +2,34 @@
 import numpy
 import pytest
 
+import chainer
 from chainer.functions.array import get_item
 
 from chainer_fastpath.testing import (
-    FLOAT_DTYPES, applied, check_gradients_same, check_outputs_same,
-    variable as _v)
+    FLOAT_DTYPES, applied, check_error_same, check_gradients_same,
+    check_outputs_same, check_same, check_second_order_same, gradients,
+    strided_variable, variable as _v)
 
 # name -> builds (under the shared seed) and returns (fn, args)
 APPLY_CASES = {
     'getitem': lambda: (lambda a: a[1:, ::2], [_v(3, 4)]),
+    'ellipsis_none': lambda: (lambda a: a[..., None], [_v(3, 4)]),
+    'none_ellipsis': lambda: (lambda a: a[None, ...], [_v(3, 4)]),
+    'int_then_slice': lambda: (lambda a: a[-1, 1:3], [_v(3, 4)]),
+    'all_ints': lambda: (lambda a: a[1, 2], [_v(3, 4)]),
+    'empty_tuple': lambda: (lambda a: a[()], [_v(3, 4)]),
+    'empty_tuple_0d': lambda: (lambda a: a[()], [_v()]),
+    'reversed': lambda: (lambda a: a[::-1, ::-2], [_v(3, 4)]),
+    'empty_slice': lambda: (lambda a: a[2:1], [_v(3, 4)]),
+    'strided': lambda: (lambda a: a[:, 1], [strided_variable(3, 4)]),
+    'fortran': lambda: (lambda a: a[1:], [chainer.Variable(
+        numpy.asfortranarray(_v(3, 4).array))]),
+    'list': lambda: (lambda a: a[[0, 2]], [_v(3, 4)]),
+    'int_array': lambda: (lambda a: a[numpy.array([2, 0, 2])], [_v(3, 4)]),
+    'bool_array': lambda: (lambda a: a[numpy.array([True, False, True])],
+                           [_v(3, 4)]),
+    'numpy_int': lambda: (lambda a: a[numpy.int64(1)], [_v(3, 4)]),
+    'bool_index': lambda: (lambda a: a[True], [_v(3, 4)]),
 }
 
 # name -> f(dtype) building inputs and returning (inputs, output)
@@ -20,7 +39,73 @@ BACKWARD_CASES = {
     'get_item_int': lambda d: applied(lambda a: a[1], _v(3, 5, dtype=d)),
     'get_item_repeated_index': lambda d: applied(
         lambda a: a[numpy.array([0, 2, 0])], _v(3, 5, dtype=d)),
+    'get_item_ellipsis_none': lambda d: applied(
+        lambda a: a[..., None], _v(3, 5, dtype=d)),
+    'get_item_0d': lambda d: applied(lambda a: a[()], _v(dtype=d)),
+    'get_item_empty': lambda d: applied(lambda a: a[2:1],
+                                        _v(3, 5, dtype=d)),
 }
+
+
+@pytest.mark.parametrize('dtype', FLOAT_DTYPES)
+@pytest.mark.parametrize('case', ['get_item_slice', 'get_item_ellipsis_none'])
+def test_double_backprop_same_as_stock(case, dtype):
+    check_second_order_same(BACKWARD_CASES[case], dtype)
+
+
+@pytest.mark.parametrize('index', [
+    (5,), (0, 0, 0), (slice(None), 1.5), ('a',), (Ellipsis, Ellipsis)],
+    ids=['out_of_range', 'too_many', 'float', 'str', 'two_ellipses'])
+@pytest.mark.parametrize('type_check', [True, False])
+def test_bad_index_same_error_as_stock(index, type_check):
+    def fn():
+        with chainer.using_config('type_check', type_check):
+            return get_item.GetItem(index).apply((_v(3, 4),))[0].array
+    check_error_same(fn)
+
+
+def test_slices_replaced_after_construction_same_as_stock():
+    # __init__ makes a tuple of the slices; one set afterwards is used as
+    # it is.
+    def fn():
+        node = get_item.GetItem((1,))
+        node.slices = [0, 1]
+        return node.apply((_v(3, 4),))[0].array
+    check_same(fn)
+
+
+def test_forward_is_compiled(compiled_instead):
+    x = _v(3, 4)
+    compiled_instead(lambda: x[..., None], get_item.GetItem.forward)
+
+
+def test_gradient_forward_is_compiled(compiled_instead):
+    def fn():
+        x = _v(3, 4)
+        y = x[1:, None]
+        y.grad = numpy.ones((2, 1, 4), numpy.float32)
+        y.backward()
+    compiled_instead(fn, get_item.GetItemGrad.forward)
+
+
+@pytest.mark.parametrize('owner,name', [
+    (get_item.GetItem, 'forward'), (get_item.GetItemGrad, 'forward')])
+def test_mocked_method_is_called(owner, name, mock_is_called):
+    mock_is_called(owner, name, lambda: gradients(
+        BACKWARD_CASES['get_item_ellipsis_none'], numpy.float32))
+
+
+@pytest.mark.parametrize('mode', ['raise', 'call', 'warn'])
+def test_gradient_overflow_under_errstate_as_stock(mode):
+    # Adding a gradient into zeros cannot overflow; a NaN stays a NaN.
+    def fn():
+        x = _v(3, 4)
+        y = x[None, 1:]
+        y.grad = numpy.full((1, 2, 4), numpy.nan, numpy.float32)
+        with numpy.errstate(all=mode):
+            y.backward()
+        return x.grad
+    check_same(fn)
 
 
 @pytest.mark.parametrize('type_check', [True, False])
