@@ -299,7 +299,7 @@ def _matmul(b):
 
 def _sum(b):
     x = b.pick_float()
-    f = b.choice(('sum', 'mean', 'max'))
+    f = b.choice(('sum', 'mean', 'max', 'min'))
     nd = len(x.shape)
     axis = b.choice((None,) + tuple(range(-nd, nd)) + ((0, -1) if nd >= 2
                                                       else ()))
@@ -315,6 +315,19 @@ def _sum(b):
     except Exception:
         shape = None
     b.add('F.{}({})'.format(f, args), shape, x.dtype)
+
+
+def _arg_extreme(b):
+    x = b.pick_float()
+    f = b.choice(('argmax', 'argmin'))
+    nd = len(x.shape)
+    axis = b.choice((None,) + tuple(range(-nd, nd)))
+    args = x.name if axis is None else '{}, axis={}'.format(x.name, axis)
+    try:
+        shape = numpy.shape(numpy.empty(x.shape).argmax(axis=axis))
+    except Exception:
+        shape = None
+    b.add('F.{}({})'.format(f, args), shape, 'int32', 'var')
 
 
 def _reshape(b):
@@ -403,8 +416,9 @@ def _output_layer(b):
     layer = b.add(link, None, 'object', 'nd')
     y = b.add('{}({}, {}{})'.format(layer.name, x.name, t.name, options),
               shape, x.dtype)
-    if b.flag():
-        # Negative sampling's backward applies NegativeSamplingFunctionGrad.
+    if options or b.flag():
+        # Negative sampling's backward (always taken: the grammar's only
+        # way there) applies NegativeSamplingFunctionGrad.
         b.emit('F.sum({}).backward()'.format(y.name))
 
 
@@ -424,8 +438,11 @@ def _get_item(b):
     x = b.pick(lambda v: True)
     index = b.choice(('0', ':', '1:', '::-1', '..., None', '[0, -1]',
                       'None, ...', '-1, ...', 'numpy.array([True, False])'))
-    b.add('{}[{}]'.format(x.name, index), _index_shape(x.shape, index),
-          x.dtype, x.kind)
+    y = b.add('{}[{}]'.format(x.name, index), _index_shape(x.shape, index),
+              x.dtype, x.kind)
+    if x.kind == 'var' and x.float and b.flag():
+        # The backward applies GetItemGrad.
+        b.emit('F.sum({}).backward()'.format(y.name))
 
 
 def _concat(b):
@@ -636,7 +653,7 @@ OPERATIONS = (
     _unary('F.absolute({x})'), _unary('F.softplus({x})'),
     _unary('F.elu({x})'), _unary('F.identity({x})'),
     _broadcast_many, _logsumexp, _select_item, _huber_loss,
-    _constant_arith, _shape_op, _output_layer,
+    _constant_arith, _shape_op, _output_layer, _arg_extreme,
 )
 # Operations that reach a category's difference, drawn unless skipped.
 FEATURE_OPERATIONS = {
