@@ -26,7 +26,10 @@ from chainer_fastpath._core._ufunc_loop cimport UfuncLoop
 
 cdef type _ndarray = numpy.ndarray
 cdef type _bool = numpy.bool_
-cdef object _dot = numpy.dot
+# numpy.dot's own C function: the public one first runs the
+# __array_function__ dispatch (a Python call), which only other array types
+# than NumPy's need, and this module calls it once per sample.
+cdef object _dot = getattr(numpy.dot, '_implementation', numpy.dot)
 cdef object _empty = numpy.empty
 cdef object _zeros_like = numpy.zeros_like
 cdef object _intp = numpy.intp
