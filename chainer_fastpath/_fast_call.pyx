@@ -66,11 +66,11 @@ def bind(owner, attribute, original):
     return apply
 
 
-cdef str _unsupported_variable(object x):
-    """Why a Variable input is not for the fast path, or None when it is."""
+cdef str _unsupported_variable(object x, object data):
+    """Why a Variable input, whose array is ``data``, is not for the fast
+    path, or None when it is."""
     if x._has_chainerx_array:
         return 'ChainerX array'
-    data = (<list>x._data)[0]
     if type(data) is not _ndarray:
         if data is None:
             return 'uninitialized input variable'
@@ -172,13 +172,14 @@ def apply(self, inputs):
                 in_data[i] = x
                 continue
             if t is _Variable or t is _Parameter:
-                reason = _unsupported_variable(x)
+                y = (<list>x._data)[0]
+                reason = _unsupported_variable(x, y)
             else:
                 reason = _unsupported_other(x)
             if reason is not None:
                 break
             input_vars[i] = x
-            in_data[i] = (<list>x._data)[0]
+            in_data[i] = y
             if x._requires_grad:
                 requires_grad = True
             y = x._node
@@ -222,19 +223,19 @@ def apply(self, inputs):
     check_outputs(self, outputs, elementwise)
     cdef Py_ssize_t n_out = len(<tuple>outputs)
 
+    cdef object layouts = self._output_layouts
     if elementwise:
-        assert self._output_layouts is None
+        assert layouts is None
         if n == 0:
             # Stock gives the outputs input 0's layout: with no input, its
             # IndexError.
             self._input_layouts[0]
-        self._output_layouts = none_layouts(n_out)
-    elif self._output_layouts is None:
-        self._output_layouts = none_layouts(n_out)
+        layouts = self._output_layouts = none_layouts(n_out)
+    elif layouts is None:
+        layouts = self._output_layouts = none_layouts(n_out)
     cdef tuple out_layouts
     if type(self).output_layouts is _output_layouts:
-        out_layouts = self._output_layouts
-        assert out_layouts is not None
+        out_layouts = layouts
     else:
         out_layouts = self.output_layouts
 
