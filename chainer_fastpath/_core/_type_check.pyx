@@ -94,7 +94,7 @@ cdef int check_types(object node, tuple in_data) except -1:
             return 0
         key = PyBytes_FromStringAndSize(buf, size)
         if attributes:
-            key = (key,) + tuple([getattr(node, name)
+            key = (key,) + tuple([_attribute_key(getattr(node, name))
                                   for name in attributes])
     if key is not None:
         try:
@@ -110,6 +110,18 @@ cdef int check_types(object node, tuple in_data) except -1:
         _passed[key] = True
         _remember(entry, key)
     return 0
+
+
+cdef object _LIST = object()
+
+
+cdef object _attribute_key(object value):
+    """``value`` as part of a key: a list (SplitAxis keeps its indices in
+    one) by its items, which are all a check reads of it, marked so that it
+    never equals a tuple's key."""
+    if type(value) is list:
+        return (_LIST, tuple(value))
+    return value
 
 
 cdef inline void _remember(Compiled entry, object key):

@@ -50,6 +50,12 @@ TYPE_CHECK_SEQUENCES = {
     'split_axis_other_indices': (
         lambda: F.split_axis(_ones(2, 6), (2, 4), 1),
         lambda: F.split_axis(_ones(2, 6), (2, 7), 1)),
+    'split_axis_other_index_list': (
+        lambda: F.split_axis(_ones(2, 6), [2, 4], 1),
+        lambda: F.split_axis(_ones(2, 6), [2, 7], 1)),
+    'split_axis_index_list_after_tuple': (
+        lambda: F.split_axis(_ones(2, 6), (2, 4), 1),
+        lambda: F.split_axis(_ones(2, 6), [2, 7], 1)),
     'split_axis_other_axis': (
         lambda: F.split_axis(_ones(2, 6), 2, 1),
         lambda: F.split_axis(_ones(2, 6), 2, 2)),
@@ -119,3 +125,9 @@ def test_passed_type_check_is_cached(type_check_is_cached):
     x = _v(2, 3)
     type_check_is_cached(split_axis.SplitAxis,
                          lambda: F.split_axis(x, 3, 1))
+
+
+def test_passed_type_check_with_index_list_is_cached(type_check_is_cached):
+    x = _v(2, 3)
+    type_check_is_cached(split_axis.SplitAxis,
+                         lambda: F.split_axis(x, [1], 1))
