@@ -344,7 +344,7 @@ def _node_factories():
         leaky_relu, relu, sigmoid, softmax, tanh)
     from chainer.functions.array import (
         broadcast, concat, expand_dims, get_item, reshape, select_item,
-        split_axis, squeeze, swapaxes, transpose)
+        separate, split_axis, squeeze, stack, swapaxes, transpose)
     from chainer.functions.connection import embed_id, linear
     from chainer.functions.loss import (
         huber_loss, negative_sampling, softmax_cross_entropy, squared_error)
@@ -378,6 +378,8 @@ def _node_factories():
             (slice(0, 1),), (2, 3)),
         reshape.Reshape: lambda: reshape.Reshape((3, 2)),
         split_axis.SplitAxis: lambda: split_axis.SplitAxis(3, 1),
+        stack.Stack: lambda: stack.Stack(1),
+        separate.Separate: lambda: separate.Separate(1),
         transpose.Transpose: transpose.Transpose,
         embed_id.EmbedIDFunction: embed_id.EmbedIDFunction,
         embed_id.EmbedIDGrad: lambda: embed_id.EmbedIDGrad((2, 3)),

@@ -7,7 +7,8 @@ from chainer_fastpath.testing.differential import (
     check_second_order_same)
 
 
-def function_tests(apply_cases, backward_cases, second_order):
+def function_tests(apply_cases, backward_cases, second_order,
+                   compiled_backward=True):
     """Test functions, by name, for a test module's globals:
 
     - ``test_outputs_same_as_stock``: every case of ``apply_cases``
@@ -19,7 +20,9 @@ def function_tests(apply_cases, backward_cases, second_order):
     - ``test_double_backprop_same_as_stock``: the backward cases named in
       ``second_order``, every float dtype;
     - ``test_compiled_backward_is_used``: every backward case takes a
-      compiled backward and leaves nothing to stock.
+      compiled backward and leaves nothing to stock (only where
+      ``compiled_backward``: for a function whose forward alone is
+      compiled, it is not made).
     """
     @pytest.mark.parametrize('type_check', [True, False])
     @pytest.mark.parametrize('backprop', [True, False])
@@ -42,6 +45,8 @@ def function_tests(apply_cases, backward_cases, second_order):
     def test_compiled_backward_is_used(case, compiled_backward_is_used):
         compiled_backward_is_used(backward_cases[case])
 
-    return {f.__name__: f for f in (
-        test_outputs_same_as_stock, test_gradients_same_as_stock,
-        test_double_backprop_same_as_stock, test_compiled_backward_is_used)}
+    tests = [test_outputs_same_as_stock, test_gradients_same_as_stock,
+             test_double_backprop_same_as_stock]
+    if compiled_backward:
+        tests.append(test_compiled_backward_is_used)
+    return {f.__name__: f for f in tests}

@@ -219,7 +219,8 @@ NO_ARITHMETIC = {'AddConstant': 'backward',
                  'SplitAxis': None, 'Sum': None, 'EmbedIDFunction': 'forward',
                  'SubFromConstant': 'backward', 'ReLU': 'forward',
                  'ExpandDims': None, 'Squeeze': None, 'Swapaxes': None,
-                 'SelectItem': None, 'Reshape': None,
+                 'SelectItem': None, 'Reshape': None, 'Stack': None,
+                 'Separate': None,
                  # Comparisons, which raise nothing (not even on a
                  # signaling NaN).
                  'Max': None, 'Min': None, 'ArgMax': None, 'ArgMin': None}

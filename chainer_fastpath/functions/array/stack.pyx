@@ -1,0 +1,68 @@
+# cython: boundscheck=True, wraparound=True
+"""Compiled ``Stack``: forward and backward on NumPy arrays."""
+import numpy
+
+import chainer.functions
+from chainer.functions.array import separate
+from chainer.functions.array import stack
+
+from chainer_fastpath._core._config cimport ConfigView
+from chainer_fastpath._core._objects cimport new_variable
+from chainer_fastpath._core._registry cimport NOT_HANDLED, compiled
+from chainer_fastpath._core._retained cimport grad_array
+from chainer_fastpath.functions.array.separate cimport int_axis, views_along
+
+cdef object _stack = numpy.stack
+cdef object _split = numpy.split
+cdef object _squeeze = numpy.squeeze
+# numpy.concatenate's own C function, which numpy.stack reaches through the
+# __array_function__ dispatch that only other array types need.
+cdef object _concatenate = getattr(numpy.concatenate, '_implementation',
+                                   numpy.concatenate)
+
+
+cdef object _forward(object node, tuple inputs, ConfigView config):
+    # Stack.forward: numpy.stack(inputs, axis), which concatenates the
+    # inputs' views x[(slice(None),) * axis + (None,)] along the
+    # normalized axis. No inputs, unequal shapes or an axis out of range
+    # (numpy.stack's errors) go to stock.
+    if len(inputs) == 0 or numpy.stack is not _stack:
+        return NOT_HANDLED
+    shape = inputs[0].shape
+    for x in inputs:
+        if x.shape != shape:
+            return NOT_HANDLED
+    cdef Py_ssize_t ax = int_axis(node.axis, len(shape) + 1)
+    if ax < 0:
+        return NOT_HANDLED
+    cdef tuple index = (slice(None),) * ax + (None,)
+    return _concatenate([x[index] for x in inputs], ax, None, dtype=None,
+                        casting='same_kind'),
+
+
+cdef object _backward(object func, tuple indexes, tuple grad_outputs):
+    # Stack.backward: F.separate(gy, axis), a Separate node whose outputs
+    # are gy's views along axis (see separate.views_along); what its type
+    # check or numpy.split would reject goes to stock.
+    gy_var = grad_outputs[0]
+    gy = grad_array(gy_var)
+    if (gy is None or numpy.split is not _split
+            or numpy.squeeze is not _squeeze):
+        return NOT_HANDLED
+    cdef Py_ssize_t ax = int_axis(func.axis, gy.ndim)
+    if ax < 0 or gy.shape[ax] == 0:
+        return NOT_HANDLED
+    cdef bint rg = gy_var._requires_grad
+    return tuple([new_variable(view, rg, None, 0)
+                  for view in views_along(gy, ax)])
+
+
+ENTRIES = (
+    compiled(stack.Stack, _forward, ('forward',),
+             _backward, backward_callees=(
+                 (chainer.functions, 'separate'),
+                 (separate.Separate, '__init__'),
+                 (separate.Separate, 'check_type_forward'),
+                 (separate.Separate, 'forward')),
+             type_check=('axis',)),
+)
