@@ -135,6 +135,9 @@ cdef bint _sums_quietly(object gy) except -1:
         return True
     if not layout_ok():
         return False
+    cdef Py_ssize_t size = gy.size
+    if size == 0:
+        return True     # rows of nothing: nothing is added
     cdef int num = builtin_typenum(gy)
     if num == CFP_NPY_HALF:
         if n > 1024 or watched() & FE_UNDERFLOW:
@@ -142,7 +145,6 @@ cdef bint _sums_quietly(object gy) except -1:
         return bool(_np_abs(gy).max() <= _HALF_MAX / (2 * n))
     if not cfp_flags(gy) & CFP_NPY_C_CONTIGUOUS or n > 2 ** 20:
         return False
-    cdef Py_ssize_t size = gy.size
     if num == CFP_NPY_FLOAT:
         return _bounded(<float *>cfp_data(gy), size,
                         <float>(_FLOAT_MAX / (2 * n)))

@@ -28,6 +28,10 @@ BACKWARD_CASES = {
         lambda x, W, b: F.linear(x, W, b),
         _v(3, 4, dtype=d, requires_grad=False), _v(5, 4, dtype=d),
         _v(5, dtype=d)),
+    # No output units: the bias gradient sums rows of nothing.
+    'linear_no_units': lambda d: applied(lambda x, W, b: F.linear(x, W, b),
+                                         _v(2, 3, dtype=d), _v(0, 3, dtype=d),
+                                         _v(0, dtype=d)),
 }
 
 
