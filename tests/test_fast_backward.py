@@ -821,3 +821,34 @@ def test_gradient_sum_calls_a_mocked_f_add_as_stock():
     stock, patched = run_both(fn)
     assert stock[0] == [2]
     assert_same(stock, patched)
+
+
+# --- gradient sums: the bits of stock's out-of-place sums ---
+
+_NAN = numpy.float32(numpy.nan)
+
+
+@pytest.mark.parametrize('signs', [(1, -1, -1), (-1, 1, 1), (1, 1, -1)])
+@pytest.mark.parametrize('size', [1, 3, 17])
+def test_gradient_sum_keeps_stocks_nan(signs, size):
+    # x's gradient is the sum of three NaNs: NumPy's in-place add on few
+    # elements keeps the second operand's NaN, the out-of-place one (stock's
+    # F.add) the first's.
+    def fn():
+        x = chainer.Variable(numpy.zeros(size, numpy.float32))
+        loss = sum(F.sum(x * numpy.full(size, s * _NAN, numpy.float32))
+                   for s in signs)
+        loss.backward()
+        return x.grad.view(numpy.uint32)
+    check_same(fn)
+
+
+@pytest.mark.parametrize('order', ['C', 'F'])
+def test_gradient_sum_has_stocks_layout(order):
+    def fn():
+        x = chainer.Variable(numpy.ones((2, 1, 3), numpy.float32, order=order))
+        w = chainer.Variable(numpy.ones((2, 1, 3), numpy.float32, order='F'))
+        loss = F.sum(x * w) + F.sum(x * 2.0) + F.sum(w * x)
+        loss.backward()
+        return x.grad.strides, w.grad.strides, x.grad, w.grad
+    check_same(fn)

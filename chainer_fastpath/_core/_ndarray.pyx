@@ -124,3 +124,37 @@ cdef bint _has_bits(const _bits_t[::1] a, _bits_t neg_zero, _bits_t exponent,
                                     & ((v & mantissa) != 0)
                                     & ((v & quiet) == 0))
     return found
+
+
+cdef bint nan_free(object a) except -1:
+    """Whether ``a`` is a C-contiguous float32 or float64 array without a
+    NaN, or an integer array (False for anything else). Where neither
+    operand has a NaN, an in-place sum gives the bits of the out-of-place
+    one; NumPy's in-place loops on few elements keep the second operand's
+    NaN where the out-of-place ones keep the first's."""
+    if type(a) is not _ndarray:
+        return False
+    if a.dtype.kind in 'iub':
+        return True
+    if not a.flags.c_contiguous:
+        return False
+    if a.dtype == _float32:
+        return not _has_nan[uint32_t](a.reshape(-1).view(numpy.uint32),
+                                      0x7f800000u, 0x007fffffu)
+    if a.dtype == _float64:
+        return not _has_nan[uint64_t](
+            a.reshape(-1).view(numpy.uint64), 0x7ff0000000000000u,
+            0x000fffffffffffffu)
+    return False
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+cdef bint _has_nan(const _bits_t[::1] a, _bits_t exponent,
+                   _bits_t mantissa) noexcept nogil:
+    cdef Py_ssize_t i
+    cdef bint found = False
+    for i in range(a.shape[0]):
+        found |= (((a[i] & exponent) == exponent)
+                  & ((a[i] & mantissa) != 0))
+    return found
