@@ -46,7 +46,8 @@ from chainer_fastpath._core._config cimport ConfigView, function_hooks
 from chainer_fastpath._core._fpe cimport (
     FE_INVALID, FE_OVERFLOW, acts, quiet2, quiet_into)
 from chainer_fastpath._core._ndarray cimport (
-    adds_zeros_exactly, cfp_descr_of, cfp_dims, cfp_nd, layout_ok, nan_free)
+    adds_zeros_exactly, cfp_descr_of, cfp_dims, cfp_nd, layout_ok,
+    sums_in_place_exactly)
 from chainer_fastpath._core._objects cimport new_variable, node_data
 from chainer_fastpath._core._registry cimport (
     NOT_HANDLED, Compiled, lookup_node, run_backward, run_backward_into,
@@ -323,7 +324,7 @@ cdef class _Engine:
                 ba = b._data[0]
                 rg = a._requires_grad or b._requires_grad
                 if (a is self.owned.get(node) and a._requires_grad == rg
-                        and nan_free(aa) and nan_free(ba)):
+                        and sums_in_place_exactly(aa, ba)):
                     quiet_into(_np_add, aa, ba, aa, &raised)
                     if acts(raised):
                         _act_as_stock_sum(aa.dtype, raised)

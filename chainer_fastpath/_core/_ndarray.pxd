@@ -16,4 +16,4 @@ cdef bint layout_ok()
 cdef int builtin_typenum(object a)
 cdef bint aligned_array(object a, int typenum, int nd)
 cdef bint adds_zeros_exactly(object acc) except -1
-cdef bint nan_free(object a) except -1
+cdef bint sums_in_place_exactly(object a, object b) except -1

@@ -126,18 +126,27 @@ cdef bint _has_bits(const _bits_t[::1] a, _bits_t neg_zero, _bits_t exponent,
     return found
 
 
-cdef bint nan_free(object a) except -1:
-    """Whether ``a`` is a C-contiguous float32 or float64 array without a
-    NaN, or an integer array (False for anything else). Where neither
-    operand has a NaN, an in-place sum gives the bits of the out-of-place
-    one; NumPy's in-place loops on few elements keep the second operand's
-    NaN where the out-of-place ones keep the first's."""
-    if type(a) is not _ndarray:
+cdef bint sums_in_place_exactly(object a, object b) except -1:
+    """Whether ``numpy.add(a, b, out=a)`` leaves ``a`` with the bits of
+    ``numpy.add(a, b)``: two C-contiguous float32, float64 or integer
+    arrays (the new sum is C-ordered too), and where they hold one element,
+    no NaN: NumPy's in-place loop on a single element keeps the second
+    operand's NaN where every other loop keeps the first's (measured on
+    NumPy 1.26, sizes 1 to 100,003)."""
+    if not (_plain_numeric(a) and _plain_numeric(b)):
         return False
-    if a.dtype.kind in 'iub':
+    if a.size != 1:
         return True
-    if not a.flags.c_contiguous:
-        return False
+    return _nan_free(a) and _nan_free(b)
+
+
+cdef bint _plain_numeric(object a) except -1:
+    return (type(a) is _ndarray and a.flags.c_contiguous
+            and (a.dtype == _float32 or a.dtype == _float64
+                 or a.dtype.kind in 'iub'))
+
+
+cdef bint _nan_free(object a) except -1:
     if a.dtype == _float32:
         return not _has_nan[uint32_t](a.reshape(-1).view(numpy.uint32),
                                       0x7f800000u, 0x007fffffu)
@@ -145,7 +154,7 @@ cdef bint nan_free(object a) except -1:
         return not _has_nan[uint64_t](
             a.reshape(-1).view(numpy.uint64), 0x7ff0000000000000u,
             0x000fffffffffffffu)
-    return False
+    return True
 
 
 @cython.boundscheck(False)
