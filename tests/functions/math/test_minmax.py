@@ -10,9 +10,9 @@ import chainer.functions as F
 from chainer.functions.math import minmax
 
 from chainer_fastpath.testing import (
-    FLOAT_DTYPES, applied, check_error_same, check_gradients_same,
-    check_outputs_same, check_same, check_second_order_same, error_of,
+    applied, check_error_same, check_same, error_of,
     outputs, strided_variable, variable as _v)
+from chainer_fastpath.testing.cases import function_tests
 
 
 def _fortran(*shape):
@@ -68,13 +68,6 @@ for _f in ('argmax', 'argmin'):
 
 @pytest.mark.parametrize('type_check', [True, False])
 @pytest.mark.parametrize('backprop', [True, False])
-@pytest.mark.parametrize('case', sorted(APPLY_CASES))
-def test_outputs_same_as_stock(case, backprop, type_check):
-    check_outputs_same(APPLY_CASES[case], backprop, type_check)
-
-
-@pytest.mark.parametrize('type_check', [True, False])
-@pytest.mark.parametrize('backprop', [True, False])
 @pytest.mark.parametrize('case', sorted(INDEX_CASES))
 def test_index_outputs_same_as_stock(case, backprop, type_check):
     with chainer.using_config('type_check', type_check):
@@ -102,17 +95,9 @@ BACKWARD_CASES = {
 }
 
 
-@pytest.mark.parametrize('dtype', FLOAT_DTYPES)
-@pytest.mark.parametrize('case', sorted(BACKWARD_CASES))
-@pytest.mark.parametrize('type_check', [True, False])
-def test_gradients_same_as_stock(case, dtype, type_check):
-    check_gradients_same(BACKWARD_CASES[case], dtype, type_check)
-
-
-@pytest.mark.parametrize('dtype', FLOAT_DTYPES)
-@pytest.mark.parametrize('case', ['max_axis', 'min_all'])
-def test_double_backprop_same_as_stock(case, dtype):
-    check_second_order_same(BACKWARD_CASES[case], dtype)
+globals().update(function_tests(APPLY_CASES, BACKWARD_CASES,
+                                  second_order=['max_axis', 'min_all'],
+                                  compiled_backward=False))
 
 
 @pytest.mark.parametrize('f,cls', [
