@@ -4,11 +4,13 @@ import gc
 import weakref
 
 import numpy
+import pytest
 
 import chainer
 import chainer.functions as F
 
 import chainer_fastpath
+from chainer_fastpath._core import _objects
 
 
 def _graph():
@@ -63,3 +65,42 @@ def test_nodes_of_equal_shapes_share_one_tuple():
         assert all(type(d) is int for d in y.node.shape)
     assert ys[5].node.shape is ys[0].node.shape
     assert ys[6].node.shape is ys[3].node.shape
+
+
+def _state(var):
+    """A Variable's and its node's attributes, in order, with the node and
+    weak references named by what they point at."""
+    def describe(value):
+        if isinstance(value, weakref.ref):
+            return ('weakref', type(value()).__name__)
+        if isinstance(value, (chainer.variable.VariableNode,
+                              chainer.FunctionNode)):
+            return type(value).__name__
+        if isinstance(value, numpy.ndarray):
+            return ('array', value.dtype, value.shape, value.tobytes())
+        if isinstance(value, list):
+            return [describe(v) for v in value]
+        return value
+    return ([(k, describe(v)) for k, v in vars(var).items()],
+            [(k, describe(v)) for k, v in vars(var.node).items()])
+
+
+@pytest.mark.parametrize('bytecode', [True, False])
+@pytest.mark.parametrize('backprop', [True, False])
+def test_new_variables_have_stocks_state(bytecode, backprop):
+    # From 3.11 _stores' bytecode writes the attributes; both ways must
+    # leave what stock's constructor and apply leave.
+    def build():
+        x = chainer.Variable(numpy.arange(6, dtype=numpy.float32))
+        with chainer.using_config('enable_backprop', backprop):
+            y = F.tanh(x * 2)
+        return y, chainer.as_variable(y.array)
+    stock = build()
+    previous = _objects._use_bytecode_stores(bytecode)
+    try:
+        with chainer_fastpath.enabled():
+            patched = build()
+    finally:
+        _objects._use_bytecode_stores(previous)
+    for s, p in zip(stock, patched):
+        assert _state(p) == _state(s)
