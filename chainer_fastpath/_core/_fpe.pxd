@@ -3,6 +3,14 @@ cdef extern from "<fenv.h>":
     int feclearexcept(int excepts) nogil
     int fetestexcept(int excepts) nogil
 
+
+cdef inline void clear_flags(int flags) noexcept nogil:
+    """``feclearexcept(flags)``, skipped where none of them is set: the
+    test reads the status words, the clear rewrites the whole x87
+    environment and costs several times more."""
+    if fetestexcept(flags):
+        feclearexcept(flags)
+
 cdef int watched()
 cdef bint acts(int raised) except -1
 cdef object quiet1(object ufunc, object a, int *raised)

@@ -126,6 +126,16 @@ cdef tuple _FPE_BITS = (
     (getattr(umath, 'FPE_INVALID', 8), FE_INVALID))
 
 
+def fenv_flags(numpy_bits):
+    """The <fenv.h> flags of NumPy's ``UFUNC_FPE_*`` bits ``numpy_bits``
+    (what errstate's 'call' callback is given)."""
+    cdef int flags = 0
+    for bit, fe in _FPE_BITS:
+        if numpy_bits & bit:
+            flags |= <int>fe
+    return flags
+
+
 @cython.final
 cdef class _Recorder:
     # The errstate callback of one quiet region.

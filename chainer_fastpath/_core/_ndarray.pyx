@@ -4,9 +4,30 @@ The mirror is checked against the running NumPy at import; while it does
 not match, ``layout_ok()`` is False and every user takes its fallback.
 """
 cimport cython
+from cpython.pycapsule cimport PyCapsule_GetPointer
 from libc.stdint cimport uint32_t, uint64_t
 
 import numpy
+
+cdef extern from *:
+    """
+    /* PyArray_NewLikeArray(prototype, order, descr, subok) of NumPy's C-API
+       table: what a ufunc allocates its output with. */
+    typedef PyObject *(*cfp_new_like_t)(PyObject *, int, PyObject *, int);
+    static cfp_new_like_t cfp_new_like_fn = NULL;
+    static PyObject *cfp_new_like(PyObject *a) {
+        return cfp_new_like_fn(a, 0 /* NPY_CORDER */, NULL, 0);
+    }
+    """
+    ctypedef void *cfp_new_like_t
+    cfp_new_like_t cfp_new_like_fn
+    object cfp_new_like(object a)
+
+# The index of PyArray_NewLikeArray in NumPy 1.x's C-API table, and the ABI
+# version of the tables it holds for (numpy/__multiarray_api.h); NumPy
+# never moves an entry within one ABI.
+cdef int _NEW_LIKE_INDEX = 277
+cdef long _ABI_VERSION = 0x01000009
 
 cdef type _ndarray = numpy.ndarray
 cdef object _float32 = numpy.float32
@@ -46,9 +67,32 @@ def _check_layout():
     return ok
 
 
+def _load_new_like():
+    """Takes PyArray_NewLikeArray from NumPy's C-API table where this
+    NumPy's ABI is the one the index holds for, and checks it on a probe;
+    ``new_like`` is unavailable otherwise."""
+    global cfp_new_like_fn
+    from numpy.core import _multiarray_umath as m
+    get_version = getattr(m, '_get_ndarray_c_version', None)
+    capsule = getattr(m, '_ARRAY_API', None)
+    if (get_version is None or get_version() != _ABI_VERSION
+            or type(capsule).__name__ != 'PyCapsule'):
+        return
+    cdef void **table = <void **>PyCapsule_GetPointer(capsule, NULL)
+    cfp_new_like_fn = <cfp_new_like_t>table[_NEW_LIKE_INDEX]
+    probe = numpy.zeros((3, 5), numpy.float32)[:, ::2]
+    out = cfp_new_like(probe)
+    if not (type(out) is _ndarray and out.shape == (3, 3)
+            and out.dtype is probe.dtype and out.flags.c_contiguous
+            and out.flags.owndata and out.flags.writeable):
+        cfp_new_like_fn = NULL
+
+
 def _load():
     global _layout_ok, _n_canonical
     _layout_ok = _check_layout()
+    if _layout_ok:
+        _load_new_like()
     # Kept alive by NumPy for the life of the process.
     for code in '?bBhHiIlLqQefdgFDG':
         dtype = numpy.dtype(code)
@@ -77,6 +121,26 @@ cdef int builtin_typenum(object a):
     if dtype.isbuiltin == 1:
         return dtype.num
     return -1
+
+
+cdef object new_like(object a):
+    """A new uninitialized C-ordered array of the shape and dtype of the
+    ndarray ``a``, as a ufunc allocates its output; None where NumPy's
+    function for it is unavailable."""
+    if cfp_new_like_fn is NULL:
+        return None
+    return cfp_new_like(a)
+
+
+cdef bint canonical(object a):
+    """Whether the ndarray ``a``'s descr is the canonical one of its
+    builtin dtype (``layout_ok()`` must be True)."""
+    cdef void *descr = cfp_descr_of(a)
+    cdef int i
+    for i in range(_n_canonical):
+        if _canonical[i] == descr:
+            return True
+    return False
 
 
 cdef bint aligned_array(object a, int typenum, int nd):

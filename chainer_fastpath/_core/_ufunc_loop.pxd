@@ -12,3 +12,9 @@ cdef extern from *:
 cdef class UfuncLoop:
     cdef cfp_loop function
     cdef void *data
+
+
+cdef class Binary:
+    cdef tuple loops     # UfuncLoop for float32, for float64
+
+    cdef object call(self, object a, object b, int *raised)

@@ -9,7 +9,16 @@ floating-point flags (``_fpe``) and gives the work back to NumPy.
 """
 import numpy
 
-from chainer_fastpath._core._ndarray cimport CFP_NPY_FLOAT
+from chainer_fastpath._core._fpe cimport (
+    FE_DIVBYZERO, FE_INVALID, FE_OVERFLOW, FE_UNDERFLOW, clear_flags,
+    fetestexcept)
+from chainer_fastpath._core._ndarray cimport (
+    CFP_NPY_ALIGNED, CFP_NPY_C_CONTIGUOUS, CFP_NPY_DOUBLE, CFP_NPY_FLOAT,
+    canonical, cfp_data, cfp_descr_of, cfp_dims, cfp_flags, cfp_nd,
+    cfp_strides, cfp_typenum, layout_ok, new_like)
+
+cdef type _ndarray = numpy.ndarray
+cdef int _FLAGS = FE_DIVBYZERO | FE_OVERFLOW | FE_UNDERFLOW | FE_INVALID
 
 cdef extern from *:
     """
@@ -78,3 +87,77 @@ cdef class UfuncLoop:
             return
         self.function = cfp_loop_function(ufunc, i)
         self.data = cfp_loop_data(ufunc, i)
+
+
+cdef class Binary:
+    """A binary ufunc called the way its trivial path calls it: for two
+    arrays of one shape and one float32 or float64 dtype, the output
+    allocated as it allocates it and the loop called once with its
+    strides (``try_trivial_single_output_loop`` in NumPy's
+    ufunc_object.c)."""
+
+    def __init__(self, ufunc):
+        self.loops = (UfuncLoop(ufunc, CFP_NPY_FLOAT),
+                      UfuncLoop(ufunc, CFP_NPY_DOUBLE))
+
+    def __call__(self, a, b):
+        """``(self.call(a, b), raised flags)``, for the tests."""
+        cdef int raised = 0
+        out = self.call(a, b, &raised)
+        return out, raised
+
+    cdef object call(self, object a, object b, int *raised):
+        """``ufunc(a, b)`` with NumPy's error handling off, adding the
+        floating-point flags it raised to ``raised``; None (nothing done)
+        unless ``a`` and ``b`` are aligned ndarrays of one shape and one
+        canonical float32 or float64 dtype, each 0-d, 1-d or C-contiguous.
+        """
+        if (type(a) is not _ndarray or type(b) is not _ndarray
+                or not layout_ok() or cfp_descr_of(a) != cfp_descr_of(b)
+                or not canonical(a)):
+            return None
+        cdef int typenum = cfp_typenum(a)
+        cdef UfuncLoop loop
+        if typenum == CFP_NPY_FLOAT:
+            loop = <UfuncLoop>self.loops[0]
+        elif typenum == CFP_NPY_DOUBLE:
+            loop = <UfuncLoop>self.loops[1]
+        else:
+            return None
+        cdef int nd = cfp_nd(a)
+        if loop.function is NULL or cfp_nd(b) != nd:
+            return None
+        cdef int need = CFP_NPY_ALIGNED
+        if nd > 1:
+            need |= CFP_NPY_C_CONTIGUOUS
+        if (cfp_flags(a) & need) != need or (cfp_flags(b) & need) != need:
+            return None
+        cdef Py_ssize_t count = 1, k
+        cdef Py_ssize_t *dims = cfp_dims(a)
+        for k in range(nd):
+            if cfp_dims(b)[k] != dims[k]:
+                return None
+            count *= dims[k]
+        out = new_like(a)
+        if out is None:
+            return None
+        if count == 0:
+            return out
+        cdef Py_ssize_t itemsize = 4 if typenum == CFP_NPY_FLOAT else 8
+        cdef Py_ssize_t steps[3]
+        if nd == 0:
+            steps[0] = steps[1] = 0
+        elif nd == 1:
+            steps[0] = cfp_strides(a)[0]
+            steps[1] = cfp_strides(b)[0]
+        else:
+            steps[0] = steps[1] = itemsize
+        steps[2] = itemsize
+        cdef char *args[3]
+        args[0] = cfp_data(a)
+        args[1] = cfp_data(b)
+        args[2] = cfp_data(out)
+        clear_flags(_FLAGS)
+        loop.function(args, &count, steps, loop.data)
+        raised[0] |= fetestexcept(_FLAGS)
+        return out

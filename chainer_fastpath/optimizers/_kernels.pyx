@@ -32,7 +32,7 @@ from libc.math cimport fabs, pow as c_pow, sqrt as c_sqrt, isfinite
 from libc.stdint cimport uint16_t
 
 from chainer_fastpath._core._fpe cimport (
-    FE_OVERFLOW, FE_UNDERFLOW, feclearexcept, fetestexcept, watched)
+    FE_OVERFLOW, FE_UNDERFLOW, clear_flags, fetestexcept, watched)
 
 from chainer_fastpath._core._ndarray cimport (
     CFP_NPY_ALIGNED, CFP_NPY_C_CONTIGUOUS, CFP_NPY_DOUBLE, CFP_NPY_FLOAT,
@@ -642,7 +642,7 @@ def _f32_to_f16_bits(float[::1] src, unsigned short[::1] dst):
 
 def _f32_to_f16_flags(float x):
     """``(overflow, underflow)``: the flags converting ``x`` raises."""
-    feclearexcept(FE_OVERFLOW | FE_UNDERFLOW)
+    clear_flags(FE_OVERFLOW | FE_UNDERFLOW)
     cfp_f2h(x)
     return (bool(fetestexcept(FE_OVERFLOW)),
             bool(fetestexcept(FE_UNDERFLOW)))

@@ -11,7 +11,7 @@ from chainer.functions.connection import embed_id
 from chainer_fastpath._core._apply cimport apply_detached
 from chainer_fastpath._core._audit cimport StockMethods
 from chainer_fastpath._core._config cimport ConfigView
-from chainer_fastpath._core._fpe cimport feclearexcept, fetestexcept, watched
+from chainer_fastpath._core._fpe cimport clear_flags, fetestexcept, watched
 from chainer_fastpath._core._registry cimport NOT_HANDLED, compiled
 from chainer_fastpath._core._retained cimport (
     grad_array, retained_inputs, retained_inputs_require_grad)
@@ -146,7 +146,7 @@ cdef object _grad_forward(object node, tuple inputs, ConfigView config):
     gW = _zeros(node.w_shape, dtype=g.dtype)
     cdef int flags = watched()
     cdef bint nan
-    feclearexcept(flags)
+    clear_flags(flags)
     if g.dtype == _float32:
         nan = _scatter_rows[float](gW, g.xs, g.rows_gy, g.has_ignore,
                                    g.ignore)
@@ -180,7 +180,7 @@ cdef bint _grad_into(object acc, object w_shape, object ignore, object x,
     order = _empty(n, numpy.intp)
     cdef Py_ssize_t k
     cdef int flags = watched()
-    feclearexcept(flags)
+    clear_flags(flags)
     if g.dtype == _float32:
         k = _rows_added[float](acc, g.xs, g.rows_gy, g.has_ignore, g.ignore,
                                tmp, order)

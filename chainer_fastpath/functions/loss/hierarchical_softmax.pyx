@@ -24,7 +24,7 @@ from chainer_fastpath._core._ndarray cimport (
     CFP_NPY_INT, aligned_array, builtin_typenum, cfp_data, cfp_dims,
     cfp_flags, cfp_nd, cfp_strides, layout_ok)
 from chainer_fastpath._core._config cimport ConfigView
-from chainer_fastpath._core._fpe cimport feclearexcept, fetestexcept, watched
+from chainer_fastpath._core._fpe cimport clear_flags, fetestexcept, watched
 from chainer_fastpath._core._objects cimport new_variable
 from chainer_fastpath._core._registry cimport NOT_HANDLED, compiled
 from chainer_fastpath._core._retained cimport grad_array, retained_inputs
@@ -188,7 +188,7 @@ cdef bint _forward_rows(_Tree tree, _Loops loops, int flags,
         if n:
             gather_rows(Wp, s0, s1, paths + begin, n, tree.units, w)
             _dot(w_array[:n], x[i], v_array[:n])
-        feclearexcept(flags)
+        clear_flags(flags)
         for k in range(n):
             v[k] = -(v[k] * codes[begin + k])
         loops.logaddexp.function(args, &n, steps, loops.logaddexp.data)
@@ -265,7 +265,7 @@ cdef bint _backward_rows(_Tree tree, _Loops loops, int flags, real gloss,
             gather_rows(Wp, s0, s1, paths + begin, n, units, w)
             xi = x[i]
             _dot(w_array[:n], xi, v_array[:n])
-        feclearexcept(flags)
+        clear_flags(flags)
         for k in range(n):
             v[k] = v[k] * codes[begin + k]
         loops.exp.function(args, &n, steps, loops.exp.data)
@@ -279,7 +279,7 @@ cdef bint _backward_rows(_Tree tree, _Loops loops, int flags, real gloss,
         else:
             memset(row, 0, units * sizeof(real))   # what dot gives for n 0
         store_row(gxp + i * gxs0, gxs1, row, units)
-        feclearexcept(flags)
+        clear_flags(flags)
         add_outer_rows(gWp, gs0, gs1, paths + begin, v, n, xp + i * xs0, xs1,
                        units)
         if fetestexcept(flags):

@@ -18,7 +18,7 @@ from chainer_fastpath._core._ndarray cimport (
     aligned_array, builtin_typenum, cfp_data, cfp_dims, cfp_flags, cfp_nd,
     cfp_strides, layout_ok)
 from chainer_fastpath._core._config cimport ConfigView
-from chainer_fastpath._core._fpe cimport feclearexcept, fetestexcept, watched
+from chainer_fastpath._core._fpe cimport clear_flags, fetestexcept, watched
 from chainer_fastpath._core._registry cimport NOT_HANDLED, compiled
 from chainer_fastpath._core._rows cimport (
     add_outer_rows, gather_rows, real, store_row)
@@ -134,7 +134,7 @@ cdef bint _grad_rows(_Rows rows, UfuncLoop exp, int flags, object x,
         gather_rows(Wp, s0, s1, &rows.samples[r, 0], m, units, w)
         _dot(w_array, x[i], f_array)
         igy = (<const real *>(<const char *>gloss + i * gloss_stride))[0]
-        feclearexcept(flags)
+        clear_flags(flags)
         f[0] = f[0] * minus_one
         for k in range(m):
             f[k] = -f[k]
@@ -154,7 +154,7 @@ cdef bint _grad_rows(_Rows rows, UfuncLoop exp, int flags, object x,
             return False
         _dot(f_array, w_array, gx_row)
         store_row(gxp + i * gxs0, gxs1, row, units)
-        feclearexcept(flags)
+        clear_flags(flags)
         add_outer_rows(gWp, gs0, gs1, &rows.samples[r, 0], f, m,
                        xp + i * xs0, xs1, units)
         if fetestexcept(flags):

@@ -28,7 +28,7 @@ from chainer_fastpath._core._ndarray cimport (
 
 from chainer_fastpath._core._config cimport ConfigView
 from chainer_fastpath._core._fpe cimport (
-    feclearexcept, fetestexcept, quiet1, quiet2, watched)
+    clear_flags, fetestexcept, quiet1, quiet2, watched)
 from chainer_fastpath._core._objects cimport new_variable
 from chainer_fastpath._core._apply cimport apply_detached
 from chainer_fastpath._core._registry cimport NOT_HANDLED, compiled
@@ -275,7 +275,7 @@ cpdef object fused_forward(object x, object t, object ignore_label,
     cdef bint single = num == CFP_NPY_FLOAT, nan, zero
     e = _empty((rows, cols), dtype)
     m = _empty(rows, dtype)
-    feclearexcept(flags)
+    clear_flags(flags)
     if single:
         zero = _shifted(<float *>cfp_data(x), <float *>cfp_data(e),
                         <float *>cfp_data(m), rows, cols)
@@ -314,7 +314,7 @@ cpdef object fused_forward(object x, object t, object ignore_label,
         return None
     log_y = _empty((rows, cols), dtype)
     log_p = _empty(rows, dtype)
-    feclearexcept(flags)
+    clear_flags(flags)
     if single:
         _log_softmax(<float *>cfp_data(x), <float *>cfp_data(m),
                      <float *>cfp_data(s), <float *>cfp_data(log_y),
@@ -357,7 +357,7 @@ cpdef object fused_forward(object x, object t, object ignore_label,
     if nan:
         return None
     loss = _add_reduce(log_p, None, dtype, None, True)
-    feclearexcept(flags)
+    clear_flags(flags)
     if single:
         _scale(<float *>cfp_data(loss), factor)
     else:
@@ -392,7 +392,7 @@ cpdef object fused_grad(object y, object t, object ignore_label,
             return None
         g_double = g
         scalar = _empty(1, y.dtype)
-        feclearexcept(flags)
+        clear_flags(flags)
         if num == CFP_NPY_FLOAT:
             (<float *>cfp_data(scalar))[0] = <float>g_double
         else:
@@ -411,7 +411,7 @@ cpdef object fused_grad(object y, object t, object ignore_label,
     if targets is None:
         return None
     gx = _empty((rows, cols), y.dtype)
-    feclearexcept(flags)
+    clear_flags(flags)
     if num == CFP_NPY_FLOAT:
         _grad_rows(<float *>cfp_data(y), <float *>cfp_data(gx),
                    targets.index, targets.valid, <float *>cfp_data(gl), step,

@@ -22,13 +22,19 @@ from chainer_fastpath._core._objects cimport new_variable
 from chainer_fastpath._core._registry cimport NOT_HANDLED, compiled
 from chainer_fastpath._core._retained cimport (
     float_operands, grad_array, requires_grad_of, retained_inputs)
+from chainer_fastpath._core._ufunc_loop cimport Binary
+from chainer_fastpath._force_array import force_array as _fast_force_array
 from chainer_fastpath.functions.math.sum cimport sum_to_grad
 
 cdef object _utils = chainer.utils
+cdef dict _utils_globals = chainer.utils.__dict__
 cdef object _preprocess_const = basic_math._preprocess_const
 cdef object _np_add = numpy.add
 cdef object _np_subtract = numpy.subtract
 cdef object _np_multiply = numpy.multiply
+cdef Binary _add_loop = Binary(_np_add)
+cdef Binary _subtract_loop = Binary(_np_subtract)
+cdef Binary _multiply_loop = Binary(_np_multiply)
 
 
 cdef inline object _forced(object y, int raised):
@@ -36,20 +42,33 @@ cdef inline object _forced(object y, int raised):
     on a flag ``raised`` computing ``y``."""
     if acts(raised):
         return NOT_HANDLED
+    if (type(y) is numpy.ndarray
+            and _utils_globals.get('force_array') is _fast_force_array):
+        return y,   # what the installed force_array returns for an ndarray
     return _utils.force_array(y),
+
+
+cdef inline object _binary(Binary loop, object ufunc, object a, object b,
+                           int *raised):
+    """``ufunc(a, b)``, NumPy's error handling off: through the ufunc's loop
+    where ``loop`` takes the operands, through the ufunc otherwise."""
+    y = loop.call(a, b, raised)
+    if y is None:
+        y = quiet2(ufunc, a, b, raised)
+    return y
 
 
 # -- forwards ---------------------------------------------------------------
 
 cdef object _add(object node, tuple x, ConfigView config):
     cdef int raised = 0
-    y = quiet2(_np_add, x[0], x[1], &raised)
+    y = _binary(_add_loop, _np_add, x[0], x[1], &raised)
     return _forced(y, raised)
 
 
 cdef object _sub(object node, tuple x, ConfigView config):
     cdef int raised = 0
-    y = quiet2(_np_subtract, x[0], x[1], &raised)
+    y = _binary(_subtract_loop, _np_subtract, x[0], x[1], &raised)
     return _forced(y, raised)
 
 
@@ -57,7 +76,7 @@ cdef object _mul(object node, tuple x, ConfigView config):
     # Mul.forward: may broadcast.
     node._input_indexes_to_retain = (0, 1)
     cdef int raised = 0
-    y = quiet2(_np_multiply, x[0], x[1], &raised)
+    y = _binary(_multiply_loop, _np_multiply, x[0], x[1], &raised)
     return _forced(y, raised)
 
 

@@ -39,7 +39,7 @@ from chainer_fastpath._core._retained cimport (
     array_of, grad_array, requires_grad_of, retained_inputs,
     retained_inputs_require_grad, retained_output)
 from chainer_fastpath._core._fpe cimport (
-    FE_UNDERFLOW, feclearexcept, fetestexcept, watched)
+    FE_UNDERFLOW, clear_flags, fetestexcept, watched)
 
 cdef type _ndarray = numpy.ndarray
 cdef object _tanh = numpy.tanh
@@ -273,7 +273,7 @@ cpdef object fused_forward(object c_prev, object x):
     cdef char *pn = cfp_data(c_next)
     cdef char *ph = cfp_data(h)
     cdef bint single = g.typenum == CFP_NPY_FLOAT, numbers
-    feclearexcept(flags)
+    clear_flags(flags)
     if single:
         numbers = _tanh_args(<float *>px, <float *>pt, g)
     else:
@@ -281,7 +281,7 @@ cpdef object fused_forward(object c_prev, object x):
     if not numbers or fetestexcept(flags):
         return None
     _tanh(t, u)
-    feclearexcept(flags)
+    clear_flags(flags)
     if single:
         _cell(<float *>pu, <float *>pc, <float *>pn, g)
     else:
@@ -289,7 +289,7 @@ cpdef object fused_forward(object c_prev, object x):
     if fetestexcept(flags):
         return None
     _tanh(c_next[:len(x)], h)
-    feclearexcept(flags)
+    clear_flags(flags)
     if single:
         _output(<float *>pu, <float *>ph, g)
     else:
@@ -337,7 +337,7 @@ cpdef object fused_grad(object c_prev, object x, object c_next, object gc,
     cdef const char *pgh = cfp_data(gh) if gh is not None else NULL
     cdef char *pgp = cfp_data(gc_prev)
     cdef bint numbers
-    feclearexcept(flags)
+    clear_flags(flags)
     if single:
         numbers = (_tanh_args(<float *>cfp_data(x), <float *>pt, g)
                    and _copy_numbers(<float *>cfp_data(c_next),
@@ -349,7 +349,7 @@ cpdef object fused_grad(object c_prev, object x, object c_next, object gc,
     if not numbers or fetestexcept(flags):
         return None
     _tanh(t, u)
-    feclearexcept(flags)
+    clear_flags(flags)
     if single:
         _grad(<float *>pu, <float *>pu + 4 * g.n,
               <float *>cfp_data(c_prev), <float *>pgc, <float *>pgh,

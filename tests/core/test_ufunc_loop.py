@@ -1,0 +1,119 @@
+"""``_ufunc_loop.Binary``: a ufunc's loop called as its trivial path calls
+it, against the ufunc itself, bit for bit."""
+import numpy
+import pytest
+
+from chainer_fastpath._core._fpe import fenv_flags
+from chainer_fastpath._core._ufunc_loop import Binary
+
+UFUNCS = [numpy.add, numpy.subtract, numpy.multiply]
+DTYPES = [numpy.float32, numpy.float64]
+
+
+def _specials(dtype, n, rng):
+    """``n`` values, half of them NaNs with random payloads and signs,
+    infinities, signed zeros, subnormals and huge numbers."""
+    values = rng.randn(n).astype(dtype)
+    info = numpy.finfo(dtype)
+    pool = numpy.array([numpy.nan, -numpy.nan, numpy.inf, -numpy.inf, 0.0,
+                        -0.0, info.tiny / 4, -info.tiny / 2, info.max],
+                       dtype)
+    mask = rng.rand(n) < 0.5
+    values[mask] = rng.choice(pool, int(mask.sum()))
+    nan = numpy.isnan(values)
+    uint = numpy.uint32 if dtype == numpy.float32 else numpy.uint64
+    payload = rng.randint(0, 1 << 20, int(nan.sum())).astype(uint)
+    values.view(uint)[nan] ^= payload
+    return values
+
+
+# name -> (shape, how the operand is taken from a bigger array)
+LAYOUTS = {
+    '0d': ((), None),
+    '1': ((1,), None),
+    '2': ((2,), None),
+    '17': ((17,), None),
+    '33': ((33,), None),
+    '64': ((64,), None),
+    '3x5': ((3, 5), None),
+    '2x3x4': ((2, 3, 4), None),
+    'empty': ((0,), None),
+    'empty_2d': ((4, 0), None),
+    'strided_1d': ((9,), lambda a: a[::3]),
+    'one_of_strided': ((5,), lambda a: a[::5]),
+}
+
+
+def _operand(layout, dtype, rng):
+    shape, take = LAYOUTS[layout]
+    n = int(numpy.prod(shape))
+    if take is None:
+        return _specials(dtype, n, rng).reshape(shape)
+    return take(_specials(dtype, n, rng))
+
+
+@pytest.mark.parametrize('layout', sorted(LAYOUTS))
+@pytest.mark.parametrize('dtype', DTYPES)
+@pytest.mark.parametrize('ufunc', UFUNCS, ids=lambda u: u.__name__)
+def test_same_bits_as_the_ufunc(ufunc, dtype, layout):
+    rng = numpy.random.RandomState(0)
+    loop = Binary(ufunc)
+    for _ in range(20):
+        a = _operand(layout, dtype, rng)
+        b = _operand(layout, dtype, rng)
+        with numpy.errstate(all='ignore'):
+            expected = numpy.asarray(ufunc(a, b))
+        actual, raised = loop(a, b)
+        assert type(actual) is numpy.ndarray
+        assert actual.dtype is expected.dtype
+        assert actual.shape == expected.shape
+        assert actual.strides == expected.strides
+        assert actual.flags.owndata and actual.flags.writeable
+        assert actual.tobytes() == expected.tobytes()
+
+
+@pytest.mark.parametrize('ufunc', UFUNCS, ids=lambda u: u.__name__)
+@pytest.mark.parametrize('values', [
+    ([3e38, 1.0], [3e38, 2.0]),             # + and * overflow
+    ([numpy.inf, 1.0], [numpy.inf, 0.0]),   # - invalid, * fine
+    ([1e-30, 0.0], [1e-20, numpy.inf]),     # * underflows, * invalid
+    ([1.0, 2.0], [3.0, 4.0]),               # none
+])
+def test_raised_flags_are_the_ufuncs(ufunc, values):
+    a, b = (numpy.array(v, numpy.float32) for v in values)
+    _, raised = Binary(ufunc)(a, b)
+    bits = []
+    with numpy.errstate(all='call', call=lambda kind, flag: bits.append(flag)):
+        ufunc(a, b)
+    assert raised == fenv_flags(sum(set(bits)))
+
+
+# name -> operands the loop leaves to the ufunc
+NOT_TAKEN = {
+    'fortran': lambda: (numpy.ones((3, 2), numpy.float32).T,
+                        numpy.ones((2, 3), numpy.float32)),
+    'transposed_both': lambda: (numpy.ones((3, 2), numpy.float32).T,
+                                numpy.ones((3, 2), numpy.float32).T),
+    'dtypes': lambda: (numpy.ones(3, numpy.float32),
+                       numpy.ones(3, numpy.float64)),
+    'float16': lambda: (numpy.ones(3, numpy.float16),
+                        numpy.ones(3, numpy.float16)),
+    'int32': lambda: (numpy.ones(3, numpy.int32), numpy.ones(3, numpy.int32)),
+    'byte_swapped': lambda: (numpy.ones(3, '>f4'), numpy.ones(3, '>f4')),
+    'shapes': lambda: (numpy.ones((2, 3), numpy.float32),
+                       numpy.ones((3,), numpy.float32)),
+    'broadcast': lambda: (numpy.ones((2, 3), numpy.float32),
+                          numpy.ones((1, 3), numpy.float32)),
+    'subclass': lambda: (numpy.ones(3, numpy.float32).view(numpy.matrix),
+                         numpy.ones(3, numpy.float32)),
+    'scalar': lambda: (numpy.float32(1), numpy.ones(3, numpy.float32)),
+    'unaligned': lambda: (
+        numpy.frombuffer(bytearray(13), numpy.float32, 3, 1),
+        numpy.ones(3, numpy.float32)),
+}
+
+
+@pytest.mark.parametrize('case', sorted(NOT_TAKEN))
+def test_other_operands_are_left_to_the_ufunc(case):
+    a, b = NOT_TAKEN[case]()
+    assert Binary(numpy.add)(a, b) == (None, 0)
