@@ -32,6 +32,9 @@ cdef type _Parameter = variable.Parameter
 cdef type _ndarray = numpy.ndarray
 cdef type _generic = numpy.generic
 cdef object _preprocess_rhs = basic_math._preprocess_rhs
+# Stock's functions read the node classes and helpers as globals, from the
+# module's dict: so do these (cheaper than the module's attribute lookup).
+cdef dict _globals = basic_math.__dict__
 
 # Counted under the name of the stock function each one replaces.
 cdef EntryStats _stats_add = _stats.entry('basic_math.add')
@@ -90,7 +93,13 @@ cdef inline bint _array_in_debug(EntryStats stats) except -1:
 cdef inline bint _plain_variable(object x):
     # The stock helper is looked up per call: a test may replace it.
     return ((type(x) is _Variable or type(x) is _Parameter)
-            and basic_math._preprocess_rhs is _preprocess_rhs)
+            and _globals.get('_preprocess_rhs') is _preprocess_rhs)
+
+
+cdef inline object _stock(str name):
+    """basic_math's global ``name``, as stock's functions read it."""
+    found = _globals.get(name)
+    return found if found is not None else getattr(basic_math, name)
 
 
 cdef inline bint _number(object x):
@@ -103,12 +112,12 @@ def add(*xs):
     y = None
     if len(xs) == 2:
         if _plain_variable(xs[1]):
-            y = _applied(_stats_add, basic_math.Add(), xs)
+            y = _applied(_stats_add, _stock('Add')(), xs)
         elif _number(xs[1]):
-            y = _applied(_stats_add, basic_math.AddConstant(xs[1]), (xs[0],))
+            y = _applied(_stats_add, _stock('AddConstant')(xs[1]), (xs[0],))
         elif type(xs[1]) is _ndarray and not _array_in_debug(_stats_add):
-            rhs = basic_math._preprocess_rhs(xs[0], xs[1])
-            y = _applied(_stats_add, basic_math.Add(), (xs[0], rhs))
+            rhs = _stock('_preprocess_rhs')(xs[0], xs[1])
+            y = _applied(_stats_add, _stock('Add')(), (xs[0], rhs))
         else:
             _stats_add.fallback(_NOT_PLAIN)
     else:
@@ -120,12 +129,12 @@ def sub(self, rhs):
     """Drop-in for ``Variable.__sub__``."""
     y = None
     if _plain_variable(rhs):
-        y = _applied(_stats_sub, basic_math.Sub(), (self, rhs))
+        y = _applied(_stats_sub, _stock('Sub')(), (self, rhs))
     elif _number(rhs):
-        y = _applied(_stats_sub, basic_math.AddConstant(-rhs), (self,))
+        y = _applied(_stats_sub, _stock('AddConstant')(-rhs), (self,))
     elif type(rhs) is _ndarray and not _array_in_debug(_stats_sub):
-        rhs = basic_math._preprocess_rhs(self, rhs)
-        y = _applied(_stats_sub, basic_math.Sub(), (self, rhs))
+        rhs = _stock('_preprocess_rhs')(self, rhs)
+        y = _applied(_stats_sub, _stock('Sub')(), (self, rhs))
     else:
         _stats_sub.fallback(_NOT_PLAIN)
     return y if y is not None else _originals['sub'](self, rhs)
@@ -135,10 +144,10 @@ def rsub(self, rhs):
     """Drop-in for ``Variable.__rsub__``."""
     y = None
     if _number(rhs):
-        y = _applied(_stats_rsub, basic_math.SubFromConstant(rhs), (self,))
+        y = _applied(_stats_rsub, _stock('SubFromConstant')(rhs), (self,))
     elif type(rhs) is _ndarray and not _array_in_debug(_stats_rsub):
-        rhs = basic_math._preprocess_rhs(self, rhs)
-        y = _applied(_stats_rsub, basic_math.Sub(), (rhs, self))
+        rhs = _stock('_preprocess_rhs')(self, rhs)
+        y = _applied(_stats_rsub, _stock('Sub')(), (rhs, self))
     else:
         _stats_rsub.fallback('left-hand side of rsub not a Python number')
     return y if y is not None else _originals['rsub'](self, rhs)
@@ -148,13 +157,13 @@ def mul(self, rhs):
     """Drop-in for ``Variable.__mul__``."""
     y = None
     if _plain_variable(rhs):
-        y = _applied(_stats_mul, basic_math.Mul(), (self, rhs))
+        y = _applied(_stats_mul, _stock('Mul')(), (self, rhs))
     elif _number(rhs):
-        y = _applied(_stats_mul, basic_math.MulConstant(rhs), (self,))
+        y = _applied(_stats_mul, _stock('MulConstant')(rhs), (self,))
     elif type(rhs) is _ndarray and not _array_in_debug(_stats_mul):
         # Not a scalar: stock's next step, looked up as stock does.
-        rhs = basic_math._preprocess_rhs(self, rhs)
-        y = _applied(_stats_mul, basic_math.Mul(), (self, rhs))
+        rhs = _stock('_preprocess_rhs')(self, rhs)
+        y = _applied(_stats_mul, _stock('Mul')(), (self, rhs))
     else:
         _stats_mul.fallback(_NOT_PLAIN)
     return y if y is not None else _originals['mul'](self, rhs)
