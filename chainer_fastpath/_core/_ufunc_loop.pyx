@@ -109,8 +109,9 @@ cdef class Binary:
     cdef object call(self, object a, object b, int *raised):
         """``ufunc(a, b)`` with NumPy's error handling off, adding the
         floating-point flags it raised to ``raised``; None (nothing done)
-        unless ``a`` and ``b`` are aligned ndarrays of one shape and one
-        canonical float32 or float64 dtype, each 0-d, 1-d or C-contiguous.
+        unless ``a`` and ``b`` are aligned ndarrays of one canonical
+        float32 or float64 dtype, each 0-d (broadcast), 1-d or
+        C-contiguous, and those not 0-d of one shape.
         """
         if (type(a) is not _ndarray or type(b) is not _ndarray
                 or not layout_ok() or cfp_descr_of(a) != cfp_descr_of(b)
@@ -124,35 +125,33 @@ cdef class Binary:
             loop = <UfuncLoop>self.loops[1]
         else:
             return None
-        cdef int nd = cfp_nd(a)
-        if loop.function is NULL or cfp_nd(b) != nd:
+        if loop.function is NULL:
             return None
-        cdef int need = CFP_NPY_ALIGNED
-        if nd > 1:
-            need |= CFP_NPY_C_CONTIGUOUS
-        if (cfp_flags(a) & need) != need or (cfp_flags(b) & need) != need:
+        cdef Py_ssize_t itemsize = 4 if typenum == CFP_NPY_FLOAT else 8
+        cdef Py_ssize_t steps[3]
+        if not (_operand_stride(a, itemsize, &steps[0])
+                and _operand_stride(b, itemsize, &steps[1])):
             return None
+        steps[2] = itemsize
+        # The operation's shape: an operand's that is not 0-d.
+        shaped = a if cfp_nd(a) > 0 or cfp_nd(b) == 0 else b
+        other = b if shaped is a else a
+        cdef int nd = cfp_nd(shaped)
         cdef Py_ssize_t count = 1, k
-        cdef Py_ssize_t *dims = cfp_dims(a)
-        for k in range(nd):
-            if cfp_dims(b)[k] != dims[k]:
+        cdef Py_ssize_t *dims = cfp_dims(shaped)
+        if cfp_nd(other) != 0:
+            if cfp_nd(other) != nd:
                 return None
+            for k in range(nd):
+                if cfp_dims(other)[k] != dims[k]:
+                    return None
+        for k in range(nd):
             count *= dims[k]
-        out = new_like(a)
+        out = new_like(shaped)
         if out is None:
             return None
         if count == 0:
             return out
-        cdef Py_ssize_t itemsize = 4 if typenum == CFP_NPY_FLOAT else 8
-        cdef Py_ssize_t steps[3]
-        if nd == 0:
-            steps[0] = steps[1] = 0
-        elif nd == 1:
-            steps[0] = cfp_strides(a)[0]
-            steps[1] = cfp_strides(b)[0]
-        else:
-            steps[0] = steps[1] = itemsize
-        steps[2] = itemsize
         cdef char *args[3]
         args[0] = cfp_data(a)
         args[1] = cfp_data(b)
@@ -161,3 +160,22 @@ cdef class Binary:
         loop.function(args, &count, steps, loop.data)
         raised[0] |= fetestexcept(_FLAGS)
         return out
+
+
+cdef inline bint _operand_stride(object a, Py_ssize_t itemsize,
+                                 Py_ssize_t *stride):
+    """The stride NumPy's trivial path gives operand ``a`` (0 for a 0-d
+    one, which it broadcasts); False where that path would not take it."""
+    cdef int nd = cfp_nd(a)
+    cdef int flags = cfp_flags(a)
+    if not flags & CFP_NPY_ALIGNED:
+        return False
+    if nd == 0:
+        stride[0] = 0
+    elif nd == 1:
+        stride[0] = cfp_strides(a)[0]
+    elif flags & CFP_NPY_C_CONTIGUOUS:
+        stride[0] = itemsize
+    else:
+        return False
+    return True

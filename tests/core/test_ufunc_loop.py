@@ -6,7 +6,7 @@ import pytest
 from chainer_fastpath._core._fpe import fenv_flags
 from chainer_fastpath._core._ufunc_loop import Binary
 
-UFUNCS = [numpy.add, numpy.subtract, numpy.multiply]
+UFUNCS = [numpy.add, numpy.subtract, numpy.multiply, numpy.maximum]
 DTYPES = [numpy.float32, numpy.float64]
 
 
@@ -52,15 +52,17 @@ def _operand(layout, dtype, rng):
     return take(_specials(dtype, n, rng))
 
 
+@pytest.mark.parametrize('broadcast', ['none', 'a', 'b'])
 @pytest.mark.parametrize('layout', sorted(LAYOUTS))
 @pytest.mark.parametrize('dtype', DTYPES)
 @pytest.mark.parametrize('ufunc', UFUNCS, ids=lambda u: u.__name__)
-def test_same_bits_as_the_ufunc(ufunc, dtype, layout):
+def test_same_bits_as_the_ufunc(ufunc, dtype, layout, broadcast):
+    # broadcast: which operand is 0-d (the trivial path broadcasts it).
     rng = numpy.random.RandomState(0)
     loop = Binary(ufunc)
     for _ in range(20):
-        a = _operand(layout, dtype, rng)
-        b = _operand(layout, dtype, rng)
+        a = _operand('0d' if broadcast == 'a' else layout, dtype, rng)
+        b = _operand('0d' if broadcast == 'b' else layout, dtype, rng)
         with numpy.errstate(all='ignore'):
             expected = numpy.asarray(ufunc(a, b))
         actual, raised = loop(a, b)

@@ -12,23 +12,40 @@ from chainer.functions.activation import relu
 
 from chainer_fastpath._core._config cimport ConfigView
 from chainer_fastpath._core._fpe cimport acts, quiet2
+from chainer_fastpath._core._ndarray cimport (
+    CFP_NPY_DOUBLE, CFP_NPY_FLOAT, cfp_typenum, layout_ok)
 from chainer_fastpath._core._objects cimport new_variable
 from chainer_fastpath._core._registry cimport NOT_HANDLED, compiled
 from chainer_fastpath._core._retained cimport activation_inputs, array_of
+from chainer_fastpath._core._ufunc_loop cimport Binary
+from chainer_fastpath._force_array cimport forced
 
 cdef object _maximum = numpy.maximum
 cdef object _np_multiply = numpy.multiply
 cdef object _utils = chainer.utils
+cdef Binary _maximum_loop = Binary(_maximum)
+# The 0 of ``maximum(x, 0, dtype=x.dtype)`` as NumPy casts it.
+cdef object _ZERO32 = numpy.zeros((), numpy.float32)
+cdef object _ZERO64 = numpy.zeros((), numpy.float64)
 
 
 cdef object _forward(object node, tuple inputs, ConfigView config):
     # FunctionNode.forward -> ReLU.forward_cpu, iDeep unavailable. NumPy's
-    # maximum raises no floating-point exception, not even on a NaN.
+    # maximum raises no floating-point exception, not even on a NaN (its
+    # loop clears the flags).
     assert len(inputs) > 0
     x, = inputs
-    y = _maximum(x, 0, dtype=x.dtype)
+    cdef int raised = 0
+    y = None
+    if type(x) is numpy.ndarray and layout_ok():
+        num = cfp_typenum(x)
+        if num == CFP_NPY_FLOAT or num == CFP_NPY_DOUBLE:
+            y = _maximum_loop.call(
+                x, _ZERO32 if num == CFP_NPY_FLOAT else _ZERO64, &raised)
+    if y is None or acts(raised):
+        y = _maximum(x, 0, dtype=x.dtype)
     node._output_indexes_to_retain = (0,)
-    return _utils.force_array(y),
+    return forced(y),
 
 
 cdef object _backward(object func, tuple indexes, tuple grad_outputs):

@@ -23,11 +23,10 @@ from chainer_fastpath._core._registry cimport NOT_HANDLED, compiled
 from chainer_fastpath._core._retained cimport (
     float_operands, grad_array, requires_grad_of, retained_inputs)
 from chainer_fastpath._core._ufunc_loop cimport Binary
-from chainer_fastpath._force_array import force_array as _fast_force_array
+from chainer_fastpath._force_array cimport forced
 from chainer_fastpath.functions.math.sum cimport sum_to_grad
 
 cdef object _utils = chainer.utils
-cdef dict _utils_globals = chainer.utils.__dict__
 cdef object _preprocess_const = basic_math._preprocess_const
 cdef object _np_add = numpy.add
 cdef object _np_subtract = numpy.subtract
@@ -42,10 +41,7 @@ cdef inline object _forced(object y, int raised):
     on a flag ``raised`` computing ``y``."""
     if acts(raised):
         return NOT_HANDLED
-    if (type(y) is numpy.ndarray
-            and _utils_globals.get('force_array') is _fast_force_array):
-        return y,   # what the installed force_array returns for an ndarray
-    return _utils.force_array(y),
+    return forced(y),
 
 
 cdef inline object _binary(Binary loop, object ufunc, object a, object b,

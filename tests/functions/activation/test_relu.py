@@ -2,6 +2,7 @@
 import numpy
 import pytest
 
+import chainer
 import chainer.functions as F
 from chainer.functions.activation import relu
 
@@ -10,9 +11,34 @@ from chainer_fastpath.testing import (
     FLOAT_DTYPES, applied, check_gradients_same, check_outputs_same,
     gradients, variable as _v)
 
+
+
+def _specials(shape, dtype=numpy.float32, take=None):
+    """A Variable of NaNs with payloads of both signs, infinities, signed
+    zeros and subnormals among normal values."""
+    n = int(numpy.prod(shape)) * (3 if take else 1)
+    uint = {2: numpy.uint16, 4: numpy.uint32, 8: numpy.uint64}[
+        numpy.dtype(dtype).itemsize]
+    values = numpy.linspace(-2, 2, n).astype(dtype)
+    pool = numpy.array([numpy.nan, -numpy.nan, numpy.inf, -numpy.inf, 0.0,
+                        -0.0, numpy.finfo(dtype).tiny / 2], dtype)
+    values[::2] = numpy.resize(pool, values[::2].shape)
+    nan = numpy.isnan(values)
+    values.view(uint)[nan] ^= numpy.arange(1, nan.sum() + 1).astype(uint)
+    values = values[::3] if take else values
+    return chainer.Variable(values.reshape(shape))
+
+
 # name -> builds (under the shared seed) and returns (fn, args)
 APPLY_CASES = {
     'relu': lambda: (F.relu, [_v(4, 3)]),
+    'specials': lambda: (F.relu, [_specials((5, 7))]),
+    'specials_float64': lambda: (F.relu, [_specials((9,), numpy.float64)]),
+    'specials_float16': lambda: (F.relu, [_specials((9,), numpy.float16)]),
+    'specials_0d': lambda: (F.relu, [_specials(())]),
+    'specials_strided': lambda: (F.relu, [_specials((11,), take=True)]),
+    'transposed': lambda: (F.relu, [chainer.Variable(_v(3, 4).array.T)]),
+    'empty': lambda: (F.relu, [_v(0, 3)]),
 }
 
 # name -> f(dtype) building inputs and returning (inputs, output)

@@ -1,0 +1,1 @@
+cdef object forced(object y)
