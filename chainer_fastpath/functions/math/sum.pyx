@@ -1,5 +1,7 @@
 # cython: boundscheck=True, wraparound=True
-"""Compiled ``Sum``: backward on NumPy arrays."""
+"""Compiled ``Sum``: forward and backward on NumPy arrays."""
+import numpy
+
 import chainer
 import chainer.functions
 from chainer.functions.array import broadcast
@@ -7,12 +9,37 @@ from chainer.functions.array import reshape
 from chainer.functions.math import sum as sum_mod
 
 from chainer_fastpath._core._apply cimport apply_detached
+from chainer_fastpath._core._config cimport ConfigView
 from chainer_fastpath._core._fpe cimport acts, quiet_begin, quiet_end
 from chainer_fastpath._core._objects cimport new_variable
 from chainer_fastpath._core._registry cimport NOT_HANDLED, compiled
 from chainer_fastpath._core._retained cimport grad_array
 
 cdef object _utils = chainer.utils
+cdef object _asarray = numpy.asarray
+# ndarray.sum(axis, keepdims=k) is numpy.core._methods._sum, which calls
+# numpy.add.reduce(x, axis, None, None, k) with initial and where at their
+# defaults.
+cdef object _add_reduce = numpy.add.reduce
+
+
+cdef object _forward(object node, tuple inputs, ConfigView config):
+    # Sum.forward on NumPy: numpy.asarray(x.sum(axis=self.axis,
+    # keepdims=self.keepdims)).
+    if len(inputs) != 1:
+        return NOT_HANDLED
+    x = inputs[0]
+    cdef int raised
+    saved = quiet_begin()
+    try:
+        y = _add_reduce(x, node.axis, None, None, node.keepdims)
+    finally:
+        # An exception after a flag NumPy acts on is stock's to raise, if
+        # stock reaches it.
+        raised = quiet_end(saved)
+        if acts(raised):
+            return NOT_HANDLED
+    return _asarray(y),
 
 
 cdef object _backward(object func, tuple indexes, tuple grad_outputs):
@@ -76,7 +103,7 @@ cdef object sum_to_grad(object gy_var, object gy, object shape):
 
 
 ENTRIES = (
-    compiled(sum_mod.Sum, NULL, (),
+    compiled(sum_mod.Sum, _forward, ('forward',),
              _backward, backward_callees=(
                  (chainer.functions, 'reshape'),
                  (chainer.functions, 'broadcast_to'),

@@ -16,6 +16,20 @@ from chainer_fastpath.testing import (
 # name -> builds (under the shared seed) and returns (fn, args)
 APPLY_CASES = {
     'sum': lambda: (lambda a: F.sum(a, axis=1), [_v(3, 4)]),
+    'sum_all': lambda: (F.sum, [_v(5, 7)]),
+    'sum_all_keepdims': lambda: (lambda a: F.sum(a, keepdims=True),
+                                 [_v(5, 7)]),
+    'sum_axes': lambda: (lambda a: F.sum(a, axis=(0, -1)), [_v(2, 3, 4)]),
+    'sum_float16': lambda: (F.sum, [_v(300, dtype=numpy.float16)]),
+    'sum_float64_long': lambda: (lambda a: F.sum(a, axis=0),
+                                 [_v(20000, 3, dtype=numpy.float64)]),
+    'sum_0d': lambda: (F.sum, [_v()]),
+    'sum_strided': lambda: (lambda a: F.sum(a, axis=1),
+                            [strided_variable(3, 4)]),
+    'sum_transposed': lambda: (F.sum, [chainer.Variable(_v(30, 4).array.T)]),
+    'sum_empty': lambda: (lambda a: F.sum(a, axis=1), [_v(3, 0)]),
+    'sum_nan': lambda: (F.sum, [chainer.Variable(numpy.array(
+        [1.0, numpy.nan, -numpy.nan, 2.0], numpy.float32))]),
 }
 
 # name -> f(dtype) building inputs and returning (inputs, output)
@@ -86,3 +100,13 @@ def test_passed_type_check_is_cached(type_check_is_cached):
 def test_mocked_callee_is_called(owner, name, mock_is_called):
     mock_is_called(owner, name, lambda: gradients(
         BACKWARD_CASES['sum_axis'], numpy.float32))
+
+
+@pytest.mark.parametrize('case', sorted(APPLY_CASES))
+def test_compiled_forward_is_used(case, compiled_instead):
+    fn, xs = APPLY_CASES[case]()
+    compiled_instead(lambda: fn(*xs), sum_mod.Sum.forward)
+
+
+def test_mocked_forward_is_called(mock_is_called):
+    mock_is_called(sum_mod.Sum, 'forward', lambda: F.sum(_v(3, 4)))
