@@ -140,6 +140,19 @@ cdef object apply_or_debug(object node, tuple inputs):
         _caller_node = None
 
 
+cdef object apply_single(EntryStats stats, object node, tuple inputs):
+    """``y, = node.apply(inputs)`` (a public wrapper's body), counted in
+    ``stats``; None in debug mode, where nothing was applied and the
+    caller runs its original (whose frame stock's node stacks show)."""
+    outputs = apply_or_debug(node, inputs)
+    if outputs is None:
+        stats.fallback('debug mode')
+        return None
+    stats.fast += 1
+    y, = outputs
+    return y
+
+
 def apply(self, inputs):
     """Drop-in for ``FunctionNode.apply``; same results, same errors."""
     cdef ConfigView config = ConfigView.current()

@@ -69,6 +69,7 @@ def _modules():
         ('forward', _force_array),
         ('forward', _link_call),
         ('forward', _arith),
+        ('forward', functions),
         ('backward', _fast_backward),
         ('backward', _unchain),
         ('optimizers', optimizers),

@@ -34,6 +34,7 @@ def _x():
     lambda x: 2.0 * x, lambda x: x + x, lambda x: x + 1, lambda x: 1 + x,
     lambda x: x - x, lambda x: x - 1, lambda x: 1 - x,
     lambda x: F.add(x, x), lambda x: F.add(x, x, x),
+    lambda x: F.relu(x), lambda x: F.sum(x), lambda x: F.sum(x, axis=0),
 ])
 def test_operator_frame_in_debug_stack(op):
     def fn():

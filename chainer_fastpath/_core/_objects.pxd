@@ -1,3 +1,4 @@
+cdef object bare(type cls)
 cdef object new_variable(object data, bint requires_grad, object creator,
                          object rank)
 cdef object weak_ref(object obj)

@@ -43,8 +43,12 @@ def _use_bytecode_stores(flag):
     return previous
 
 
-cdef inline object _bare(type cls):
+cdef object bare(type cls):
     """``object.__new__(cls)`` through the type's own slot."""
+    return (<PyTypeObject*>cls).tp_new(cls, <PyObject*>_NO_ARGS, NULL)
+
+
+cdef inline object _bare(type cls):
     return (<PyTypeObject*>cls).tp_new(cls, <PyObject*>_NO_ARGS, NULL)
 
 

@@ -5,6 +5,11 @@ Each module holds a function's compiled forward, compiled backward, the
 methods they stand for and its type-check key, and exposes them as
 ``ENTRIES`` (``chainer_fastpath._core._registry.Compiled``). Adding a
 function is its module, its test file and one line below.
+
+A module may also replace the public function that applies its node
+(``F.relu``, ``F.sum``): it then speaks the patch protocol (``TARGETS``,
+``bind``), and this package gathers those targets into one patch-table
+module.
 """
 import importlib
 
@@ -46,10 +51,15 @@ MODULES = (
 
 _registered = False
 
+# The public functions the modules replace, filled by register_all().
+TARGETS = ()
+_module_of = {}
+
 
 def register_all():
-    """Puts every module's entries in the registry (once)."""
-    global _registered
+    """Puts every module's entries in the registry, and gathers the
+    targets of their public wrappers (once)."""
+    global _registered, TARGETS
     if _registered:
         return
     from chainer_fastpath._core import _registry
@@ -57,4 +67,13 @@ def register_all():
     for name in MODULES:
         module = importlib.import_module(__name__ + '.' + name)
         _registry.register(module.ENTRIES)
+        for target in getattr(module, 'TARGETS', ()):
+            _module_of[target] = module
+    TARGETS = tuple(_module_of)
     _registered = True
+
+
+def bind(owner, attribute, original):
+    """The replacement of the public function ``original``, from the
+    module that compiles its node."""
+    return _module_of[owner, attribute].bind(owner, attribute, original)

@@ -1,5 +1,6 @@
 # cython: boundscheck=True, wraparound=True
-"""Compiled ``ReLU``: forward and backward on NumPy arrays.
+"""Compiled ``ReLU``: forward and backward on NumPy arrays, and
+``F.relu``.
 
 Each NumPy operation that may raise a floating-point exception runs with
 NumPy's error handling off (``_fpe``); where NumPy would act on one, the
@@ -8,6 +9,7 @@ node's own code runs.
 import numpy
 
 import chainer
+import chainer.functions
 from chainer.functions.activation import relu
 
 from chainer_fastpath._core._config cimport ConfigView
@@ -18,6 +20,10 @@ from chainer_fastpath._core._objects cimport new_variable
 from chainer_fastpath._core._registry cimport NOT_HANDLED, compiled
 from chainer_fastpath._core._retained cimport activation_inputs, array_of
 from chainer_fastpath._core._ufunc_loop cimport Binary
+from chainer_fastpath._core import _registry
+from chainer_fastpath._core._stats cimport EntryStats
+from chainer_fastpath._core import _stats
+from chainer_fastpath._fast_call cimport apply_single
 from chainer_fastpath._force_array cimport forced
 
 cdef object _maximum = numpy.maximum
@@ -62,6 +68,45 @@ cdef object _backward(object func, tuple indexes, tuple grad_outputs):
         return NOT_HANDLED
     return (new_variable(_utils.force_array(gx, dtype=gy.dtype),
                          gy_var._requires_grad, None, 0),)
+
+
+# -- F.relu ------------------------------------------------------------------
+
+TARGETS = ((relu, 'relu'), (chainer.functions, 'relu'))
+
+cdef EntryStats _stats_relu = _stats.entry('relu.relu')
+cdef object _original_relu = None
+cdef dict _globals = relu.__dict__
+
+
+def bind(owner, attribute, original):
+    """Keeps stock's ``relu`` (the first given) to fall back to; returns
+    its replacement."""
+    global _original_relu
+    if _original_relu is None:
+        _original_relu = original
+    _registry.accept_equivalent(original, relu_)
+    return relu_
+
+
+def relu_(*args, **kwargs):
+    """Drop-in for ``F.relu``: ``y, = ReLU().apply((x,))``, the class read
+    from its module as stock reads it; any other call, and debug mode, run
+    the original."""
+    cdef Py_ssize_t n = len(args)
+    if n == 1 and not kwargs:
+        x = args[0]
+    elif n == 0 and len(kwargs) == 1 and 'x' in kwargs:
+        x = kwargs['x']
+    else:
+        _stats_relu.fallback('arguments not (x)')
+        return _original_relu(*args, **kwargs)
+    cls = _globals.get('ReLU')
+    if cls is not None:
+        y = apply_single(_stats_relu, cls(), (x,))
+        if y is not None:
+            return y
+    return _original_relu(x)
 
 
 ENTRIES = (

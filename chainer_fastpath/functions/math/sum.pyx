@@ -1,5 +1,5 @@
 # cython: boundscheck=True, wraparound=True
-"""Compiled ``Sum``: forward and backward on NumPy arrays."""
+"""Compiled ``Sum``: forward and backward on NumPy arrays, and ``F.sum``."""
 import numpy
 
 import chainer
@@ -11,7 +11,12 @@ from chainer.functions.math import sum as sum_mod
 from chainer_fastpath._core._apply cimport apply_detached
 from chainer_fastpath._core._config cimport ConfigView
 from chainer_fastpath._core._fpe cimport acts, quiet_begin, quiet_end
-from chainer_fastpath._core._objects cimport new_variable
+from chainer_fastpath._core._audit cimport StockMethods
+from chainer_fastpath._core._objects cimport bare, new_variable
+from chainer_fastpath._core import _registry
+from chainer_fastpath._core._stats cimport EntryStats
+from chainer_fastpath._core import _stats
+from chainer_fastpath._fast_call cimport apply_single
 from chainer_fastpath._core._registry cimport NOT_HANDLED, compiled
 from chainer_fastpath._core._retained cimport grad_array
 
@@ -100,6 +105,66 @@ cdef object sum_to_grad(object gy_var, object gy, object shape):
         if acts(raised):
             return NOT_HANDLED
     return new_variable(gx, gy_var._requires_grad, None, 0)
+
+
+# -- F.sum -------------------------------------------------------------------
+
+TARGETS = ((sum_mod, 'sum'), (chainer.functions, 'sum'))
+
+cdef EntryStats _stats_sum = _stats.entry('sum.sum')
+cdef object _original_sum = None
+cdef dict _globals = sum_mod.__dict__
+cdef type _Sum = sum_mod.Sum
+cdef StockMethods _sum_init = StockMethods(_Sum, ('__init__',))
+
+
+def bind(owner, attribute, original):
+    """Keeps stock's ``sum`` (the first given) to fall back to; returns its
+    replacement."""
+    global _original_sum
+    if _original_sum is None:
+        _original_sum = original
+    _registry.accept_equivalent(original, sum_)
+    return sum_
+
+
+cdef object _node(object cls, object axis, object keepdims):
+    """``cls(axis, keepdims)``; for stock's Sum and an axis that is None or
+    an int, the instance its ``__init__`` leaves, built here."""
+    if (cls is not _Sum or not _sum_init.on_class()
+            or not (axis is None or type(axis) is int)):
+        return cls(axis, keepdims)
+    node = bare(_Sum)
+    node.axis = None if axis is None else (axis,)
+    node.keepdims = keepdims
+    return node
+
+
+def sum_(*args, **kwargs):
+    """Drop-in for ``F.sum``: ``y, = Sum(axis, keepdims).apply((x,))``, the
+    class read from its module as stock reads it; any other call, and debug
+    mode, run the original."""
+    cdef Py_ssize_t n = len(args)
+    if n == 0 or n > 3:
+        _stats_sum.fallback('arguments not (x, axis, keepdims)')
+        return _original_sum(*args, **kwargs)
+    x = args[0]
+    axis = args[1] if n > 1 else None
+    keepdims = args[2] if n > 2 else False
+    for name in kwargs:
+        if name == 'axis' and n < 2:
+            axis = kwargs[name]
+        elif name == 'keepdims' and n < 3:
+            keepdims = kwargs[name]
+        else:
+            _stats_sum.fallback('arguments not (x, axis, keepdims)')
+            return _original_sum(*args, **kwargs)
+    cls = _globals.get('Sum')
+    if cls is not None:
+        y = apply_single(_stats_sum, _node(cls, axis, keepdims), (x,))
+        if y is not None:
+            return y
+    return _original_sum(x, axis, keepdims)
 
 
 ENTRIES = (

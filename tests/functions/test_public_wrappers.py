@@ -1,0 +1,101 @@
+"""The public functions replaced by compiled ones (``F.relu``, ``F.sum``):
+every call the stock function accepts gives stock's result and leaves the
+node stock leaves; every call it rejects raises stock's error."""
+import numpy
+import pytest
+
+import chainer
+import chainer.functions as F
+from chainer.functions.activation import relu as relu_module
+from chainer.functions.math import sum as sum_module
+
+import chainer_fastpath
+from chainer_fastpath.testing import check_same, error_of
+
+
+def _x(*shape):
+    return chainer.Variable(
+        numpy.arange(numpy.prod(shape), dtype=numpy.float32).reshape(shape))
+
+
+def _node_state(y):
+    """The creator's own attributes, but those applying sets in both."""
+    return sorted((k, repr(v)) for k, v in vars(y.creator).items()
+                  if k not in ('inputs', 'outputs', '_input_layouts'))
+
+
+# name -> a call of the public function (errors are results too)
+CALLS = {
+    'relu': lambda: F.relu(_x(2, 3)),
+    'relu_keyword': lambda: F.relu(x=_x(2, 3)),
+    'relu_array': lambda: F.relu(numpy.ones(3, numpy.float32)),
+    'relu_module': lambda: relu_module.relu(_x(3)),
+    'relu_no_argument': lambda: F.relu(),
+    'relu_two_arguments': lambda: F.relu(_x(3), _x(3)),
+    'relu_unknown_keyword': lambda: F.relu(_x(3), y=1),
+    'relu_int': lambda: F.relu(numpy.ones(3, numpy.int32)),
+    'sum': lambda: F.sum(_x(2, 3)),
+    'sum_axis': lambda: F.sum(_x(2, 3), 1),
+    'sum_axis_keyword': lambda: F.sum(_x(2, 3), axis=-1),
+    'sum_axis_tuple': lambda: F.sum(_x(2, 3, 4), axis=(0, 2)),
+    'sum_keepdims': lambda: F.sum(_x(2, 3), 0, True),
+    'sum_keepdims_keyword': lambda: F.sum(_x(2, 3), keepdims=True),
+    'sum_keepdims_odd': lambda: F.sum(_x(2, 3), axis=0, keepdims=1),
+    'sum_all_keywords': lambda: F.sum(x=_x(2, 3), axis=1, keepdims=False),
+    'sum_axis_bool': lambda: F.sum(_x(2, 3), axis=True),
+    'sum_axis_numpy_int': lambda: F.sum(_x(2, 3), axis=numpy.int64(1)),
+    'sum_axis_duplicate': lambda: F.sum(_x(2, 3), axis=(1, 1)),
+    'sum_axis_list': lambda: F.sum(_x(2, 3), axis=[0]),
+    'sum_axis_out_of_range': lambda: F.sum(_x(2, 3), axis=2),
+    'sum_module': lambda: sum_module.sum(_x(3)),
+    'sum_no_argument': lambda: F.sum(),
+    'sum_too_many': lambda: F.sum(_x(3), None, False, 1),
+    'sum_axis_twice': lambda: F.sum(_x(3), 0, axis=0),
+    'sum_unknown_keyword': lambda: F.sum(_x(3), dtype=None),
+}
+
+
+@pytest.mark.parametrize('case', sorted(CALLS))
+def test_same_result_node_and_error_as_stock(case):
+    def fn():
+        error = error_of(CALLS[case])
+        if error is not None:
+            return error
+        y = CALLS[case]()
+        return y.array, y.requires_grad, _node_state(y)
+    check_same(fn)
+
+
+@pytest.mark.parametrize('public,row', [
+    (lambda: F.relu(_x(3)), 'relu.relu'),
+    (lambda: F.sum(_x(3), axis=0), 'sum.sum'),
+])
+def test_wrapper_is_counted(public, row):
+    chainer_fastpath.enable()
+    chainer_fastpath.reset_stats()
+    public()
+    assert chainer_fastpath.stats()[row] == {'fast': 1, 'fallback': {}}
+
+
+def test_sum_init_replaced_on_the_class_is_called(monkeypatch):
+    calls = []
+    original = sum_module.Sum.__init__
+
+    def init(self, *args, **kwargs):
+        calls.append(args)
+        original(self, *args, **kwargs)
+
+    chainer_fastpath.enable()
+    monkeypatch.setattr(sum_module.Sum, '__init__', init)
+    F.sum(_x(2, 3), 1)
+    assert calls == [(1, False)]
+
+
+def test_node_class_replaced_in_its_module_is_applied(monkeypatch):
+    class Doubled(relu_module.ReLU):
+        def forward(self, inputs):
+            return inputs[0] * 2,
+
+    chainer_fastpath.enable()
+    monkeypatch.setattr(relu_module, 'ReLU', Doubled)
+    assert F.relu(_x(3)).array.tolist() == [0.0, 2.0, 4.0]
