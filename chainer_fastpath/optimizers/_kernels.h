@@ -566,10 +566,11 @@ static const cfp_kernel cfp_kernels[CFP_N_RULES][CFP_N_DTYPES] = {
  * Stock's NumPy calls warn, raise or call back on floating-point
  * exceptions as errstate says, partway through an update; which NaN a
  * NumPy operation keeps when both operands are NaN depends on its loop's
- * operand order. So the kernel runs on a copy of the old values: when it
- * raised a watched flag, or left a NaN in the parameter (every NaN in a
- * state reaches the parameter), the old values are put back for stock's
- * update_core_cpu to redo. */
+ * operand order. So where the kernel raises a watched flag, or leaves a
+ * NaN in the parameter (every NaN in a state reaches the parameter), the
+ * update is stock's to redo, from the old values: small updates run on a
+ * saved copy of them (cfp_run); large ones are first checked chunk by
+ * chunk on copies of a chunk (cfp_check), then run in place. */
 
 /* Plain loops: a memcpy here would be a `rep movsb` that callgrind counts
  * byte by byte. */
@@ -613,6 +614,13 @@ CFP_CLONES static int cfp_has_nan(int dtype, const char *p, Py_ssize_t n)
 
 enum { CFP_DONE = 0, CFP_RAISED = 1, CFP_NAN = 2 };
 
+static inline void cfp_clear_flags(int flags)
+{
+    if (fetestexcept(flags)) {
+        feclearexcept(flags);
+    }
+}
+
 /* Runs kernel `rule` for dtype `dtype` on the operands `p`, first saving
  * the `nw` arrays it writes in place, `w`, of `nbytes` each, to `save`.
  * Returns CFP_DONE, or CFP_RAISED / CFP_NAN with the old values back. */
@@ -625,7 +633,7 @@ static int cfp_run(int rule, int dtype, Py_ssize_t n, char *const *p,
         cfp_copy(save + k * nbytes, w[k], nbytes);
     }
     if (watch) {
-        feclearexcept(watch);
+        cfp_clear_flags(watch);
     }
     cfp_kernels[rule][dtype](n, p, s, f);
     if (watch && fetestexcept(watch)) {
@@ -639,6 +647,58 @@ static int cfp_run(int rule, int dtype, Py_ssize_t n, char *const *p,
         }
     }
     return r;
+}
+
+/* The kernel in place, after cfp_check found nothing for stock. */
+static void cfp_run_in_place(int rule, int dtype, Py_ssize_t n,
+                             char *const *p, const double *s, const int *f)
+{
+    cfp_kernels[rule][dtype](n, p, s, f);
+}
+
+/* Elements per chunk of cfp_check. */
+enum { CFP_CHUNK = 2048, CFP_MAX_OPERANDS = 8 };
+
+/* What cfp_run would return for the same arguments, found without
+ * writing the arrays `w`: the kernel runs chunk by chunk, each on copies
+ * of the chunk of every array in `w` (`scratch`: nw * CFP_CHUNK elements
+ * of `itemsize` bytes; arrays it writes that are not in `w` are fresh
+ * outputs, which the run in place writes again). The kernels are
+ * elementwise, so each element's bits are those of the run in place.
+ * `p` has CFP_MAX_OPERANDS entries, NULL where unused. */
+static int cfp_check(int rule, int dtype, Py_ssize_t n, char *const *p,
+                     const double *s, const int *f, int nw, char *const *w,
+                     int itemsize, char *scratch, int watch)
+{
+    char *q[CFP_MAX_OPERANDS];
+    Py_ssize_t off, m;
+    int i, k;
+    if (watch) {
+        cfp_clear_flags(watch);
+    }
+    for (off = 0; off < n; off += CFP_CHUNK) {
+        m = n - off < CFP_CHUNK ? n - off : CFP_CHUNK;
+        for (i = 0; i < CFP_MAX_OPERANDS; i++) {
+            q[i] = p[i] ? p[i] + off * itemsize : NULL;
+        }
+        for (k = 0; k < nw; k++) {
+            char *copy = scratch + (Py_ssize_t)k * CFP_CHUNK * itemsize;
+            cfp_copy(copy, w[k] + off * itemsize, m * itemsize);
+            for (i = 0; i < CFP_MAX_OPERANDS; i++) {
+                if (p[i] == w[k]) {
+                    q[i] = copy;
+                }
+            }
+        }
+        cfp_kernels[rule][dtype](m, q, s, f);
+        if (cfp_has_nan(dtype, q[0], m)) {
+            return CFP_NAN;
+        }
+    }
+    if (watch && fetestexcept(watch)) {
+        return CFP_RAISED;
+    }
+    return CFP_DONE;
 }
 
 #endif

@@ -30,6 +30,7 @@ from cpython.mem cimport PyMem_RawFree, PyMem_RawMalloc
 from libc.float cimport FLT_MIN
 from libc.math cimport fabs, pow as c_pow, sqrt as c_sqrt, isfinite
 from libc.stdint cimport uint16_t
+from libc.string cimport memset
 
 from chainer_fastpath._core._fpe cimport (
     FE_OVERFLOW, FE_UNDERFLOW, clear_flags, fetestexcept, watched)
@@ -55,6 +56,13 @@ cdef extern from "_kernels.h" nogil:
     int cfp_run(int rule, int dtype, Py_ssize_t n, char **p,
                 const double *s, const int *f, int nw, char **w,
                 Py_ssize_t nbytes, char *save, int watch)
+    enum:
+        CFP_CHUNK, CFP_MAX_OPERANDS
+    int cfp_check(int rule, int dtype, Py_ssize_t n, char **p,
+                  const double *s, const int *f, int nw, char **w,
+                  int itemsize, char *scratch, int watch)
+    void cfp_run_in_place(int rule, int dtype, Py_ssize_t n, char **p,
+                          const double *s, const int *f)
 
 
 # Arrays at least this large are updated with the GIL released.
@@ -229,6 +237,7 @@ cdef str _begin(Arrays *A, object data, object grad):
     for i in range(A.nd):
         A.n *= A.dims[i]
     A.count = 0
+    memset(A.lo, 0, sizeof(A.lo))
     A.fpe = 0
     r = _add(A, data, True)
     if r is None:
@@ -244,6 +253,7 @@ cdef str _launch(int rule, Arrays *A, double *s, int *f, bint in_place):
     cdef char *w[8]
     cdef double stack[STACK_SAVE]
     cdef char *save = <char *>stack
+    cdef char *scratch
     cdef Py_ssize_t nbytes = A.n * (A.bits // 8)
     if A.fpe & watch:
         return 'floating-point exception'
@@ -253,18 +263,25 @@ cdef str _launch(int rule, Arrays *A, double *s, int *f, bint in_place):
             w[nw] = A.lo[i]
             nw += 1
     if nw * nbytes > STACK_SAVE * 8:
-        save = <char *>PyMem_RawMalloc(nw * nbytes)
-        if save == NULL:
+        # Too large to save on the stack: checked chunk by chunk first,
+        # then run in place (a saved copy would cost a pass over fresh
+        # memory as large as the arrays written).
+        scratch = <char *>PyMem_RawMalloc(nw * CFP_CHUNK * (A.bits // 8))
+        if scratch == NULL:
             return 'out of memory'
-    if A.n >= NOGIL_SIZE or A.bits == 16:
+        with nogil:
+            r = cfp_check(rule, A.dtype, A.n, A.lo, s, f, nw, w,
+                          A.bits // 8, scratch, watch)
+            if r == CFP_DONE:
+                cfp_run_in_place(rule, A.dtype, A.n, A.lo, s, f)
+        PyMem_RawFree(scratch)
+    elif A.n >= NOGIL_SIZE or A.bits == 16:
         with nogil:
             r = cfp_run(rule, A.dtype, A.n, A.lo, s, f, nw, w, nbytes, save,
                         watch)
     else:
         r = cfp_run(rule, A.dtype, A.n, A.lo, s, f, nw, w, nbytes, save,
                     watch)
-    if save != <char *>stack:
-        PyMem_RawFree(save)
     if r == CFP_RAISED:
         return 'floating-point exception'
     if r == CFP_NAN:

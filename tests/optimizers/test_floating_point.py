@@ -281,6 +281,69 @@ def test_error_state_on_large_arrays(name, dtype, mode):
                **FAST)
 
 
+def train_large_with_last(name, dtype, last, errstate=None):
+    """Three updates of LargeModel, under ``numpy.errstate(**errstate)``,
+    whose gradients are ordinary but for the last element of the third,
+    ``last``: the chunked check of large updates meets it in its last
+    chunk."""
+    numpy.random.seed(3)
+    link = LargeModel(dtype)
+    opt = OPTIMIZERS[name]().setup(link)
+    rng = numpy.random.RandomState(5)
+    out = []
+    for step in range(3):
+        g = rng.uniform(-1, 1, link.w.shape).astype(dtype)
+        if step == 2:
+            g.reshape(-1)[-1] = last
+        link.w.grad = g
+        try:
+            with numpy.errstate(**(errstate or {})):
+                opt.update()
+        except Exception as e:
+            out.append((type(e).__name__, str(e)))
+            break
+        out.append(snapshot(link))
+    return out
+
+
+@pytest.mark.parametrize('mode', ['default', 'raise'])
+@pytest.mark.parametrize('last', [numpy.nan, numpy.inf, 1e300])
+@pytest.mark.parametrize('dtype', DTYPES, ids=lambda d: d.__name__)
+@pytest.mark.parametrize('name', sorted(OPTIMIZERS))
+def test_last_element_of_a_large_update(name, dtype, last, mode):
+    # Large updates are checked chunk by chunk before they are made in
+    # place: a NaN or a flag in the last chunk leaves every element, those
+    # of the chunks before it included, for stock to update.
+    def fn():
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter('always')
+            out = train_large_with_last(
+                name, dtype, last, {'all': 'raise'} if mode == 'raise'
+                else None)
+        return out, [(w.category.__name__, str(w.message), w.lineno)
+                     for w in caught]
+    check_same(fn, **FAST)
+
+
+@pytest.mark.parametrize('dtype', DTYPES, ids=lambda d: d.__name__)
+@pytest.mark.parametrize('name', sorted(OPTIMIZERS))
+def test_large_updates_are_compiled(name, dtype):
+    # Where stock's updates raise nothing under errstate 'raise', every
+    # update is the kernel's.
+    stock = train_large_with_last(name, dtype, 0.5, {'all': 'raise'})
+    if type(stock[-1]) is tuple:
+        pytest.skip('stock raises {}'.format(stock[-1][0]))
+    chainer_fastpath.enable(**FAST)
+    chainer_fastpath.reset_stats()
+    train_large_with_last(name, dtype, 0.5)
+    rows = {k: v for k, v in chainer_fastpath.stats().items()
+            if k.endswith('.update_core_cpu')
+            and (v['fast'] or v['fallback'])}
+    assert len(rows) == 1
+    (row,) = rows.values()
+    assert row['fast'] == 3 and not row['fallback'], rows
+
+
 @pytest.mark.parametrize('name, dtype', [
     ('Adam', numpy.float32), ('Adam', numpy.float64),
     ('AMSBound', numpy.float16), ('MSVAG', numpy.float32)])
