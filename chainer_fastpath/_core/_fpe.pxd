@@ -13,6 +13,7 @@ cdef inline void clear_flags(int flags) noexcept nogil:
 
 cdef int watched()
 cdef bint acts(int raised) except -1
+cdef Py_ssize_t buffer_size() except -1
 cdef object quiet1(object ufunc, object a, int *raised)
 cdef object quiet2(object ufunc, object a, object b, int *raised)
 cdef object quiet_into(object ufunc, object a, object b, object out,

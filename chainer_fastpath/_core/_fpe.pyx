@@ -70,6 +70,20 @@ cdef int watched():
     return flags
 
 
+cdef Py_ssize_t buffer_size() except -1:
+    """NumPy's ufunc buffer size in this thread now (``numpy.getbufsize``),
+    or 0 where it cannot be read."""
+    if _geterrobj is None:
+        return 0
+    errobj = _geterrobj()
+    if type(errobj) is not list or len(<list>errobj) < 1:
+        return 0
+    size = (<list>errobj)[0]
+    if type(size) is not int or size <= 0:
+        return 0
+    return size
+
+
 cdef bint acts(int raised) except -1:
     """Whether NumPy, as errstate is now, would act on one of the flags
     ``raised``: then the work goes back to stock."""

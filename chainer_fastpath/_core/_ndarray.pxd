@@ -16,6 +16,7 @@ cdef bint layout_ok()
 cdef int builtin_typenum(object a)
 cdef bint canonical(object a)
 cdef object new_like(object a)
+cdef object new_shaped(object a, int nd, const Py_ssize_t *dims)
 cdef bint aligned_array(object a, int typenum, int nd)
 cdef bint adds_zeros_exactly(object acc) except -1
 cdef bint sums_in_place_exactly(object a, object b) except -1

@@ -18,15 +18,32 @@ cdef extern from *:
     static PyObject *cfp_new_like(PyObject *a) {
         return cfp_new_like_fn(a, 0 /* NPY_CORDER */, NULL, 0);
     }
+    /* PyArray_NewFromDescr(&PyArray_Type, descr, nd, dims, NULL, NULL, 0,
+       NULL), which steals a reference to descr. */
+    typedef PyObject *(*cfp_new_from_descr_t)(
+        PyTypeObject *, PyObject *, int, const Py_ssize_t *,
+        const Py_ssize_t *, void *, int, PyObject *);
+    static cfp_new_from_descr_t cfp_new_from_descr_fn = NULL;
+    static PyObject *cfp_new_shaped(PyObject *array_type, PyObject *descr,
+                                    int nd, const Py_ssize_t *dims) {
+        Py_INCREF(descr);
+        return cfp_new_from_descr_fn((PyTypeObject *)array_type, descr, nd,
+                                     dims, NULL, NULL, 0, NULL);
+    }
     """
     ctypedef void *cfp_new_like_t
+    ctypedef void *cfp_new_from_descr_t
     cfp_new_like_t cfp_new_like_fn
+    cfp_new_from_descr_t cfp_new_from_descr_fn
     object cfp_new_like(object a)
+    object cfp_new_shaped(object array_type, void *descr, int nd,
+                          const Py_ssize_t *dims)
 
-# The index of PyArray_NewLikeArray in NumPy 1.x's C-API table, and the ABI
-# version of the tables it holds for (numpy/__multiarray_api.h); NumPy
-# never moves an entry within one ABI.
+# The indexes of PyArray_NewLikeArray and PyArray_NewFromDescr in NumPy
+# 1.x's C-API table, and the ABI version of the tables they hold for
+# (numpy/__multiarray_api.h); NumPy never moves an entry within one ABI.
 cdef int _NEW_LIKE_INDEX = 277
+cdef int _NEW_FROM_DESCR_INDEX = 94
 cdef long _ABI_VERSION = 0x01000009
 
 cdef type _ndarray = numpy.ndarray
@@ -68,10 +85,11 @@ def _check_layout():
 
 
 def _load_new_like():
-    """Takes PyArray_NewLikeArray from NumPy's C-API table where this
-    NumPy's ABI is the one the index holds for, and checks it on a probe;
-    ``new_like`` is unavailable otherwise."""
-    global cfp_new_like_fn
+    """Takes PyArray_NewLikeArray and PyArray_NewFromDescr from NumPy's
+    C-API table where this NumPy's ABI is the one the indexes hold for, and
+    checks them on probes; ``new_like`` and ``new_shaped`` are unavailable
+    otherwise."""
+    global cfp_new_like_fn, cfp_new_from_descr_fn
     from numpy.core import _multiarray_umath as m
     get_version = getattr(m, '_get_ndarray_c_version', None)
     capsule = getattr(m, '_ARRAY_API', None)
@@ -86,6 +104,19 @@ def _load_new_like():
             and out.dtype is probe.dtype and out.flags.c_contiguous
             and out.flags.owndata and out.flags.writeable):
         cfp_new_like_fn = NULL
+    cfp_new_from_descr_fn = (
+        <cfp_new_from_descr_t>table[_NEW_FROM_DESCR_INDEX])
+    cdef Py_ssize_t dims[2]
+    dims[0] = 2
+    dims[1] = 1
+    out = cfp_new_shaped(_ndarray, cfp_descr_of(probe), 2, dims)
+    zero_d = cfp_new_shaped(_ndarray, cfp_descr_of(probe), 0, dims)
+    if not (type(out) is _ndarray and out.shape == (2, 1)
+            and out.dtype is probe.dtype and out.flags.c_contiguous
+            and out.flags.owndata and out.flags.writeable
+            and type(zero_d) is _ndarray and zero_d.shape == ()
+            and zero_d.dtype is probe.dtype):
+        cfp_new_from_descr_fn = NULL
 
 
 def _load():
@@ -130,6 +161,15 @@ cdef object new_like(object a):
     if cfp_new_like_fn is NULL:
         return None
     return cfp_new_like(a)
+
+
+cdef object new_shaped(object a, int nd, const Py_ssize_t *dims):
+    """A new uninitialized C-ordered ndarray of ``a``'s dtype and the
+    shape ``dims[:nd]``; None where NumPy's function for it is
+    unavailable."""
+    if cfp_new_from_descr_fn is NULL:
+        return None
+    return cfp_new_shaped(_ndarray, cfp_descr_of(a), nd, dims)
 
 
 cdef bint canonical(object a):

@@ -18,3 +18,9 @@ cdef class Binary:
     cdef tuple loops     # UfuncLoop for float32, for float64
 
     cdef object call(self, object a, object b, int *raised)
+
+
+cdef class Reduction:
+    cdef tuple loops     # UfuncLoop for float32, for float64
+
+    cdef object all(self, object a, bint keepdims, int *raised)

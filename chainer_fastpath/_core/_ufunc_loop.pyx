@@ -10,12 +10,13 @@ floating-point flags (``_fpe``) and gives the work back to NumPy.
 import numpy
 
 from chainer_fastpath._core._fpe cimport (
-    FE_DIVBYZERO, FE_INVALID, FE_OVERFLOW, FE_UNDERFLOW, clear_flags,
-    fetestexcept)
+    FE_DIVBYZERO, FE_INVALID, FE_OVERFLOW, FE_UNDERFLOW, buffer_size,
+    clear_flags, fetestexcept)
 from chainer_fastpath._core._ndarray cimport (
     CFP_NPY_ALIGNED, CFP_NPY_C_CONTIGUOUS, CFP_NPY_DOUBLE, CFP_NPY_FLOAT,
     canonical, cfp_data, cfp_descr_of, cfp_dims, cfp_flags, cfp_nd,
-    cfp_strides, cfp_typenum, layout_ok, new_like)
+    cfp_strides, cfp_typenum, layout_ok, new_like, new_shaped)
+from libc.string cimport memset
 
 cdef type _ndarray = numpy.ndarray
 cdef int _FLAGS = FE_DIVBYZERO | FE_OVERFLOW | FE_UNDERFLOW | FE_INVALID
@@ -179,3 +180,72 @@ cdef inline bint _operand_stride(object a, Py_ssize_t itemsize,
     else:
         return False
     return True
+
+
+cdef class Reduction:
+    """``numpy.add.reduce`` over every axis of an array, as NumPy makes it
+    where no initial value is given: the result set to the ufunc's identity
+    (0), then the loop called over the elements in runs of NumPy's buffer
+    size with the result as its accumulator (stride 0), its reduce path.
+    (Measured on NumPy 1.26: the first element copied as the initial value,
+    or runs of another length, give other bits.)"""
+
+    def __init__(self, ufunc):
+        self.loops = (UfuncLoop(ufunc, CFP_NPY_FLOAT),
+                      UfuncLoop(ufunc, CFP_NPY_DOUBLE))
+
+    def __call__(self, a, keepdims=False):
+        """``(self.all(a, keepdims), raised flags)``, for the tests."""
+        cdef int raised = 0
+        out = self.all(a, keepdims, &raised)
+        return out, raised
+
+    cdef object all(self, object a, bint keepdims, int *raised):
+        """``ufunc.reduce(a, axis=None, keepdims=keepdims)`` as an array
+        (0-d, or of ``a``'s rank with every length 1), NumPy's error
+        handling off, the flags it raised added to ``raised``; None
+        (nothing done) unless ``a`` is a C-contiguous, aligned, non-empty
+        ndarray of a canonical float32 or float64 dtype."""
+        if type(a) is not _ndarray or not layout_ok() or not canonical(a):
+            return None
+        cdef int typenum = cfp_typenum(a)
+        cdef UfuncLoop loop
+        if typenum == CFP_NPY_FLOAT:
+            loop = <UfuncLoop>self.loops[0]
+        elif typenum == CFP_NPY_DOUBLE:
+            loop = <UfuncLoop>self.loops[1]
+        else:
+            return None
+        cdef int need = CFP_NPY_ALIGNED | CFP_NPY_C_CONTIGUOUS
+        if loop.function is NULL or (cfp_flags(a) & need) != need:
+            return None
+        cdef int nd = cfp_nd(a)
+        cdef Py_ssize_t count = 1, k
+        for k in range(nd):
+            count *= cfp_dims(a)[k]
+        cdef Py_ssize_t run = buffer_size()
+        if count == 0 or nd > 32 or run == 0:
+            return None
+        cdef Py_ssize_t ones[32]
+        for k in range(nd):
+            ones[k] = 1
+        out = new_shaped(a, nd if keepdims else 0, ones)
+        if out is None:
+            return None
+        cdef Py_ssize_t itemsize = 4 if typenum == CFP_NPY_FLOAT else 8
+        memset(cfp_data(out), 0, itemsize)     # +0.0
+        cdef Py_ssize_t steps[3]
+        steps[0] = steps[2] = 0
+        steps[1] = itemsize
+        cdef char *args[3]
+        args[0] = args[2] = cfp_data(out)
+        args[1] = cfp_data(a)
+        clear_flags(_FLAGS)
+        cdef Py_ssize_t done = 0, m
+        while done < count:
+            m = min(run, count - done)
+            loop.function(args, &m, steps, loop.data)
+            args[1] += m * itemsize
+            done += m
+        raised[0] |= fetestexcept(_FLAGS)
+        return out

@@ -4,7 +4,7 @@ import numpy
 import pytest
 
 from chainer_fastpath._core._fpe import fenv_flags
-from chainer_fastpath._core._ufunc_loop import Binary
+from chainer_fastpath._core._ufunc_loop import Binary, Reduction
 
 UFUNCS = [numpy.add, numpy.subtract, numpy.multiply, numpy.maximum]
 DTYPES = [numpy.float32, numpy.float64]
@@ -119,3 +119,63 @@ NOT_TAKEN = {
 def test_other_operands_are_left_to_the_ufunc(case):
     a, b = NOT_TAKEN[case]()
     assert Binary(numpy.add)(a, b) == (None, 0)
+
+
+REDUCE_SHAPES = [(1,), (2,), (7,), (8,), (9,), (16,), (17,), (127,), (128,),
+                 (129,), (255,), (256,), (257,), (1000,), (8191,), (8193,),
+                 (20011,), (3, 5), (4, 32), (1, 32), (2, 3, 4), (64, 129),
+                 (), (1, 1)]
+
+
+@pytest.fixture(params=[None, 16, 10000])
+def buffer_size(request):
+    """NumPy's ufunc buffer size, the default or one set."""
+    if request.param is None:
+        yield numpy.getbufsize()
+        return
+    old = numpy.setbufsize(request.param)
+    yield request.param
+    numpy.setbufsize(old)
+
+
+@pytest.mark.parametrize('keepdims', [False, True])
+@pytest.mark.parametrize('shape', REDUCE_SHAPES, ids=str)
+@pytest.mark.parametrize('dtype', DTYPES)
+def test_reduction_same_bits_as_the_ufuncs_reduce(dtype, shape, keepdims,
+                                                   buffer_size):
+    rng = numpy.random.RandomState(1)
+    reduction = Reduction(numpy.add)
+    n = int(numpy.prod(shape))
+    for trial in range(12):
+        if trial < 4:
+            # Magnitudes far apart: the order of the additions shows.
+            a = (rng.randn(n) * 10.0 ** rng.randint(-8, 9, n)).astype(dtype)
+        else:
+            a = _specials(dtype, n, rng)
+        a = a.reshape(shape)
+        with numpy.errstate(all='ignore'):
+            expected = numpy.asarray(numpy.add.reduce(
+                a, axis=None, keepdims=keepdims))
+        actual, raised = reduction(a, keepdims)
+        assert actual.dtype is expected.dtype
+        assert actual.shape == expected.shape
+        assert actual.tobytes() == expected.tobytes(), (trial, a)
+        bits = []
+        with numpy.errstate(all='call',
+                            call=lambda kind, flag: bits.append(flag)):
+            numpy.add.reduce(a, axis=None, keepdims=keepdims)
+        assert raised == fenv_flags(sum(set(bits)))
+
+
+@pytest.mark.parametrize('case', ['fortran', 'strided', 'empty', 'float16',
+                                  'int32', 'byte_swapped', 'subclass'])
+def test_reduction_leaves_other_arrays_to_the_ufunc(case):
+    a = {'fortran': lambda: numpy.ones((3, 2), numpy.float32).T,
+         'strided': lambda: numpy.ones(6, numpy.float32)[::2],
+         'empty': lambda: numpy.ones((2, 0), numpy.float32),
+         'float16': lambda: numpy.ones(3, numpy.float16),
+         'int32': lambda: numpy.ones(3, numpy.int32),
+         'byte_swapped': lambda: numpy.ones(3, '>f4'),
+         'subclass': lambda: numpy.ones((1, 3), numpy.float32).view(
+             numpy.matrix)}[case]()
+    assert Reduction(numpy.add)(a) == (None, 0)

@@ -15,6 +15,7 @@ from chainer_fastpath._core._audit cimport StockMethods
 from chainer_fastpath._core._objects cimport bare, new_variable
 from chainer_fastpath._core import _registry
 from chainer_fastpath._core._stats cimport EntryStats
+from chainer_fastpath._core._ufunc_loop cimport Reduction
 from chainer_fastpath._core import _stats
 from chainer_fastpath._fast_call cimport apply_single
 from chainer_fastpath._core._registry cimport NOT_HANDLED, compiled
@@ -26,6 +27,7 @@ cdef object _asarray = numpy.asarray
 # numpy.add.reduce(x, axis, None, None, k) with initial and where at their
 # defaults.
 cdef object _add_reduce = numpy.add.reduce
+cdef Reduction _sum_all = Reduction(numpy.add)
 
 
 cdef object _forward(object node, tuple inputs, ConfigView config):
@@ -34,10 +36,16 @@ cdef object _forward(object node, tuple inputs, ConfigView config):
     if len(inputs) != 1:
         return NOT_HANDLED
     x = inputs[0]
-    cdef int raised
+    axis = node.axis
+    keepdims = node.keepdims
+    cdef int raised = 0
+    if axis is None and type(keepdims) is bool:
+        y = _sum_all.all(x, keepdims, &raised)
+        if y is not None:
+            return NOT_HANDLED if acts(raised) else (y,)
     saved = quiet_begin()
     try:
-        y = _add_reduce(x, node.axis, None, None, node.keepdims)
+        y = _add_reduce(x, axis, None, None, keepdims)
     finally:
         # An exception after a flag NumPy acts on is stock's to raise, if
         # stock reaches it.

@@ -30,6 +30,11 @@ APPLY_CASES = {
     'sum_empty': lambda: (lambda a: F.sum(a, axis=1), [_v(3, 0)]),
     'sum_nan': lambda: (F.sum, [chainer.Variable(numpy.array(
         [1.0, numpy.nan, -numpy.nan, 2.0], numpy.float32))]),
+    'sum_negative_zeros': lambda: (F.sum, [chainer.Variable(
+        -numpy.zeros((2, 3), numpy.float64))]),
+    'sum_all_long': lambda: (F.sum, [_v(20011)]),
+    'sum_all_keepdims_int': lambda: (lambda a: F.sum(a, keepdims=1),
+                                     [_v(3, 4)]),
 }
 
 # name -> f(dtype) building inputs and returning (inputs, output)
@@ -100,6 +105,19 @@ def test_passed_type_check_is_cached(type_check_is_cached):
 def test_mocked_callee_is_called(owner, name, mock_is_called):
     mock_is_called(owner, name, lambda: gradients(
         BACKWARD_CASES['sum_axis'], numpy.float32))
+
+
+@pytest.mark.parametrize('size', [16, 10000])
+def test_sum_with_another_buffer_size_same_as_stock(size):
+    # A full reduction adds runs of NumPy's buffer size.
+    def fn():
+        old = numpy.setbufsize(size)
+        try:
+            x = _v(20011)
+            return F.sum(x).array, F.sum(x, keepdims=True).array
+        finally:
+            numpy.setbufsize(old)
+    check_same(fn)
 
 
 @pytest.mark.parametrize('case', sorted(APPLY_CASES))
