@@ -126,7 +126,7 @@ cdef object _input_variable(object x):
 cdef object _caller_node = None
 
 
-cdef object apply_or_debug(object node, tuple inputs):
+cdef object apply_or_debug(object node, object inputs):
     """``node.apply(inputs)``, or None (nothing done) in debug mode: there
     each node records the Python stack it was made in, so the compiled
     caller (a Variable operator) must run its original code instead, whose
@@ -138,19 +138,6 @@ cdef object apply_or_debug(object node, tuple inputs):
         return node.apply(inputs)
     finally:
         _caller_node = None
-
-
-cdef object apply_single(EntryStats stats, object node, tuple inputs):
-    """``y, = node.apply(inputs)`` (a public wrapper's body), counted in
-    ``stats``; None in debug mode, where nothing was applied and the
-    caller runs its original (whose frame stock's node stacks show)."""
-    outputs = apply_or_debug(node, inputs)
-    if outputs is None:
-        stats.fallback('debug mode')
-        return None
-    stats.fast += 1
-    y, = outputs
-    return y
 
 
 def apply(self, inputs):

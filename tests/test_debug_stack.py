@@ -35,6 +35,7 @@ def _x():
     lambda x: x - x, lambda x: x - 1, lambda x: 1 - x,
     lambda x: F.add(x, x), lambda x: F.add(x, x, x),
     lambda x: F.relu(x), lambda x: F.sum(x), lambda x: F.sum(x, axis=0),
+    lambda x: F.concat((x, x), 0), lambda x: F.linear(x[None], x[None]),
 ])
 def test_operator_frame_in_debug_stack(op):
     def fn():

@@ -1,4 +1,5 @@
-"""The public functions replaced by compiled ones (``F.relu``, ``F.sum``):
+"""The public functions replaced by compiled ones (``F.relu``, ``F.sum``,
+``F.linear``, ``F.concat``):
 every call the stock function accepts gives stock's result and leaves the
 node stock leaves; every call it rejects raises stock's error."""
 import numpy
@@ -7,6 +8,8 @@ import pytest
 import chainer
 import chainer.functions as F
 from chainer.functions.activation import relu as relu_module
+from chainer.functions.array import concat as concat_module
+from chainer.functions.connection import linear as linear_module
 from chainer.functions.math import sum as sum_module
 
 import chainer_fastpath
@@ -52,6 +55,35 @@ CALLS = {
     'sum_too_many': lambda: F.sum(_x(3), None, False, 1),
     'sum_axis_twice': lambda: F.sum(_x(3), 0, axis=0),
     'sum_unknown_keyword': lambda: F.sum(_x(3), dtype=None),
+    'linear': lambda: F.linear(_x(2, 3), _x(4, 3)),
+    'linear_bias': lambda: F.linear(_x(2, 3), _x(4, 3), _x(4)),
+    'linear_keywords': lambda: F.linear(W=_x(4, 3), x=_x(2, 3), b=_x(4)),
+    'linear_bias_none': lambda: F.linear(_x(2, 3), _x(4, 3), None, 1),
+    'linear_arrays': lambda: F.linear(_x(2, 3).array, _x(4, 3).array),
+    'linear_1d': lambda: F.linear(_x(3), _x(4, 3)),
+    'linear_3d': lambda: F.linear(_x(2, 3, 2), _x(4, 6)),
+    'linear_batch_axes': lambda: F.linear(_x(2, 3, 2), _x(4, 2), None, 2),
+    'linear_batch_axes_zero': lambda: F.linear(_x(2, 3), _x(4, 3),
+                                               n_batch_axes=0),
+    'linear_batch_axes_float': lambda: F.linear(_x(2, 3), _x(4, 3),
+                                                n_batch_axes=1.0),
+    'linear_missing_w': lambda: F.linear(_x(2, 3)),
+    'linear_too_many': lambda: F.linear(_x(2, 3), _x(4, 3), None, 1, 2),
+    'linear_shapes': lambda: F.linear(_x(2, 3), _x(4, 5)),
+    'linear_module': lambda: linear_module.linear(_x(2, 3), _x(4, 3)),
+    'concat': lambda: F.concat((_x(2, 3), _x(2, 1))),
+    'concat_list': lambda: F.concat([_x(2, 3), _x(2, 1)]),
+    'concat_axis': lambda: F.concat((_x(2, 3), _x(1, 3)), 0),
+    'concat_axis_keyword': lambda: F.concat(xs=(_x(2, 3), _x(2, 3)),
+                                            axis=-1),
+    'concat_axis_bool': lambda: F.concat((_x(2, 3), _x(2, 3)), True),
+    'concat_axis_numpy_int': lambda: F.concat((_x(2, 3), _x(2, 3)),
+                                              numpy.int64(1)),
+    'concat_one': lambda: F.concat((_x(2, 3),)),
+    'concat_none': lambda: F.concat(()),
+    'concat_shapes': lambda: F.concat((_x(2, 3), _x(3, 3))),
+    'concat_no_argument': lambda: F.concat(),
+    'concat_module': lambda: concat_module.concat((_x(2), _x(3)), 0),
 }
 
 
@@ -69,6 +101,8 @@ def test_same_result_node_and_error_as_stock(case):
 @pytest.mark.parametrize('public,row', [
     (lambda: F.relu(_x(3)), 'relu.relu'),
     (lambda: F.sum(_x(3), axis=0), 'sum.sum'),
+    (lambda: F.linear(_x(2, 3), _x(4, 3), _x(4)), 'linear.linear'),
+    (lambda: F.concat((_x(2, 3), _x(2, 3))), 'concat.concat'),
 ])
 def test_wrapper_is_counted(public, row):
     chainer_fastpath.enable()

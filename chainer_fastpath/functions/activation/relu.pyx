@@ -20,10 +20,7 @@ from chainer_fastpath._core._objects cimport new_variable
 from chainer_fastpath._core._registry cimport NOT_HANDLED, compiled
 from chainer_fastpath._core._retained cimport activation_inputs, array_of
 from chainer_fastpath._core._ufunc_loop cimport Binary
-from chainer_fastpath._core import _registry
-from chainer_fastpath._core._stats cimport EntryStats
-from chainer_fastpath._core import _stats
-from chainer_fastpath._fast_call cimport apply_single
+from chainer_fastpath._public cimport Public
 from chainer_fastpath._force_array cimport forced
 
 cdef object _maximum = numpy.maximum
@@ -74,39 +71,25 @@ cdef object _backward(object func, tuple indexes, tuple grad_outputs):
 
 TARGETS = ((relu, 'relu'), (chainer.functions, 'relu'))
 
-cdef EntryStats _stats_relu = _stats.entry('relu.relu')
-cdef object _original_relu = None
-cdef dict _globals = relu.__dict__
+cdef Public _relu = Public('relu.relu', relu, ('x',), ())
 
 
 def bind(owner, attribute, original):
-    """Keeps stock's ``relu`` (the first given) to fall back to; returns
-    its replacement."""
-    global _original_relu
-    if _original_relu is None:
-        _original_relu = original
-    _registry.accept_equivalent(original, relu_)
-    return relu_
+    """Keeps stock's ``relu`` to fall back to; returns its replacement."""
+    return _relu.bind(relu_, original)
 
 
 def relu_(*args, **kwargs):
     """Drop-in for ``F.relu``: ``y, = ReLU().apply((x,))``, the class read
-    from its module as stock reads it; any other call, and debug mode, run
-    the original."""
-    cdef Py_ssize_t n = len(args)
-    if n == 1 and not kwargs:
-        x = args[0]
-    elif n == 0 and len(kwargs) == 1 and 'x' in kwargs:
-        x = kwargs['x']
-    else:
-        _stats_relu.fallback('arguments not (x)')
-        return _original_relu(*args, **kwargs)
-    cls = _globals.get('ReLU')
-    if cls is not None:
-        y = apply_single(_stats_relu, cls(), (x,))
-        if y is not None:
-            return y
-    return _original_relu(x)
+    from its module as stock reads it."""
+    cdef list values = _relu.arguments(args, kwargs)
+    if values is not None:
+        cls = _relu.globals.get('ReLU')
+        if cls is not None:
+            y = _relu.apply(cls(), (values[0],))
+            if y is not None:
+                return y
+    return _relu.stock(args, kwargs)
 
 
 ENTRIES = (

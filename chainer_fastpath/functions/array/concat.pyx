@@ -1,15 +1,18 @@
 # cython: boundscheck=True, wraparound=True
-"""Compiled ``Concat``: forward and backward on NumPy arrays."""
+"""Compiled ``Concat``: forward and backward on NumPy arrays, and
+``F.concat``."""
 import numpy
 
 import chainer.functions
 from chainer.functions.array import concat
 from chainer.functions.array import split_axis
 
+from chainer_fastpath._core._audit cimport StockMethods
 from chainer_fastpath._core._config cimport ConfigView
-from chainer_fastpath._core._objects cimport new_variable
+from chainer_fastpath._core._objects cimport bare, new_variable
 from chainer_fastpath._core._registry cimport NOT_HANDLED, compiled
 from chainer_fastpath._core._retained cimport grad_array
+from chainer_fastpath._public cimport Public
 
 cdef object _concatenate = numpy.concatenate
 
@@ -59,6 +62,42 @@ cdef object _backward(object func, tuple indexes, tuple grad_outputs):
         view = gy[lead + (slice(points[i], points[i + 1]),)]
         ret.append(new_variable(view, rg, None, 0))
     return tuple(ret)
+
+
+# -- F.concat ----------------------------------------------------------------
+
+TARGETS = ((concat, 'concat'), (chainer.functions, 'concat'))
+
+cdef Public _concat = Public('concat.concat', concat, ('xs', 'axis'), (1,))
+cdef type _Concat = concat.Concat
+cdef StockMethods _concat_init = StockMethods(_Concat, ('__init__',))
+
+
+def bind(owner, attribute, original):
+    """Keeps stock's ``concat`` to fall back to; returns its
+    replacement."""
+    return _concat.bind(concat_, original)
+
+
+def concat_(*args, **kwargs):
+    """Drop-in for ``F.concat``: ``y, = Concat(axis).apply(xs)``, the class
+    read from its module as stock reads it, and for stock's Concat and an
+    int axis the instance its ``__init__`` leaves built here."""
+    cdef list values = _concat.arguments(args, kwargs)
+    if values is not None:
+        xs, axis = values
+        cls = _concat.globals.get('Concat')
+        if cls is not None:
+            if (cls is _Concat and type(axis) is int
+                    and _concat_init.on_class()):
+                node = bare(_Concat)
+                node.axis = axis
+            else:
+                node = cls(axis)
+            y = _concat.apply(node, xs)
+            if y is not None:
+                return y
+    return _concat.stock(args, kwargs)
 
 
 ENTRIES = (

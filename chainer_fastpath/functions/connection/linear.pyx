@@ -1,5 +1,6 @@
 # cython: boundscheck=True, wraparound=True
-"""Compiled ``LinearFunction``: forward and backward on NumPy arrays.
+"""Compiled ``LinearFunction``: forward and backward on NumPy arrays, and
+``F.linear``.
 
 NumPy's ``dot`` acts on no floating-point exception; the bias is added with
 NumPy's error handling off (``_fpe``), and where NumPy would act on an
@@ -11,19 +12,22 @@ cimport cython
 import numpy
 
 import chainer.functions
+from chainer import variable
 from chainer.functions.connection import linear
 from chainer.functions.math import sum as sum_mod
 
+from chainer_fastpath._core._audit cimport StockMethods
 from chainer_fastpath._core._config cimport ConfigView
 from chainer_fastpath._core._fpe cimport (
     FE_UNDERFLOW, acts, quiet_into, watched)
 from chainer_fastpath._core._ndarray cimport (
     CFP_NPY_C_CONTIGUOUS, CFP_NPY_DOUBLE, CFP_NPY_FLOAT, CFP_NPY_HALF,
-    builtin_typenum, cfp_data, cfp_flags, layout_ok)
+    builtin_typenum, cfp_data, cfp_flags, cfp_nd, layout_ok)
 from chainer_fastpath._core._objects cimport new_variable, node_data
 from chainer_fastpath._core._registry cimport NOT_HANDLED, compiled
 from chainer_fastpath._core._retained cimport (
     array_of, grad_array, requires_grad_of)
+from chainer_fastpath._public cimport Public
 
 cdef type _ndarray = numpy.ndarray
 cdef object _empty = numpy.empty
@@ -151,6 +155,59 @@ cdef bint _sums_quietly(object gy) except -1:
     if num == CFP_NPY_DOUBLE:
         return _bounded(<double *>cfp_data(gy), size, _DOUBLE_MAX / (2 * n))
     return False
+
+
+# -- F.linear ----------------------------------------------------------------
+
+TARGETS = ((linear, 'linear'), (chainer.functions, 'linear'))
+
+cdef Public _linear = Public('linear.linear', linear,
+                             ('x', 'W', 'b', 'n_batch_axes'), (None, 1))
+cdef type _Variable = variable.Variable
+cdef type _Parameter = variable.Parameter
+# What stock's ``x.ndim`` runs for a Variable.
+cdef StockMethods _variable_ndim = StockMethods(_Variable, ('ndim', 'array'))
+cdef StockMethods _parameter_ndim = StockMethods(_Parameter,
+                                                 ('ndim', 'array'))
+
+
+def bind(owner, attribute, original):
+    """Keeps stock's ``linear`` to fall back to; returns its
+    replacement."""
+    return _linear.bind(linear_, original)
+
+
+cdef int _ndim(object x) except -2:
+    """``x.ndim`` for an ndarray, or a Variable whose ``ndim`` is stock's
+    (``self.array.ndim``) and whose array is an ndarray; -1 otherwise."""
+    cdef type t = type(x)
+    if t is _ndarray:
+        return cfp_nd(x)
+    if ((t is _Variable and _variable_ndim.on_class())
+            or (t is _Parameter and _parameter_ndim.on_class())):
+        data = (<list>x._data)[0]
+        if type(data) is _ndarray:
+            return cfp_nd(data)
+    return -1
+
+
+def linear_(*args, **kwargs):
+    """Drop-in for ``F.linear``: for one batch axis and an input of at most
+    two dimensions, ``y, = LinearFunction().apply((x, W[, b]))``, the class
+    read from its module as stock reads it."""
+    cdef list values = _linear.arguments(args, kwargs)
+    if values is not None:
+        x, W, b, n_batch_axes = values
+        cls = _linear.globals.get('LinearFunction')
+        if (cls is not None and type(n_batch_axes) is int
+                and n_batch_axes == 1 and 0 <= _ndim(x) <= 2):
+            y = _linear.apply(cls(), (x, W) if b is None else (x, W, b))
+            if y is not None:
+                return y
+        else:
+            _linear.stats.fallback('not one batch axis and at most two '
+                                   'input dimensions')
+    return _linear.stock(args, kwargs)
 
 
 ENTRIES = (

@@ -13,13 +13,10 @@ from chainer_fastpath._core._config cimport ConfigView
 from chainer_fastpath._core._fpe cimport acts, quiet_begin, quiet_end
 from chainer_fastpath._core._audit cimport StockMethods
 from chainer_fastpath._core._objects cimport bare, new_variable
-from chainer_fastpath._core import _registry
-from chainer_fastpath._core._stats cimport EntryStats
 from chainer_fastpath._core._ufunc_loop cimport Reduction
-from chainer_fastpath._core import _stats
-from chainer_fastpath._fast_call cimport apply_single
 from chainer_fastpath._core._registry cimport NOT_HANDLED, compiled
 from chainer_fastpath._core._retained cimport grad_array
+from chainer_fastpath._public cimport Public
 
 cdef object _utils = chainer.utils
 cdef object _asarray = numpy.asarray
@@ -119,21 +116,15 @@ cdef object sum_to_grad(object gy_var, object gy, object shape):
 
 TARGETS = ((sum_mod, 'sum'), (chainer.functions, 'sum'))
 
-cdef EntryStats _stats_sum = _stats.entry('sum.sum')
-cdef object _original_sum = None
-cdef dict _globals = sum_mod.__dict__
+cdef Public _sum = Public('sum.sum', sum_mod, ('x', 'axis', 'keepdims'),
+                          (None, False))
 cdef type _Sum = sum_mod.Sum
 cdef StockMethods _sum_init = StockMethods(_Sum, ('__init__',))
 
 
 def bind(owner, attribute, original):
-    """Keeps stock's ``sum`` (the first given) to fall back to; returns its
-    replacement."""
-    global _original_sum
-    if _original_sum is None:
-        _original_sum = original
-    _registry.accept_equivalent(original, sum_)
-    return sum_
+    """Keeps stock's ``sum`` to fall back to; returns its replacement."""
+    return _sum.bind(sum_, original)
 
 
 cdef object _node(object cls, object axis, object keepdims):
@@ -150,29 +141,16 @@ cdef object _node(object cls, object axis, object keepdims):
 
 def sum_(*args, **kwargs):
     """Drop-in for ``F.sum``: ``y, = Sum(axis, keepdims).apply((x,))``, the
-    class read from its module as stock reads it; any other call, and debug
-    mode, run the original."""
-    cdef Py_ssize_t n = len(args)
-    if n == 0 or n > 3:
-        _stats_sum.fallback('arguments not (x, axis, keepdims)')
-        return _original_sum(*args, **kwargs)
-    x = args[0]
-    axis = args[1] if n > 1 else None
-    keepdims = args[2] if n > 2 else False
-    for name in kwargs:
-        if name == 'axis' and n < 2:
-            axis = kwargs[name]
-        elif name == 'keepdims' and n < 3:
-            keepdims = kwargs[name]
-        else:
-            _stats_sum.fallback('arguments not (x, axis, keepdims)')
-            return _original_sum(*args, **kwargs)
-    cls = _globals.get('Sum')
-    if cls is not None:
-        y = apply_single(_stats_sum, _node(cls, axis, keepdims), (x,))
-        if y is not None:
-            return y
-    return _original_sum(x, axis, keepdims)
+    class read from its module as stock reads it."""
+    cdef list values = _sum.arguments(args, kwargs)
+    if values is not None:
+        x, axis, keepdims = values
+        cls = _sum.globals.get('Sum')
+        if cls is not None:
+            y = _sum.apply(_node(cls, axis, keepdims), (x,))
+            if y is not None:
+                return y
+    return _sum.stock(args, kwargs)
 
 
 ENTRIES = (

@@ -1,0 +1,14 @@
+from chainer_fastpath._core._stats cimport EntryStats
+
+
+cdef class Public:
+    cdef readonly EntryStats stats
+    cdef readonly tuple names
+    cdef readonly tuple defaults
+    cdef readonly dict globals
+    cdef object original
+    cdef str _signature
+
+    cdef list arguments(self, tuple args, dict kwargs)
+    cdef object apply(self, object node, object inputs)
+    cdef object stock(self, tuple args, dict kwargs)

@@ -1,0 +1,83 @@
+"""What the compiled replacements of Chainer's public functions (``F.relu``,
+``F.sum``, ``F.linear``, ``F.concat``) share.
+
+Each stock function binds its arguments, builds a node and applies it;
+each replacement does the same without the interpreter, and leaves to
+stock anything it does not take: a call Python would reject (so the error
+is Python's own), an unusual argument, debug mode (whose node stacks show
+the stock function's frame).
+"""
+from chainer_fastpath._core import _registry
+from chainer_fastpath._core import _stats
+from chainer_fastpath._fast_call cimport apply_or_debug
+
+
+cdef object _MISSING = object()
+
+
+cdef class Public:
+    """One public function: its counters (``row``), its parameters and
+    their defaults, the module whose globals its stock body reads, and the
+    stock function, the first one bound, to fall back to."""
+
+    def __init__(self, row, module, names, defaults):
+        self.stats = _stats.entry(row)
+        self.names = tuple(names)
+        self.defaults = tuple(defaults)
+        self.globals = module.__dict__
+        self.original = None
+        self._signature = 'arguments not ({})'.format(', '.join(names))
+
+    def bind(self, replacement, original):
+        """Keeps ``original`` (the first given) to fall back to, lets
+        ``replacement`` count as stock where compiled backwards reproduce
+        the original's nodes; returns ``replacement``."""
+        if self.original is None:
+            self.original = original
+        _registry.accept_equivalent(original, replacement)
+        return replacement
+
+    cdef list arguments(self, tuple args, dict kwargs):
+        """The parameters' values for a call ``f(*args, **kwargs)``, bound
+        as Python binds them; None, counted, where Python would raise (an
+        argument missing, given twice or unknown, or too many)."""
+        cdef Py_ssize_t n = len(args), m = len(self.names), i
+        cdef Py_ssize_t first_default = m - len(self.defaults)
+        if n > m:
+            self.stats.fallback(self._signature)
+            return None
+        cdef list values = list(args)
+        for i in range(n, m):
+            values.append(self.defaults[i - first_default]
+                          if i >= first_default else _MISSING)
+        if kwargs:
+            for name, value in kwargs.items():
+                for i in range(m):
+                    if self.names[i] == name:
+                        break
+                else:
+                    i = -1
+                if i < n:
+                    self.stats.fallback(self._signature)
+                    return None
+                values[i] = value
+        for i in range(first_default):
+            if values[i] is _MISSING:
+                self.stats.fallback(self._signature)
+                return None
+        return values
+
+    cdef object apply(self, object node, object inputs):
+        """``y, = node.apply(inputs)``, counted; None in debug mode, where
+        nothing was applied."""
+        outputs = apply_or_debug(node, inputs)
+        if outputs is None:
+            self.stats.fallback('debug mode')
+            return None
+        self.stats.fast += 1
+        y, = outputs
+        return y
+
+    cdef object stock(self, tuple args, dict kwargs):
+        """The stock function called as the replacement was."""
+        return self.original(*args, **kwargs)
