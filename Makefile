@@ -131,8 +131,10 @@ $(VENV)/.bench-deps: $(VENV)/.deps pyproject.toml
 	$(PIP) install --no-deps 'torch==2.13.0'
 	touch $@
 
+# BENCH_ARGS: more options of `bench`, e.g. --plot docs/bench.png --json F.
+BENCH_ARGS ?=
 bench: build $(VENV)/.bench-deps
-	$(PY) -m chainer_fastpath bench --quick
+	$(PY) -m chainer_fastpath bench --quick $(BENCH_ARGS)
 
 # Chainer's upstream suite, stock vs patched: make compat CHAINER_TESTS=/path/to/chainer/tests
 compat: build
