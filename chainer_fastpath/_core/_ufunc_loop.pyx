@@ -20,6 +20,10 @@ from libc.string cimport memset
 
 cdef type _ndarray = numpy.ndarray
 cdef int _FLAGS = FE_DIVBYZERO | FE_OVERFLOW | FE_UNDERFLOW | FE_INVALID
+# Larger broadcasts of a 0-d operand go through the ufunc: there NumPy's
+# own call runs faster than the loop given stride 0 (ReLU of 256x4096:
+# 0.48 ms against 0.58 ms), the same bits either way.
+cdef Py_ssize_t _BROADCAST_MAX = 4096
 
 cdef extern from *:
     """
@@ -148,6 +152,8 @@ cdef class Binary:
                     return None
         for k in range(nd):
             count *= dims[k]
+        if cfp_nd(other) == 0 and count > _BROADCAST_MAX:
+            return None
         out = new_like(shaped)
         if out is None:
             return None

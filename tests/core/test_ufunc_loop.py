@@ -109,6 +109,8 @@ NOT_TAKEN = {
     'subclass': lambda: (numpy.ones(3, numpy.float32).view(numpy.matrix),
                          numpy.ones(3, numpy.float32)),
     'scalar': lambda: (numpy.float32(1), numpy.ones(3, numpy.float32)),
+    'large_broadcast': lambda: (numpy.ones(4097, numpy.float32),
+                                numpy.zeros((), numpy.float32)),
     'unaligned': lambda: (
         numpy.frombuffer(bytearray(13), numpy.float32, 3, 1),
         numpy.ones(3, numpy.float32)),
