@@ -140,12 +140,12 @@ cdef tuple _FPE_BITS = (
     (getattr(umath, 'FPE_INVALID', 8), FE_INVALID))
 
 
-def fenv_flags(numpy_bits):
+cpdef int fenv_flags(long numpy_bits):
     """The <fenv.h> flags of NumPy's ``UFUNC_FPE_*`` bits ``numpy_bits``
     (what errstate's 'call' callback is given)."""
     cdef int flags = 0
     for bit, fe in _FPE_BITS:
-        if numpy_bits & bit:
+        if numpy_bits & <long>bit:
             flags |= <int>fe
     return flags
 
@@ -156,10 +156,7 @@ cdef class _Recorder:
     cdef int raised
 
     def __call__(self, kind, flag):
-        cdef long bits = flag
-        for bit, fe in _FPE_BITS:
-            if bits & <long>bit:
-                self.raised |= <int>fe
+        self.raised |= fenv_flags(flag)
 
 
 cdef object quiet_begin():

@@ -31,7 +31,6 @@ cdef type _ndarray = numpy.ndarray
 # there, slower on 3.8); before that, stores from here.
 cdef bint _bytecode_stores = sys.version_info >= (3, 11)
 cdef object _store_variable = _stores.variable
-cdef object _store_output = _stores.output
 
 
 def _use_bytecode_stores(flag):
@@ -123,12 +122,8 @@ cdef object new_variable(object data, bint requires_grad, object creator,
     cdef object var = _bare(_Variable)
     cdef object node = _bare(_VariableNode)
     if _bytecode_stores:
-        if creator is None:
-            _store_variable(var, node, weak_ref(var), requires_grad,
-                            data.dtype, shape_of(data), data)
-        else:
-            _store_output(var, node, weak_ref(var), requires_grad,
-                          data.dtype, shape_of(data), data, creator, rank)
+        _store_variable(var, node, weak_ref(var), requires_grad, data.dtype,
+                        shape_of(data), data, creator, rank)
         return var
     _set(node, '_variable', weak_ref(var))
     _set(node, 'name', None)

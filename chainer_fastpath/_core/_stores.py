@@ -13,38 +13,21 @@ docstring names: what the stock constructor or ``apply`` leaves.
 """
 
 
-def variable(var, node, ref, requires_grad, dtype, shape, data):
+def variable(var, node, ref, requires_grad, dtype, shape, data, creator,
+             rank):
     """What ``Variable(data, requires_grad=requires_grad)`` leaves on the
-    bare ``var`` and ``node`` (``ref``: a weak reference to ``var``)."""
+    bare ``var`` and ``node`` (``ref``: a weak reference to ``var``); then,
+    unless ``creator`` is None, ``var.creator_node = creator`` (whose rank
+    is ``rank``), as ``FunctionNode.apply`` leaves each output."""
     node._variable = ref
     node.name = None
     node._requires_grad = requires_grad
     node._layout = None
     node.dtype = dtype
     node.shape = shape
-    var._requires_grad = requires_grad
-    var._loss_scale = None
-    var._grad_var = None
-    var._device = None
-    var._grad_valid = True
-    var._layout = None
-    var._data = [data]
-    var._node = node
-    var._grad = None
-
-
-def output(var, node, ref, requires_grad, dtype, shape, data, creator,
-           rank):
-    """``variable``, then ``var.creator_node = creator`` (whose rank is
-    ``rank``), as ``FunctionNode.apply`` leaves each output."""
-    node._variable = ref
-    node.name = None
-    node._requires_grad = requires_grad
-    node._layout = None
-    node.dtype = dtype
-    node.shape = shape
-    node._creator_node = creator
-    node._rank = rank + 1
+    if creator is not None:
+        node._creator_node = creator
+        node._rank = rank + 1
     var._requires_grad = requires_grad
     var._loss_scale = None
     var._grad_var = None

@@ -14,13 +14,15 @@ cdef class UfuncLoop:
     cdef void *data
 
 
-cdef class Binary:
+cdef class FloatLoops:
     cdef tuple loops     # UfuncLoop for float32, for float64
 
+    cdef UfuncLoop for_type(self, int typenum)
+
+
+cdef class Binary(FloatLoops):
     cdef object call(self, object a, object b, int *raised)
 
 
-cdef class Reduction:
-    cdef tuple loops     # UfuncLoop for float32, for float64
-
+cdef class Reduction(FloatLoops):
     cdef object all(self, object a, bint keepdims, int *raised)

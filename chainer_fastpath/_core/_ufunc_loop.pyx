@@ -94,16 +94,31 @@ cdef class UfuncLoop:
         self.data = cfp_loop_data(ufunc, i)
 
 
-cdef class Binary:
+cdef class FloatLoops:
+    """A ufunc's loops whose operands are all float32, all float64."""
+
+    def __init__(self, ufunc):
+        self.loops = (UfuncLoop(ufunc, CFP_NPY_FLOAT),
+                      UfuncLoop(ufunc, CFP_NPY_DOUBLE))
+
+    cdef UfuncLoop for_type(self, int typenum):
+        """The loop for type ``typenum``, or None where there is none."""
+        cdef UfuncLoop loop
+        if typenum == CFP_NPY_FLOAT:
+            loop = <UfuncLoop>self.loops[0]
+        elif typenum == CFP_NPY_DOUBLE:
+            loop = <UfuncLoop>self.loops[1]
+        else:
+            return None
+        return loop if loop.function is not NULL else None
+
+
+cdef class Binary(FloatLoops):
     """A binary ufunc called the way its trivial path calls it: for two
     arrays of one shape and one float32 or float64 dtype, the output
     allocated as it allocates it and the loop called once with its
     strides (``try_trivial_single_output_loop`` in NumPy's
     ufunc_object.c)."""
-
-    def __init__(self, ufunc):
-        self.loops = (UfuncLoop(ufunc, CFP_NPY_FLOAT),
-                      UfuncLoop(ufunc, CFP_NPY_DOUBLE))
 
     def __call__(self, a, b):
         """``(self.call(a, b), raised flags)``, for the tests."""
@@ -123,14 +138,8 @@ cdef class Binary:
                 or not canonical(a)):
             return None
         cdef int typenum = cfp_typenum(a)
-        cdef UfuncLoop loop
-        if typenum == CFP_NPY_FLOAT:
-            loop = <UfuncLoop>self.loops[0]
-        elif typenum == CFP_NPY_DOUBLE:
-            loop = <UfuncLoop>self.loops[1]
-        else:
-            return None
-        if loop.function is NULL:
+        cdef UfuncLoop loop = self.for_type(typenum)
+        if loop is None:
             return None
         cdef Py_ssize_t itemsize = 4 if typenum == CFP_NPY_FLOAT else 8
         cdef Py_ssize_t steps[3]
@@ -188,17 +197,13 @@ cdef inline bint _operand_stride(object a, Py_ssize_t itemsize,
     return True
 
 
-cdef class Reduction:
+cdef class Reduction(FloatLoops):
     """``numpy.add.reduce`` over every axis of an array, as NumPy makes it
     where no initial value is given: the result set to the ufunc's identity
     (0), then the loop called over the elements in runs of NumPy's buffer
     size with the result as its accumulator (stride 0), its reduce path.
     (Measured on NumPy 1.26: the first element copied as the initial value,
     or runs of another length, give other bits.)"""
-
-    def __init__(self, ufunc):
-        self.loops = (UfuncLoop(ufunc, CFP_NPY_FLOAT),
-                      UfuncLoop(ufunc, CFP_NPY_DOUBLE))
 
     def __call__(self, a, keepdims=False):
         """``(self.all(a, keepdims), raised flags)``, for the tests."""
@@ -215,15 +220,9 @@ cdef class Reduction:
         if type(a) is not _ndarray or not layout_ok() or not canonical(a):
             return None
         cdef int typenum = cfp_typenum(a)
-        cdef UfuncLoop loop
-        if typenum == CFP_NPY_FLOAT:
-            loop = <UfuncLoop>self.loops[0]
-        elif typenum == CFP_NPY_DOUBLE:
-            loop = <UfuncLoop>self.loops[1]
-        else:
-            return None
+        cdef UfuncLoop loop = self.for_type(typenum)
         cdef int need = CFP_NPY_ALIGNED | CFP_NPY_C_CONTIGUOUS
-        if loop.function is NULL or (cfp_flags(a) & need) != need:
+        if loop is None or (cfp_flags(a) & need) != need:
             return None
         cdef int nd = cfp_nd(a)
         cdef Py_ssize_t count = 1, k
