@@ -10,8 +10,9 @@ arithmetic when its function is one of:
   ``DOUBLE_pairwise_sum``, ...), its copy and cast loops, and libc's
   ``memcpy`` / ``memmove`` / ``memset``;
 - NumPy's random number generators;
-- the optimizer kernels of this project (``cfp_*``), which do the
-  arithmetic of NumPy's per-parameter update loops.
+- this project's C loops (``cfp_*``): the optimizer kernels, which do the
+  arithmetic of NumPy's per-parameter update loops, and the convolution
+  patches, which do the copies of stock's ``im2col``.
 
 Everything else (the interpreter, Chainer's and NumPy's Python-facing
 code, this project's glue, the kernel, the allocator) is overhead. The

@@ -31,6 +31,7 @@ MODULES = (
     'array.stack',
     'array.swapaxes',
     'array.transpose',
+    'connection.convolution_2d',
     'connection.embed_id',
     'connection.linear',
     'loss.huber_loss',

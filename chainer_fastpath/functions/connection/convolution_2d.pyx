@@ -1,0 +1,146 @@
+# cython: boundscheck=False, wraparound=False
+"""Compiled ``Convolution2DFunction`` and ``Convolution2DGradW`` forwards on
+NumPy arrays (one group), and ``im2col``.
+
+Stock's CPU convolution makes its patches with ``im2col_cpu`` (a padded
+copy of the input, then one strided copy per kernel position into an
+array laid out ``(n, c, kh, kw, out_h, out_w)``), and ``numpy.tensordot``
+then copies them once more into the ``(n * out_h * out_w, c * kh * kw)``
+matrix it hands to BLAS; the weight gradient copies them a third time.
+Here the patches are written once, by one pass in C, straight into that
+matrix's order: the array handed to ``tensordot`` has stock's shape and
+values, and is a view whose transposes ``tensordot`` reshapes without a
+copy. BLAS is called with the same matrices as stock's, so the results
+are stock's bit for bit; the two large copies and their fresh pages are
+saved.
+"""
+from libc.stdint cimport uint16_t, uint32_t, uint64_t
+
+import numpy
+
+from chainer.functions.connection import convolution_2d
+from chainer.utils import conv
+
+from chainer_fastpath._core._config cimport ConfigView
+from chainer_fastpath._core._fpe cimport acts, quiet_into
+from chainer_fastpath._core._ndarray cimport (
+    CFP_NPY_DOUBLE, CFP_NPY_FLOAT, CFP_NPY_HALF, builtin_typenum, cfp_data,
+    cfp_dims, cfp_strides, layout_ok)
+from chainer_fastpath._core._registry cimport NOT_HANDLED, compiled
+
+cdef type _ndarray = numpy.ndarray
+cdef object _empty = numpy.empty
+cdef object _np_add = numpy.add
+cdef object _numpy = numpy
+cdef object _conv = conv
+# Stock's forwards call these through their module at run time; while
+# either is replaced (a mock, a user's own), the node's code runs.
+cdef object _stock_im2col = conv.im2col_cpu
+cdef object _stock_outsize = conv.get_conv_outsize
+
+cdef extern from "_patches.h" nogil:
+    void cfp_im2col_2(uint16_t *dst, const char *src, const Py_ssize_t *shape,
+                      const Py_ssize_t *strides, const Py_ssize_t *geometry)
+    void cfp_im2col_4(uint32_t *dst, const char *src, const Py_ssize_t *shape,
+                      const Py_ssize_t *strides, const Py_ssize_t *geometry)
+    void cfp_im2col_8(uint64_t *dst, const char *src, const Py_ssize_t *shape,
+                      const Py_ssize_t *strides, const Py_ssize_t *geometry)
+
+
+cdef object im2col(object x, Py_ssize_t kh, Py_ssize_t kw, Py_ssize_t sy,
+                   Py_ssize_t sx, Py_ssize_t ph, Py_ssize_t pw, bint cover_all,
+                   Py_ssize_t dy, Py_ssize_t dx):
+    """``conv.im2col_cpu(x, ...)``'s values, shape and dtype, as a
+    transposed view of a C-ordered ``(n, out_h, out_w, c, kh, kw)`` array;
+    None where ``x`` is not a 4-d ``numpy.ndarray`` of a native half, single
+    or double dtype, or ``im2col_cpu`` would raise."""
+    if not layout_ok() or type(x) is not _ndarray or x.ndim != 4:
+        return None
+    cdef int typenum = builtin_typenum(x)
+    if (typenum != CFP_NPY_HALF and typenum != CFP_NPY_FLOAT
+            and typenum != CFP_NPY_DOUBLE):
+        return None
+    cdef Py_ssize_t *shape = cfp_dims(x)
+    cdef Py_ssize_t oh = _stock_outsize(shape[2], kh, sy, ph, cover_all, dy)
+    cdef Py_ssize_t ow = _stock_outsize(shape[3], kw, sx, pw, cover_all, dx)
+    if oh <= 0 or ow <= 0:
+        return None     # stock's assertion
+    buffer = _empty((shape[0], oh, ow, shape[1], kh, kw), dtype=x.dtype)
+    cdef Py_ssize_t geometry[10]
+    geometry[:] = [kh, kw, sy, sx, ph, pw, dy, dx, oh, ow]
+    cdef const char *src = cfp_data(x)
+    cdef char *dst = cfp_data(buffer)
+    cdef Py_ssize_t *strides = cfp_strides(x)
+    with nogil:
+        if typenum == CFP_NPY_HALF:
+            cfp_im2col_2(<uint16_t *>dst, src, shape, strides, geometry)
+        elif typenum == CFP_NPY_FLOAT:
+            cfp_im2col_4(<uint32_t *>dst, src, shape, strides, geometry)
+        else:
+            cfp_im2col_8(<uint64_t *>dst, src, shape, strides, geometry)
+    return buffer.transpose(0, 3, 4, 5, 1, 2)
+
+
+cdef inline bint _stock_helpers():
+    return (_conv.im2col_cpu is _stock_im2col
+            and _conv.get_conv_outsize is _stock_outsize)
+
+
+cdef object _forward(object node, tuple inputs, ConfigView config):
+    # Convolution2DFunction.forward_cpu for one group, without iDeep
+    # (compiled entries are left out where iDeep is installed).
+    if node.cudnn_fast or node.groups != 1 or not 2 <= len(inputs) <= 3:
+        return NOT_HANDLED   # stock's errors, and grouped convolutions
+    if not _stock_helpers():
+        return NOT_HANDLED
+    x, W = inputs[0], inputs[1]
+    b = inputs[2] if len(inputs) == 3 else None
+    if (type(W) is not _ndarray or W.ndim != 4 or W.dtype != x.dtype
+            or (b is not None and (type(b) is not _ndarray
+                                   or b.dtype != x.dtype))):
+        return NOT_HANDLED   # a cast after the product, which may warn
+    kh, kw = W.shape[2:]
+    col = im2col(x, kh, kw, node.sy, node.sx, node.ph, node.pw,
+                 node.cover_all, node.dy, node.dx)
+    if col is None:
+        return NOT_HANDLED
+    # dot acts on no floating-point exception; the bias's add does.
+    y = _numpy.tensordot(col, W, ((1, 2, 3), (1, 2, 3)))
+    cdef int raised = 0
+    if b is not None:
+        quiet_into(_np_add, y, b, y, &raised)
+        if acts(raised):
+            return NOT_HANDLED
+    node._input_indexes_to_retain = (0, 1)
+    return _numpy.rollaxis(y, 3, 1),
+
+
+cdef object _grad_w_forward(object node, tuple inputs, ConfigView config):
+    # Convolution2DGradW.forward_cpu for one group, without iDeep.
+    if node.groups != 1 or len(inputs) != 2 or not _stock_helpers():
+        return NOT_HANDLED
+    x, gy = inputs
+    if (type(gy) is not _ndarray or gy.dtype != x.dtype
+            or x.dtype != node.W_dtype):
+        return NOT_HANDLED   # a cast after the product, which may warn
+    if (not (gy.flags.c_contiguous or gy.flags.f_contiguous)
+            and 1 in gy.shape):
+        gy = _numpy.ascontiguousarray(gy)   # as stock, for NumPy's sake
+    col = im2col(x, node.kh, node.kw, node.sy, node.sx, node.ph, node.pw,
+                 node.cover_all, node.dy, node.dx)
+    if col is None:
+        return NOT_HANDLED
+    gW = _numpy.tensordot(gy, col, ((0, 2, 3), (0, 4, 5)))
+    node._input_indexes_to_retain = (0, 1)
+    return gW,
+
+
+ENTRIES = (
+    compiled(convolution_2d.Convolution2DFunction, _forward,
+             ('forward', 'forward_cpu', '_check_input_layouts_all_standard',
+              'retain_inputs', '_forward_cpu_core'),
+             NULL, (), type_check=('groups',)),
+    compiled(convolution_2d.Convolution2DGradW, _grad_w_forward,
+             ('forward', 'forward_cpu', 'retain_inputs', '_forward_cpu_core'),
+             NULL, (), type_check=()),
+)

@@ -1,0 +1,175 @@
+"""F.convolution_2d (``Convolution2DFunction``, ``Convolution2DGradW``),
+stock vs patched."""
+import numpy
+import pytest
+
+import chainer
+import chainer.functions as F
+from chainer.functions.connection import convolution_2d
+from chainer.utils import conv
+
+from chainer_fastpath.testing import (
+    applied, check_error_same, check_same, strided_variable, variable as _v)
+from chainer_fastpath.testing.cases import function_tests
+
+
+def _conv(**kwargs):
+    return lambda *args: F.convolution_2d(*args, **kwargs)
+
+
+def _nchw_view(n, c, h, w, dtype=numpy.float32):
+    # Channels last in memory: an (n, c, h, w) view no axis of which is
+    # contiguous in the order NumPy reads it.
+    base = _v(n, h, w, c, dtype=dtype).array
+    return chainer.Variable(base.transpose(0, 3, 1, 2))
+
+
+# name -> builds (under the shared seed) and returns (fn, args)
+APPLY_CASES = {
+    'conv': lambda: (_conv(pad=1), [_v(2, 3, 5, 5), _v(4, 3, 3, 3),
+                                    _v(4)]),
+    'nobias': lambda: (_conv(), [_v(2, 3, 5, 4), _v(4, 3, 3, 2)]),
+    'stride_pad': lambda: (_conv(stride=2, pad=1),
+                           [_v(2, 3, 7, 6), _v(4, 3, 4, 4), _v(4)]),
+    'stride_over_kernel': lambda: (_conv(stride=(3, 2)),
+                                   [_v(1, 2, 8, 7), _v(3, 2, 2, 1)]),
+    'pad_over_kernel': lambda: (_conv(pad=(3, 2)),
+                                [_v(2, 2, 3, 4), _v(3, 2, 2, 2)]),
+    'cover_all': lambda: (_conv(stride=2, cover_all=True),
+                          [_v(2, 3, 6, 5), _v(4, 3, 3, 3), _v(4)]),
+    'dilate': lambda: (_conv(pad=2, dilate=(2, 3)),
+                       [_v(2, 3, 7, 8), _v(4, 3, 3, 3)]),
+    'one_by_one': lambda: (_conv(), [_v(3, 4, 2, 2), _v(5, 4, 1, 1)]),
+    # The product of one row: BLAS's vector path.
+    'one_output_pixel': lambda: (_conv(), [_v(1, 3, 3, 3), _v(2, 3, 3, 3)]),
+    'channels_last_input': lambda: (_conv(pad=1),
+                                    [_nchw_view(2, 3, 4, 5),
+                                     _v(4, 3, 3, 3), _v(4)]),
+    'strided_input': lambda: (_conv(), [strided_variable(2, 3, 4, 4),
+                                        _v(2, 3, 2, 2)]),
+    'empty_batch': lambda: (_conv(pad=1), [_v(0, 3, 4, 4), _v(2, 3, 3, 3)]),
+    'no_output_channels': lambda: (_conv(), [_v(2, 3, 4, 4),
+                                             _v(0, 3, 3, 3)]),
+    'float64': lambda: (_conv(pad=1), [
+        _v(2, 3, 4, 4, dtype=numpy.float64),
+        _v(2, 3, 3, 3, dtype=numpy.float64),
+        _v(2, dtype=numpy.float64)]),
+    'float16': lambda: (_conv(pad=1), [
+        _v(2, 3, 4, 4, dtype=numpy.float16),
+        _v(2, 3, 3, 3, dtype=numpy.float16),
+        _v(2, dtype=numpy.float16)]),
+    # Left to stock: a cast after the product, and grouped convolutions.
+    'mixed_dtypes': lambda: (_conv(), [_v(2, 3, 4, 4),
+                                       _v(2, 3, 3, 3,
+                                          dtype=numpy.float64)]),
+    'groups': lambda: (_conv(groups=3), [_v(2, 6, 4, 4), _v(3, 2, 3, 3)]),
+}
+
+# name -> f(dtype) building inputs and returning (inputs, output)
+BACKWARD_CASES = {
+    'conv': lambda d: applied(_conv(pad=1), _v(2, 3, 5, 5, dtype=d),
+                              _v(4, 3, 3, 3, dtype=d), _v(4, dtype=d)),
+    'nobias': lambda d: applied(_conv(stride=2), _v(2, 2, 6, 5, dtype=d),
+                                _v(3, 2, 2, 3, dtype=d)),
+    'cover_all_dilate': lambda d: applied(
+        _conv(stride=2, pad=1, cover_all=True, dilate=2),
+        _v(2, 2, 7, 6, dtype=d), _v(3, 2, 2, 2, dtype=d), _v(3, dtype=d)),
+    'x_const': lambda d: applied(
+        _conv(pad=1), _v(1, 2, 4, 4, dtype=d, requires_grad=False),
+        _v(3, 2, 3, 3, dtype=d)),
+    'channels_last_input': lambda d: applied(
+        _conv(pad=1), _nchw_view(2, 3, 4, 5, dtype=d),
+        _v(2, 3, 3, 3, dtype=d)),
+}
+
+
+globals().update(function_tests(APPLY_CASES, BACKWARD_CASES,
+                                  second_order=['conv', 'cover_all_dilate'],
+                                  compiled_backward=False))
+
+
+@pytest.mark.parametrize('shape,kwargs', [
+    ((2, 3, 5, 5), dict(pad=1)),
+    ((2, 3, 9, 9), dict(stride=3, pad=2, dilate=2, cover_all=True)),
+])
+def test_patches_have_stock_values(shape, kwargs):
+    # What the product is handed: stock's patch matrix, bit for bit.
+    x, W = _v(*shape), _v(4, 3, 3, 3)
+
+    def fn():
+        calls = []
+        original = numpy.tensordot
+
+        def spy(a, b, axes):
+            calls.append(a.transpose(0, 4, 5, 1, 2, 3).copy())
+            return original(a, b, axes)
+        numpy.tensordot = spy
+        try:
+            F.convolution_2d(x, W, **kwargs)
+        finally:
+            numpy.tensordot = original
+        return calls
+    stock, patched = check_same(fn)
+    assert len(stock) == 1
+
+
+def test_forward_is_compiled(compiled_instead):
+    x, W = _v(2, 3, 4, 4), _v(2, 3, 3, 3)
+    compiled_instead(lambda: F.convolution_2d(x, W, pad=1),
+                     convolution_2d.Convolution2DFunction._forward_cpu_core)
+
+
+def test_weight_gradient_forward_is_compiled(compiled_instead):
+    def fn():
+        x, W = _v(2, 3, 4, 4), _v(2, 3, 3, 3)
+        y = F.convolution_2d(x, W, pad=1)
+        y.grad = numpy.ones_like(y.array)
+        y.backward()
+    compiled_instead(fn, convolution_2d.Convolution2DGradW._forward_cpu_core)
+
+
+@pytest.mark.parametrize('name', ['im2col_cpu', 'get_conv_outsize'])
+def test_mocked_helper_is_called(name, mock_is_called):
+    def fn():
+        x, W = _v(2, 3, 4, 4), _v(2, 3, 3, 3)
+        y = F.convolution_2d(x, W, pad=1)
+        y.grad = numpy.ones_like(y.array)
+        y.backward()
+    mock_is_called(conv, name, fn)
+
+
+def test_passed_type_check_is_cached(type_check_is_cached):
+    x, W = _v(2, 3, 4, 4), _v(2, 3, 3, 3)
+    type_check_is_cached(convolution_2d.Convolution2DFunction,
+                         lambda: F.convolution_2d(x, W))
+
+
+@pytest.mark.parametrize('make', [
+    # Type check: a 3-d input, an int weight, a bias of the wrong size.
+    lambda: F.convolution_2d(_v(3, 4, 4), _v(2, 3, 3, 3)),
+    lambda: F.convolution_2d(_v(2, 3, 4, 4),
+                             numpy.ones((2, 3, 3, 3), numpy.int32)),
+    lambda: F.convolution_2d(_v(2, 3, 4, 4), _v(2, 3, 3, 3), _v(3)),
+    # A kernel larger than the padded input: im2col's assertion.
+    lambda: F.convolution_2d(_v(2, 3, 2, 2), _v(2, 3, 3, 3)),
+    lambda: F.convolution_2d(_v(2, 3, 4, 4), _v(2, 3, 3, 3),
+                             cudnn_fast=True),
+    lambda: F.convolution_2d(_v(2, 3, 4, 4), _v(2, 3, 3, 3), dilate=0),
+])
+@pytest.mark.parametrize('type_check', [True, False])
+def test_bad_input_same_error_as_stock(make, type_check):
+    def fn():
+        with chainer.using_config('type_check', type_check):
+            return make()
+    check_error_same(fn)
+
+
+def test_bias_overflow_acts_as_stock(errstate_acts_as_stock):
+    def fn():
+        big = numpy.finfo(numpy.float32).max
+        x = chainer.Variable(numpy.full((1, 1, 2, 2), big, numpy.float32))
+        W = chainer.Variable(numpy.ones((1, 1, 1, 1), numpy.float32))
+        b = chainer.Variable(numpy.full((1,), big, numpy.float32))
+        return F.convolution_2d(x, W, b).array
+    for mode in ('raise', 'call', 'warn'):
+        errstate_acts_as_stock(fn, mode)
