@@ -345,7 +345,8 @@ def _node_factories():
     from chainer.functions.array import (
         broadcast, concat, expand_dims, get_item, reshape, select_item,
         separate, split_axis, squeeze, stack, swapaxes, transpose)
-    from chainer.functions.connection import embed_id, linear
+    from chainer.functions.connection import (
+        convolution_2d, deconvolution_2d, embed_id, linear)
     from chainer.functions.loss import (
         huber_loss, negative_sampling, softmax_cross_entropy, squared_error)
     from chainer.functions.math import (
@@ -384,6 +385,14 @@ def _node_factories():
         embed_id.EmbedIDFunction: embed_id.EmbedIDFunction,
         embed_id.EmbedIDGrad: lambda: embed_id.EmbedIDGrad((2, 3)),
         linear.LinearFunction: linear.LinearFunction,
+        convolution_2d.Convolution2DFunction:
+            convolution_2d.Convolution2DFunction,
+        convolution_2d.Convolution2DGradW: lambda: (
+            convolution_2d.Convolution2DGradW(
+                convolution_2d.Convolution2DFunction(), (2, 3, 1, 1),
+                numpy.float32, None)),
+        deconvolution_2d.Deconvolution2DFunction:
+            deconvolution_2d.Deconvolution2DFunction,
         softmax_cross_entropy.SoftmaxCrossEntropy:
             softmax_cross_entropy.SoftmaxCrossEntropy,
         squared_error.SquaredError: squared_error.SquaredError,

@@ -32,6 +32,7 @@ MODULES = (
     'array.swapaxes',
     'array.transpose',
     'connection.convolution_2d',
+    'connection.deconvolution_2d',
     'connection.embed_id',
     'connection.linear',
     'loss.huber_loss',

@@ -263,7 +263,10 @@ def check_second_order_same(build, dtype):
     return check_same(lambda: second_order(build, dtype))
 
 
-def check_error_same(fn):
-    """Asserts ``error_of(fn)`` is the same stock and patched; returns
-    it."""
-    return check_same(lambda: error_of(fn))[0]
+def check_error_same(fn, type_check=None):
+    """Asserts ``error_of(fn)`` is the same stock and patched (under the
+    ``type_check`` configuration where given); returns it."""
+    if type_check is None:
+        return check_same(lambda: error_of(fn))[0]
+    with chainer.using_config('type_check', type_check):
+        return check_same(lambda: error_of(fn))[0]

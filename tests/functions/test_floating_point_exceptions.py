@@ -142,6 +142,21 @@ CASES = {
         # x.dot(W.T) cast to x's dtype overflows.
         lambda keep: F.linear(_v([[1e4]], f16, keep),
                               _v([[1e4]], keep=keep))],
+    'Convolution2DFunction': [
+        lambda keep: F.convolution_2d(_v([[[[BIG]]]], keep=keep),
+                                      _v([[[[1.0]]]], keep=keep),
+                                      _v([BIG], keep=keep))],
+    # Overlapping patches summed into the image overflow (in the forward,
+    # and in the convolution's input gradient), or the bias's add.
+    'Deconvolution2DFunction': [
+        lambda keep: F.deconvolution_2d(_v([[[[BIG, BIG]]]], keep=keep),
+                                        _v([[[[1.0, 1.0]]]], keep=keep)),
+        lambda keep: F.deconvolution_2d(_v([[[[BIG]]]], keep=keep),
+                                        _v([[[[1.0]]]], keep=keep),
+                                        _v([BIG], keep=keep)),
+        lambda keep: _backward(
+            keep, F.convolution_2d(_v([[[[1.0, 1.0, 1.0]]]]),
+                                   _v([[[[1.0, 1.0]]]])), [[[[BIG, BIG]]]])],
     'SoftmaxCrossEntropy': [
         lambda keep: _softmax_cross_entropy(keep, [[INF, 1.0], [0.0, 1.0]]),
         lambda keep: _softmax_cross_entropy(keep,
@@ -227,7 +242,10 @@ NO_ARITHMETIC = {'AddConstant': 'backward',
                  'Separate': None,
                  # Comparisons, which raise nothing (not even on a
                  # signaling NaN).
-                 'Max': None, 'Min': None, 'ArgMax': None, 'ArgMin': None}
+                 'Max': None, 'Min': None, 'ArgMax': None, 'ArgMin': None,
+                 # Patches, then BLAS's product (NumPy acts on no
+                 # exception of dot).
+                 'Convolution2DGradW': 'forward'}
 
 ERRSTATES = [{}, {'all': 'warn'}, {'all': 'raise'}, {'all': 'call'}]
 WARNING_MODES = ['always', 'default', 'once', 'module', 'error']

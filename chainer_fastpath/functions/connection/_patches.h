@@ -1,4 +1,7 @@
 /*
+ * Convolution patches, from an image and back, for convolution_2d.pyx and
+ * deconvolution_2d.pyx.
+ *
  * The convolution patches ("im2col") of an (n, c, h, w) image, written into
  * a C-ordered (n, out_h, out_w, c, kh, kw) array:
  *
@@ -33,7 +36,7 @@ static inline void cfp_inside(Py_ssize_t x0, Py_ssize_t sx, Py_ssize_t w,
 }
 
 #define CFP_DEFINE_IM2COL(NAME, T)                                            \
-static __attribute__((noinline)) void NAME(                                   \
+static __attribute__((noinline, unused)) void NAME(                       \
     T *dst, const char *src, const Py_ssize_t *shape,                         \
     const Py_ssize_t *strides, const Py_ssize_t *geometry)                    \
 {                                                                             \
@@ -89,5 +92,53 @@ static __attribute__((noinline)) void NAME(                                   \
 CFP_DEFINE_IM2COL(cfp_im2col_2, uint16_t)
 CFP_DEFINE_IM2COL(cfp_im2col_4, uint32_t)
 CFP_DEFINE_IM2COL(cfp_im2col_8, uint64_t)
+
+/*
+ * The image of patches ("col2im"), as stock's col2im_cpu sums it: for each
+ * (n, c) plane of the padded (n, c, hp, wp) image, zero (+0.0), then for
+ * ky, then kx, in that order,
+ *
+ *   img[n, c, ky*dy + oy*sy, kx*dx + ox*sx] += col[c, ky, kx, n, oy, ox]
+ *
+ * for every (oy, ox) of the (ih, iw) patch grid. col is C-ordered (c, kh,
+ * kw, n, ih, iw), what tensordot(W, x, (0, 1)) makes; img C-ordered. Every
+ * element gets the same additions in the same order as from stock's kh*kw
+ * passes over the whole image, one plane at a time while it is in cache.
+ * The caller checks that every index lies inside the padded image.
+ *
+ * geometry is {kh, kw, sy, sx, dy, dx, ih, iw}.
+ */
+#define CFP_DEFINE_COL2IM(NAME, T)                                            \
+static __attribute__((noinline, unused)) void NAME(                       \
+    T *img, const T *col, Py_ssize_t N, Py_ssize_t C, Py_ssize_t hp,          \
+    Py_ssize_t wp, const Py_ssize_t *geometry)                                \
+{                                                                             \
+    const Py_ssize_t kh = geometry[0], kw = geometry[1];                      \
+    const Py_ssize_t sy = geometry[2], sx = geometry[3];                      \
+    const Py_ssize_t dy = geometry[4], dx = geometry[5];                      \
+    const Py_ssize_t ih = geometry[6], iw = geometry[7];                      \
+    Py_ssize_t n, c, ky, kx, oy, ox, i;                                       \
+    for (n = 0; n < N; n++) {                                                 \
+        for (c = 0; c < C; c++) {                                             \
+            T *plane = img + (n * C + c) * hp * wp;                           \
+            for (i = 0; i < hp * wp; i++)                                     \
+                plane[i] = 0;                                                 \
+            for (ky = 0; ky < kh; ky++) {                                     \
+                for (kx = 0; kx < kw; kx++) {                                 \
+                    const T *g = col + (((c * kh + ky) * kw + kx) * N + n)    \
+                                       * ih * iw;                             \
+                    for (oy = 0; oy < ih; oy++, g += iw) {                    \
+                        T *row = plane + (ky * dy + oy * sy) * wp + kx * dx;  \
+                        for (ox = 0; ox < iw; ox++)                           \
+                            row[ox * sx] += g[ox];                            \
+                    }                                                         \
+                }                                                             \
+            }                                                                 \
+        }                                                                     \
+    }                                                                         \
+}
+
+CFP_DEFINE_COL2IM(cfp_col2im_f, float)
+CFP_DEFINE_COL2IM(cfp_col2im_d, double)
 
 #endif

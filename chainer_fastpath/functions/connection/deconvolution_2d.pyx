@@ -1,0 +1,117 @@
+# cython: boundscheck=False, wraparound=False
+"""Compiled ``Deconvolution2DFunction`` forward on NumPy arrays (one group,
+float32 or float64).
+
+Stock sums the product's patches into a zeroed padded image with one
+strided pass over the whole image per kernel position (``col2im_cpu``).
+Here one C loop makes the same additions in the same order, element by
+element, a plane at a time, into an image of stock's padded shape, and
+returns stock's view of it: same values, same strides.
+"""
+import numpy
+
+from chainer.functions.connection import deconvolution_2d
+from chainer.utils import conv
+
+from chainer_fastpath._core._config cimport ConfigView
+from chainer_fastpath._core._fpe cimport (
+    FE_DIVBYZERO, FE_INVALID, FE_OVERFLOW, FE_UNDERFLOW, acts, clear_flags,
+    fetestexcept, quiet_into)
+from chainer_fastpath._core._ndarray cimport (
+    CFP_NPY_DOUBLE, CFP_NPY_FLOAT, builtin_typenum, cfp_data, layout_ok)
+from chainer_fastpath._core._registry cimport NOT_HANDLED, compiled
+
+cdef extern from "_patches.h" nogil:
+    void cfp_col2im_f(float *img, const float *col, Py_ssize_t N,
+                      Py_ssize_t C, Py_ssize_t hp, Py_ssize_t wp,
+                      const Py_ssize_t *geometry)
+    void cfp_col2im_d(double *img, const double *col, Py_ssize_t N,
+                      Py_ssize_t C, Py_ssize_t hp, Py_ssize_t wp,
+                      const Py_ssize_t *geometry)
+
+cdef type _ndarray = numpy.ndarray
+cdef object _empty = numpy.empty
+cdef object _np_add = numpy.add
+cdef object _numpy = numpy
+cdef object _conv = conv
+cdef int _FLAGS = FE_DIVBYZERO | FE_INVALID | FE_OVERFLOW | FE_UNDERFLOW
+# Stock's forward calls these through their module at run time; while
+# either is replaced (a mock, a user's own), the node's code runs.
+cdef object _stock_col2im = conv.col2im_cpu
+cdef object _stock_outsize = conv.get_deconv_outsize
+
+
+cdef inline bint _fits(Py_ssize_t k, Py_ssize_t d, Py_ssize_t s,
+                       Py_ssize_t n, Py_ssize_t size):
+    # Whether stock's slice ``(k-1)*d : (k-1)*d + s*n : s`` of an axis of
+    # ``size`` has n elements: else its in-place add raises.
+    return n == 0 or (k - 1) * d + s * (n - 1) < size
+
+
+cdef object _forward(object node, tuple inputs, ConfigView config):
+    # Deconvolution2DFunction.forward_cpu for one group, without iDeep
+    # (compiled entries are left out where iDeep is installed).
+    if node.groups != 1 or not 2 <= len(inputs) <= 3:
+        return NOT_HANDLED
+    if (_conv.col2im_cpu is not _stock_col2im
+            or _conv.get_deconv_outsize is not _stock_outsize):
+        return NOT_HANDLED
+    x, W = inputs[0], inputs[1]
+    b = inputs[2] if len(inputs) == 3 else None
+    if (not layout_ok() or type(x) is not _ndarray
+            or type(W) is not _ndarray or x.ndim != 4 or W.ndim != 4):
+        return NOT_HANDLED
+    cdef int typenum = builtin_typenum(x)
+    if ((typenum != CFP_NPY_FLOAT and typenum != CFP_NPY_DOUBLE)
+            or W.dtype != x.dtype
+            or (b is not None and (type(b) is not _ndarray
+                                   or b.dtype != x.dtype))):
+        return NOT_HANDLED   # float16's rounding, or a cast that may warn
+    node._calc_out_size(x.shape, W.shape)   # stock's, with its errors
+    cdef Py_ssize_t N = x.shape[0], ih = x.shape[2], iw = x.shape[3]
+    cdef Py_ssize_t C = W.shape[1], kh = W.shape[2], kw = W.shape[3]
+    cdef Py_ssize_t sy = node.sy, sx = node.sx, ph = node.ph, pw = node.pw
+    cdef Py_ssize_t dy = node.dy, dx = node.dx
+    cdef Py_ssize_t h = node.outh, w = node.outw
+    cdef Py_ssize_t hp = h + 2 * ph + sy - 1, wp = w + 2 * pw + sx - 1
+    if not (hp > 0 and wp > 0 and _fits(kh, dy, sy, ih, hp)
+            and _fits(kw, dx, sx, iw, wp)):
+        return NOT_HANDLED
+    col = _numpy.tensordot(W, x, (0, 1))
+    if not col.flags.c_contiguous:
+        return NOT_HANDLED
+    img = _empty((N, C, hp, wp), dtype=x.dtype)
+    cdef Py_ssize_t geometry[8]
+    geometry[:] = [kh, kw, sy, sx, dy, dx, ih, iw]
+    cdef char *dst = cfp_data(img)
+    cdef const char *src = cfp_data(col)
+    cdef int raised
+    with nogil:
+        clear_flags(_FLAGS)
+        if typenum == CFP_NPY_FLOAT:
+            cfp_col2im_f(<float *>dst, <const float *>src, N, C, hp, wp,
+                         geometry)
+        else:
+            cfp_col2im_d(<double *>dst, <const double *>src, N, C, hp, wp,
+                         geometry)
+        raised = fetestexcept(_FLAGS)
+    if acts(raised):
+        return NOT_HANDLED
+    y = img[:, :, ph:h + ph, pw:w + pw]
+    if b is not None:
+        raised = 0
+        quiet_into(_np_add, y, b.reshape((1, b.size, 1, 1)), y, &raised)
+        if acts(raised):
+            return NOT_HANDLED
+    node._input_indexes_to_retain = (0, 1)
+    return y,
+
+
+ENTRIES = (
+    compiled(deconvolution_2d.Deconvolution2DFunction, _forward,
+             ('forward', 'forward_cpu', 'retain_inputs', '_calc_out_size',
+              '_forward_cpu_core'),
+             NULL, (),
+             type_check=('outh', 'outw', 'sy', 'sx', 'ph', 'pw', 'dy', 'dx',
+                         'groups')),
+)

@@ -1,0 +1,128 @@
+"""F.deconvolution_2d (``Deconvolution2DFunction``), stock vs patched."""
+import numpy
+import pytest
+
+import chainer
+import chainer.functions as F
+from chainer.functions.connection import deconvolution_2d
+from chainer.utils import conv
+
+from chainer_fastpath.testing import (
+    applied, check_error_same, check_same, gradients, strided_variable,
+    variable as _v)
+from chainer_fastpath.testing.cases import function_tests
+
+
+def _deconv(**kwargs):
+    return lambda *args: F.deconvolution_2d(*args, **kwargs)
+
+
+# name -> builds (under the shared seed) and returns (fn, args)
+APPLY_CASES = {
+    'deconv': lambda: (_deconv(stride=2, pad=1),
+                       [_v(2, 3, 4, 4), _v(3, 2, 4, 4), _v(2)]),
+    'nobias': lambda: (_deconv(), [_v(2, 3, 4, 5), _v(3, 4, 3, 2)]),
+    # Patches that overlap: several additions into one element.
+    'overlapping': lambda: (_deconv(stride=1, pad=1),
+                            [_v(2, 3, 4, 4), _v(3, 2, 3, 3), _v(2)]),
+    'stride_over_kernel': lambda: (_deconv(stride=(3, 2)),
+                                   [_v(1, 2, 3, 4), _v(2, 3, 2, 1)]),
+    'dilate': lambda: (_deconv(stride=2, pad=2, dilate=(2, 3)),
+                       [_v(2, 3, 4, 3), _v(3, 2, 3, 3)]),
+    'outsize_cover_all': lambda: (_deconv(stride=2, outsize=(8, 7)),
+                                  [_v(2, 3, 3, 3), _v(3, 2, 3, 3)]),
+    'strided_input': lambda: (_deconv(stride=2),
+                              [strided_variable(2, 3, 3, 3),
+                               _v(3, 2, 2, 2)]),
+    'empty_batch': lambda: (_deconv(stride=2), [_v(0, 3, 3, 3),
+                                                _v(3, 2, 2, 2)]),
+    'float64': lambda: (_deconv(stride=2, pad=1), [
+        _v(2, 3, 4, 4, dtype=numpy.float64),
+        _v(3, 2, 4, 4, dtype=numpy.float64),
+        _v(2, dtype=numpy.float64)]),
+    # Left to stock: float16, a cast after the product, grouped.
+    'float16': lambda: (_deconv(stride=2), [
+        _v(2, 3, 3, 3, dtype=numpy.float16),
+        _v(3, 2, 2, 2, dtype=numpy.float16)]),
+    'mixed_dtypes': lambda: (_deconv(), [_v(2, 3, 4, 4),
+                                         _v(3, 2, 3, 3,
+                                            dtype=numpy.float64)]),
+    'groups': lambda: (_deconv(groups=3), [_v(2, 6, 4, 4), _v(6, 1, 3, 3)]),
+}
+
+# name -> f(dtype) building inputs and returning (inputs, output)
+BACKWARD_CASES = {
+    'deconv': lambda d: applied(_deconv(stride=2, pad=1),
+                                _v(2, 3, 4, 4, dtype=d),
+                                _v(3, 2, 4, 4, dtype=d), _v(2, dtype=d)),
+    'overlapping': lambda d: applied(_deconv(pad=1), _v(2, 3, 4, 4, dtype=d),
+                                     _v(3, 2, 3, 3, dtype=d)),
+    'outsize_dilate': lambda d: applied(
+        _deconv(stride=2, outsize=(8, 7), dilate=2),
+        _v(2, 2, 3, 3, dtype=d), _v(2, 3, 2, 2, dtype=d), _v(3, dtype=d)),
+}
+
+
+globals().update(function_tests(APPLY_CASES, BACKWARD_CASES,
+                                  second_order=['deconv', 'overlapping'],
+                                  compiled_backward=False))
+
+
+def test_output_is_stock_view_of_padded_image():
+    x, W = _v(2, 3, 4, 4), _v(3, 2, 3, 3)
+
+    def fn():
+        y = F.deconvolution_2d(x, W, stride=2, pad=1).array
+        return y.shape, y.strides, y.base.shape, y.flags.c_contiguous
+    check_same(fn)
+
+
+def test_forward_is_compiled(compiled_instead):
+    x, W = _v(2, 3, 4, 4), _v(3, 2, 3, 3)
+    compiled_instead(
+        lambda: F.deconvolution_2d(x, W, stride=2),
+        deconvolution_2d.Deconvolution2DFunction._forward_cpu_core)
+
+
+@pytest.mark.parametrize('name', ['col2im_cpu', 'get_deconv_outsize'])
+def test_mocked_helper_is_called(name, mock_is_called):
+    mock_is_called(conv, name, lambda: gradients(BACKWARD_CASES['deconv'],
+                                                 numpy.float32))
+
+
+def test_passed_type_check_is_cached(type_check_is_cached):
+    x, W = _v(2, 3, 4, 4), _v(3, 2, 3, 3)
+    type_check_is_cached(deconvolution_2d.Deconvolution2DFunction,
+                         lambda: F.deconvolution_2d(x, W, stride=2))
+
+
+@pytest.mark.parametrize('make', [
+    # Type check: a 3-d input, channels that differ, an outsize the input
+    # cannot give.
+    lambda: F.deconvolution_2d(_v(3, 4, 4), _v(3, 2, 3, 3)),
+    lambda: F.deconvolution_2d(_v(2, 4, 4, 4), _v(3, 2, 3, 3)),
+    lambda: F.deconvolution_2d(_v(2, 3, 4, 4), _v(3, 2, 3, 3),
+                               outsize=(20, 20)),
+    lambda: F.deconvolution_2d(_v(2, 3, 4, 4), _v(3, 2, 3, 3),
+                               outsize=(3, 3)),
+    # An output of no height.
+    lambda: F.deconvolution_2d(_v(2, 3, 1, 4), _v(3, 2, 1, 3), pad=(1, 0)),
+    lambda: F.deconvolution_2d(_v(2, 3, 4, 4), _v(3, 2, 3, 3), dilate=0),
+])
+@pytest.mark.parametrize('type_check', [True, False])
+def test_bad_input_same_error_as_stock(make, type_check):
+    check_error_same(make, type_check)
+
+
+@pytest.mark.parametrize('bias', [False, True])
+def test_overflow_acts_as_stock(bias, errstate_acts_as_stock):
+    def fn():
+        big = numpy.finfo(numpy.float32).max
+        x = chainer.Variable(numpy.full((1, 1, 2, 2), big, numpy.float32))
+        W = chainer.Variable(numpy.ones((1, 1, 2, 2), numpy.float32))
+        if not bias:    # overlapping patches: the image's sums overflow
+            return F.deconvolution_2d(x, W).array
+        b = chainer.Variable(numpy.full((1,), big, numpy.float32))
+        return F.deconvolution_2d(x, W, b, stride=2).array
+    for mode in ('raise', 'call', 'warn'):
+        errstate_acts_as_stock(fn, mode)
