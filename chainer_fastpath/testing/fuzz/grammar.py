@@ -528,6 +528,45 @@ def _linear(b):
     b.add('{}({})'.format(link, x.name), (x.shape[0], n_out), x.dtype)
 
 
+def _conv_outsize(size, k, s, p, d, cover_all=False, deconv=False):
+    # chainer.utils.conv's get_conv_outsize / get_deconv_outsize (the
+    # grammar runs where Chainer is not imported).
+    dk = k + (k - 1) * (d - 1)
+    if deconv:
+        return s * (size - 1) + dk - 2 * p
+    return (size + 2 * p - dk + (s - 1 if cover_all else 0)) // s + 1
+
+
+def _convolution(b):
+    # F.convolution_2d or F.deconvolution_2d on a small image; an output
+    # of no pixel is stock's error.
+    x = b.pick_float(lambda v: len(v.shape) == 4, shape=b.choice(
+        ((2, 2, 4, 3), (1, 1, 3, 3), (0, 2, 3, 3))))
+    n, c, h, w = x.shape
+    (kh, kw), out_c = b.choice(((2, 2), (3, 1), (1, 1))), b.choice((2, 1))
+    stride, pad, dilate = b.choice((1, 2)), b.choice((0, 1)), b.choice((1, 2))
+    deconv = b.flag()
+    wdtype = b.choice(FLOATS) if b.flag() else x.dtype
+    w_var = b.input((c, out_c, kh, kw) if deconv else (out_c, c, kh, kw),
+                    wdtype, 'var')
+    args = [x.name, w_var.name]
+    if b.flag():
+        args.append(b.input((out_c,), x.dtype, 'var').name)
+    args.append('stride={}, pad={}, dilate={}'.format(stride, pad, dilate))
+    if deconv:
+        out = [_conv_outsize(s, k, stride, pad, dilate, deconv=True)
+               for s, k in ((h, kh), (w, kw))]
+        f = 'deconvolution_2d'
+    else:
+        cover_all = b.flag()
+        out = [_conv_outsize(s, k, stride, pad, dilate, cover_all)
+               for s, k in ((h, kh), (w, kw))]
+        args.append('cover_all={}'.format(cover_all))
+        f = 'convolution_2d'
+    shape = (n, out_c) + tuple(out) if min(out) > 0 else None
+    b.add('F.{}({})'.format(f, ', '.join(args)), shape, x.dtype)
+
+
 def _embed_id(b):
     shape = b.choice(((3,), (2, 2), (0,)))
     vocab, width = b.choice((3, 1)), b.choice((2, 1))
@@ -653,7 +692,7 @@ OPERATIONS = (
     _unary('F.absolute({x})'), _unary('F.softplus({x})'),
     _unary('F.elu({x})'), _unary('F.identity({x})'),
     _broadcast_many, _logsumexp, _select_item, _huber_loss,
-    _constant_arith, _shape_op, _output_layer, _arg_extreme,
+    _constant_arith, _shape_op, _output_layer, _arg_extreme, _convolution,
 )
 # Operations that reach a category's difference, drawn unless skipped.
 FEATURE_OPERATIONS = {
