@@ -162,8 +162,8 @@ def measure_all(names, rounds, repeats, with_torch=False):
 
 def measure_floors(names, results):
     """Adds ``arithmetic`` (the share of patched time spent in arithmetic,
-    see :mod:`.floor`) and ``samples`` to the entries of programs ``names``
-    that ran, or ``floor_skipped`` with why it could not be measured."""
+    see :mod:`.floor`) and ``samples`` to the entries of ``names`` that
+    ran, or ``floor_skipped`` with why it could not be measured."""
     why = floor.available()
     names = [n for n in names if 'skipped' not in results[n]]
     for done, name in enumerate(names, 1):
@@ -235,6 +235,19 @@ def _floor_cells(e):
             '{:.2f}'.format(1 / share) if share else 'inf')
 
 
+def _torch_floor_cells(e, with_torch):
+    # The arithmetic share, and patched/PyTorch were the patched time its
+    # arithmetic alone.
+    if 'arithmetic' not in e:
+        return ('n/a', 'n/a')
+    share = '{:.0%}'.format(e['arithmetic'])
+    if not with_torch or TORCH not in e:
+        return (share, 'n/a' if not with_torch else '-')
+    return (share, '{:.2f}'.format(
+        e['arithmetic'] * statistics.median(e['patched'])
+        / statistics.median(e[TORCH])))
+
+
 def _notes(results):
     notes = []
     for name, e in results.items():
@@ -261,9 +274,11 @@ def format_table(results, with_torch):
                 if 'skipped' in results[n] else
                 (n,) + _timing_cells(results[n])
                 + _torch_cells(results[n], with_torch)
+                + _torch_floor_cells(results[n], with_torch)
                 for n in sections['workloads']]
         lines += _render(rows, ('workload',) + timing
-                         + ('PyTorch', 'patched/PyTorch')) + ['']
+                         + ('PyTorch', 'patched/PyTorch', 'arithmetic',
+                            'floor/PyTorch')) + ['']
     if 'programs' in sections:
         rows = [(n, 'skipped: ' + results[n]['skipped'])
                 if 'skipped' in results[n] else
@@ -274,18 +289,22 @@ def format_table(results, with_torch):
     lines.append('speedup: stock/patched time, median (min-max) over the '
                  'pairs measured one after the other.')
     if 'workloads' in sections:
-        lines.append('patched/PyTorch above 1: PyTorch eager is faster.')
+        lines.append('patched/PyTorch above 1: PyTorch eager is faster; '
+                     'floor/PyTorch: the same were the patched time its '
+                     'arithmetic alone, the least the row can reach without '
+                     'other arithmetic.')
     lines.append('same result: stock and patched left bit-identical '
                  'parameters (or outputs, gradients) and loss: the sha256 of '
                  'their names, dtypes, shapes and bytes is equal.')
+    lines.append('arithmetic: the share of patched time in BLAS, '
+                 "NumPy's inner loops, copies and random numbers (perf "
+                 'samples).')
     if 'programs' in sections:
-        lines.append('arithmetic: the share of patched time in BLAS, '
-                     "NumPy's inner loops, copies and random numbers (perf "
-                     'samples); patched/floor: patched time over that '
-                     'arithmetic time, 1.00 = no overhead left.')
-        skipped = {e['floor_skipped'] for e in results.values()
-                   if 'floor_skipped' in e}
-        lines += ['arithmetic: n/a, ' + why for why in sorted(skipped)]
+        lines.append('patched/floor: patched time over its arithmetic time, '
+                     '1.00 = no overhead left.')
+    skipped = {e['floor_skipped'] for e in results.values()
+               if 'floor_skipped' in e}
+    lines += ['arithmetic: n/a, ' + why for why in sorted(skipped)]
     if not with_torch and 'workloads' in sections:
         lines.append(NO_TORCH)
     return '\n'.join(lines + _notes(results))
@@ -329,8 +348,7 @@ def main(argv):
     repeats = 3 if args.quick else 7
     with_torch = installed('torch')
     results = measure_all(names, rounds, repeats, with_torch)
-    measure_floors([n for n in results if SECTIONS[n] == 'programs'],
-                   results)
+    measure_floors(list(results), results)
     print(format_table(results, with_torch))
     if args.json:
         with open(args.json, 'w') as f:

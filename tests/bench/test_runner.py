@@ -26,6 +26,7 @@ def _results(torch=True):
     }
     if torch:
         results['mlp_train']['torch'] = [2 * ms]
+    results['mlp_train']['arithmetic'] = 0.25
     return results
 
 
@@ -38,17 +39,19 @@ def test_table_with_torch_column():
     table = runner.format_table(_results(), with_torch=True)
     assert 'PyTorch' in table.splitlines()[0]
     row = _row(table, 'mlp_train').split()
-    # 4.5 ms / 1 ms; patched 1 ms against PyTorch's 2 ms.
+    # 4.5 ms / 1 ms; patched 1 ms against PyTorch's 2 ms, a quarter of it
+    # arithmetic: 0.25 ms against 2 ms.
     assert row[1:] == ['4.50', 'ms', '1.00', 'ms', '4.50x', '(4.00-5.00)',
-                       'yes', '2.00', 'ms', '0.50']
-    # A workload without a PyTorch twin: dashes, not n/a.
-    assert _row(table, 'add').split()[-2:] == ['-', '-']
+                       'yes', '2.00', 'ms', '0.50', '25%', '0.12']
+    # A workload without a PyTorch twin: dashes, not n/a; nor a floor.
+    assert _row(table, 'add').split()[-4:] == ['-', '-', 'n/a', 'n/a']
     assert runner.NO_TORCH not in table
 
 
 def test_table_without_torch_says_so():
     table = runner.format_table(_results(torch=False), with_torch=False)
-    assert _row(table, 'mlp_train').split()[-2:] == ['n/a', 'n/a']
+    assert _row(table, 'mlp_train').split()[-4:] == [
+        'n/a', 'n/a', '25%', 'n/a']
     assert runner.NO_TORCH in table.splitlines()
 
 
@@ -218,6 +221,8 @@ def _bench_with_results(monkeypatch, capsys, stock, patched):
     monkeypatch.setattr(runner, 'installed', lambda module: False)
     monkeypatch.setattr(runner, 'measure_all',
                         lambda *args: {'fake': entry})
+    # The floor is measured in a worker, where 'fake' is no workload.
+    monkeypatch.setattr(runner, 'measure_floors', lambda names, results: None)
     status = runner.main([])
     return status, _row(capsys.readouterr().out, 'fake').split()[7]
 
