@@ -8,12 +8,14 @@
  *   dst[n, oy, ox, c, ky, kx] = src[n, c, oy*sy - ph + ky*dy, ox*sx - pw + kx*dx]
  *
  * and all bits clear (+0.0) where that position lies in the padding. Only
- * copies: the values are the image's, bit for bit. One output row (all ox
- * of one n, oy) is a block of out_w * c*kh*kw items that stays in cache
- * while it is filled source row by source row: the image is read along its
- * rows, the block written kw items at a time.
+ * copies: the values are the image's, bit for bit. The output is written
+ * in order; a window that lies inside the image is read through
+ * ``offsets``, the byte offsets of its kh*kw positions from its corner
+ * (ky*dy*strides[2] + kx*dx*strides[3]), one load per item whatever the
+ * image's layout (channels first, or a transposed view with channels
+ * last); only the windows that overlap the padding test each position.
  *
- * src_strides are in bytes; geometry is {kh, kw, sy, sx, ph, pw, dy, dx,
+ * strides are in bytes; geometry is {kh, kw, sy, sx, ph, pw, dy, dx,
  * out_h, out_w}.
  */
 #ifndef CHAINER_FASTPATH_PATCHES_H
@@ -22,23 +24,11 @@
 #include <stdint.h>
 #include <Python.h>
 
-/* The ox whose column ox*sx + x0 lies in [0, w): [*lo, *hi). */
-static inline void cfp_inside(Py_ssize_t x0, Py_ssize_t sx, Py_ssize_t w,
-                              Py_ssize_t ow, Py_ssize_t *lo, Py_ssize_t *hi)
-{
-    Py_ssize_t a = x0 >= 0 ? 0 : (-x0 + sx - 1) / sx;
-    Py_ssize_t b = x0 >= w ? 0 : (w - x0 + sx - 1) / sx;
-    if (a > ow) a = ow;
-    if (b > ow) b = ow;
-    if (b < a) b = a;
-    *lo = a;
-    *hi = b;
-}
-
 #define CFP_DEFINE_IM2COL(NAME, T)                                            \
-static __attribute__((noinline, unused)) void NAME(                       \
+static __attribute__((noinline, unused)) void NAME(                           \
     T *dst, const char *src, const Py_ssize_t *shape,                         \
-    const Py_ssize_t *strides, const Py_ssize_t *geometry)                    \
+    const Py_ssize_t *strides, const Py_ssize_t *geometry,                    \
+    const Py_ssize_t *offsets)                                                \
 {                                                                             \
     const Py_ssize_t N = shape[0], C = shape[1], H = shape[2], W = shape[3];  \
     const Py_ssize_t kh = geometry[0], kw = geometry[1];                      \
@@ -46,41 +36,34 @@ static __attribute__((noinline, unused)) void NAME(                       \
     const Py_ssize_t ph = geometry[4], pw = geometry[5];                      \
     const Py_ssize_t dy = geometry[6], dx = geometry[7];                      \
     const Py_ssize_t oh = geometry[8], ow = geometry[9];                      \
-    const Py_ssize_t ckk = C * kh * kw;                                       \
-    const Py_ssize_t s3 = strides[3], step = dx * strides[3];                 \
-    Py_ssize_t n, oy, c, ky, kx, ox, lo, hi, unused;                          \
-    /* The ox whose every kx reads inside the row: [lo, hi). */               \
-    cfp_inside(-pw, sx, W, ow, &lo, &unused);                                 \
-    cfp_inside((kw - 1) * dx - pw, sx, W, ow, &unused, &hi);                  \
-    if (hi < lo)                                                              \
-        hi = lo;                                                              \
+    const Py_ssize_t kk = kh * kw;                                            \
+    Py_ssize_t n, oy, ox, c, ky, kx, k;                                       \
     for (n = 0; n < N; n++) {                                                 \
         for (oy = 0; oy < oh; oy++) {                                         \
-            T *block = dst + (n * oh + oy) * ow * ckk;                        \
-            for (c = 0; c < C; c++) {                                         \
-                const char *plane = src + n * strides[0] + c * strides[1];    \
-                for (ky = 0; ky < kh; ky++) {                                 \
-                    const Py_ssize_t iy = oy * sy - ph + ky * dy;             \
-                    T *d = block + (c * kh + ky) * kw;                        \
-                    if (iy < 0 || iy >= H) {                                  \
-                        for (ox = 0; ox < ow; ox++, d += ckk)                 \
-                            for (kx = 0; kx < kw; kx++)                       \
-                                d[kx] = 0;                                    \
-                        continue;                                             \
-                    }                                                         \
-                    const char *row = plane + iy * strides[2];                \
-                    for (ox = 0; ox < ow; ox++, d += ckk) {                   \
-                        const Py_ssize_t x0 = ox * sx - pw;                   \
-                        if (ox >= lo && ox < hi) {                            \
-                            const char *s = row + x0 * s3;                    \
-                            for (kx = 0; kx < kw; kx++, s += step)            \
-                                d[kx] = *(const T *)s;                        \
-                        } else {                                              \
-                            for (kx = 0; kx < kw; kx++) {                     \
-                                const Py_ssize_t ix = x0 + kx * dx;           \
-                                d[kx] = (ix >= 0 && ix < W)                   \
-                                    ? *(const T *)(row + ix * s3) : 0;        \
-                            }                                                 \
+            const Py_ssize_t iy0 = oy * sy - ph;                              \
+            const int rows = iy0 >= 0 && iy0 + (kh - 1) * dy < H;             \
+            for (ox = 0; ox < ow; ox++) {                                     \
+                const Py_ssize_t ix0 = ox * sx - pw;                          \
+                if (rows && ix0 >= 0 && ix0 + (kw - 1) * dx < W) {            \
+                    /* The window lies inside the image. */                   \
+                    const char *base = src + n * strides[0]                   \
+                        + iy0 * strides[2] + ix0 * strides[3];                \
+                    for (c = 0; c < C; c++, base += strides[1])               \
+                        for (k = 0; k < kk; k++)                              \
+                            *dst++ = *(const T *)(base + offsets[k]);         \
+                    continue;                                                 \
+                }                                                             \
+                for (c = 0; c < C; c++) {                                     \
+                    const char *plane = src + n * strides[0]                  \
+                        + c * strides[1];                                     \
+                    for (ky = 0; ky < kh; ky++) {                             \
+                        const Py_ssize_t iy = iy0 + ky * dy;                  \
+                        for (kx = 0; kx < kw; kx++) {                         \
+                            const Py_ssize_t ix = ix0 + kx * dx;              \
+                            *dst++ = (iy >= 0 && iy < H && ix >= 0 && ix < W) \
+                                ? *(const T *)(plane + iy * strides[2]        \
+                                               + ix * strides[3])             \
+                                : 0;                                          \
                         }                                                     \
                     }                                                         \
                 }                                                             \

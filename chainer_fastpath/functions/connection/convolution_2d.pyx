@@ -14,6 +14,7 @@ copy. BLAS is called with the same matrices as stock's, so the results
 are stock's bit for bit; the two large copies and their fresh pages are
 saved.
 """
+from cpython.mem cimport PyMem_Free, PyMem_Malloc
 from libc.stdint cimport uint16_t, uint32_t, uint64_t
 
 import numpy
@@ -40,11 +41,14 @@ cdef object _stock_outsize = conv.get_conv_outsize
 
 cdef extern from "_patches.h" nogil:
     void cfp_im2col_2(uint16_t *dst, const char *src, const Py_ssize_t *shape,
-                      const Py_ssize_t *strides, const Py_ssize_t *geometry)
+                      const Py_ssize_t *strides, const Py_ssize_t *geometry,
+                      const Py_ssize_t *offsets)
     void cfp_im2col_4(uint32_t *dst, const char *src, const Py_ssize_t *shape,
-                      const Py_ssize_t *strides, const Py_ssize_t *geometry)
+                      const Py_ssize_t *strides, const Py_ssize_t *geometry,
+                      const Py_ssize_t *offsets)
     void cfp_im2col_8(uint64_t *dst, const char *src, const Py_ssize_t *shape,
-                      const Py_ssize_t *strides, const Py_ssize_t *geometry)
+                      const Py_ssize_t *strides, const Py_ssize_t *geometry,
+                      const Py_ssize_t *offsets)
 
 
 cdef object im2col(object x, Py_ssize_t kh, Py_ssize_t kw, Py_ssize_t sy,
@@ -71,13 +75,27 @@ cdef object im2col(object x, Py_ssize_t kh, Py_ssize_t kw, Py_ssize_t sy,
     cdef const char *src = cfp_data(x)
     cdef char *dst = cfp_data(buffer)
     cdef Py_ssize_t *strides = cfp_strides(x)
-    with nogil:
-        if typenum == CFP_NPY_HALF:
-            cfp_im2col_2(<uint16_t *>dst, src, shape, strides, geometry)
-        elif typenum == CFP_NPY_FLOAT:
-            cfp_im2col_4(<uint32_t *>dst, src, shape, strides, geometry)
-        else:
-            cfp_im2col_8(<uint64_t *>dst, src, shape, strides, geometry)
+    cdef Py_ssize_t ky, kx
+    cdef Py_ssize_t *offsets = <Py_ssize_t *>PyMem_Malloc(
+        max(kh * kw, 1) * sizeof(Py_ssize_t))
+    if offsets is NULL:
+        raise MemoryError()
+    for ky in range(kh):
+        for kx in range(kw):
+            offsets[ky * kw + kx] = ky * dy * strides[2] + kx * dx * strides[3]
+    try:
+        with nogil:
+            if typenum == CFP_NPY_HALF:
+                cfp_im2col_2(<uint16_t *>dst, src, shape, strides, geometry,
+                             offsets)
+            elif typenum == CFP_NPY_FLOAT:
+                cfp_im2col_4(<uint32_t *>dst, src, shape, strides, geometry,
+                             offsets)
+            else:
+                cfp_im2col_8(<uint64_t *>dst, src, shape, strides, geometry,
+                             offsets)
+    finally:
+        PyMem_Free(offsets)
     return buffer.transpose(0, 3, 4, 5, 1, 2)
 
 
