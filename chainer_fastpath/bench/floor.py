@@ -2,8 +2,8 @@
 in work that stock and patched both must do, measured with ``perf``.
 
 A patched worker builds the workload and warms it up; ``perf record`` then
-samples it (and only it) while it runs its steps. Each sample is counted as
-arithmetic when its function is one of:
+samples it (and only it) while it runs its steps, for a second at least.
+Each sample is counted as arithmetic when its function is one of:
 
 - BLAS (OpenBLAS, MKL, BLIS) and libm;
 - NumPy's typed inner loops (``FLOAT_add_AVX2``, ``simd_exp_FLOAT``,
@@ -77,10 +77,11 @@ def _samples(path):
     return counts
 
 
-def arithmetic_share(worker, frequency=2999):
+def arithmetic_share(worker, frequency=2999, seconds=1.0):
     """Samples ``worker`` (a :class:`.runner.Worker` with a workload set
-    up) through one ``run``; returns the arithmetic share of the samples
-    and the number of samples."""
+    up) through ``run``s repeated for at least ``seconds`` (one repeat of
+    a per-op workload lasts milliseconds: a few samples); returns the
+    arithmetic share of the samples and the number of samples."""
     with tempfile.TemporaryDirectory() as tmp:
         path = tmp + '/perf.data'
         perf = subprocess.Popen(
@@ -88,7 +89,10 @@ def arithmetic_share(worker, frequency=2999):
              '-p', str(worker.proc.pid)],
             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         time.sleep(0.5)    # perf attaches asynchronously
+        start = time.perf_counter()
         worker.ask('run')
+        while time.perf_counter() - start < seconds:
+            worker.ask('run')
         perf.send_signal(signal.SIGINT)
         perf.communicate()
         counts = _samples(path)
