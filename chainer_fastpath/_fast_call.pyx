@@ -14,6 +14,7 @@ import numpy
 
 from chainer import function_node
 from chainer import variable
+from chainer.functions.math import basic_math
 
 from chainer_fastpath._core._audit cimport StockMethods, method_is
 from chainer_fastpath._core._stats cimport EntryStats
@@ -45,13 +46,45 @@ cdef StockMethods _node_setter = StockMethods(
 def _constant_labels():
     # Label properties that only return a constant string: evaluating them
     # can neither fail nor change anything, so the fast path may skip it.
-    from chainer.functions.math import basic_math as m
+    m = basic_math
     return frozenset(cls.__dict__['label']
                      for cls in (m.Neg, m.Absolute, m.Add, m.Sub, m.Mul,
                                  m.Div))
 
 
 cdef frozenset _CONSTANT_LABELS = _constant_labels()
+
+
+def _value_labels():
+    # Label properties of the nodes with a constant operand:
+    # '<op> %s' % _convert_value_to_string(self.value).
+    m = basic_math
+    return frozenset(cls.__dict__['label']
+                     for cls in (m.AddConstant, m.SubFromConstant,
+                                 m.MulConstant, m.DivFromConstant,
+                                 m.PowVarConst, m.PowConstVar))
+
+
+cdef frozenset _VALUE_LABELS = _value_labels()
+cdef object _basic_math = basic_math
+cdef object _convert_value = basic_math._convert_value_to_string
+
+
+cdef bint _label_is_pure(object node, object label) except -1:
+    """Whether evaluating ``label``, the class's label property, can
+    neither fail nor change anything: a constant string, or a constant
+    operand's label while its value is an int or a float and the helper it
+    calls is stock's (a replaced one, a mock, is called as stock calls
+    it)."""
+    if label in _CONSTANT_LABELS:
+        return True
+    if label not in _VALUE_LABELS:
+        return False
+    t = type(node.value)
+    return ((t is float or t is int)
+            and _basic_math._convert_value_to_string is _convert_value)
+
+
 cdef object _OrderedDict = collections.OrderedDict
 
 
@@ -193,7 +226,7 @@ def apply(self, inputs):
     _stats_apply.fast += 1
 
     label = type(self).label
-    if label is not _label and label not in _CONSTANT_LABELS:
+    if label is not _label and not _label_is_pure(self, label):
         # Stock evaluates the label for its array-compatibility message on
         # every call; an overridden label may raise.
         self.label

@@ -7,6 +7,7 @@ import pytest
 
 import chainer
 from chainer import function_hook
+from chainer.functions.math import basic_math
 import chainer.functions as F
 import chainer.links as L
 from chainer.utils import type_check
@@ -464,3 +465,46 @@ def test_elementwise_node_on_no_inputs_same_error(n_out):
     stock, patched = run_both(lambda: _error_of(lambda: Node().apply(())))
     assert stock == (IndexError, 'tuple index out of range')
     assert stock == patched
+
+
+# --- the label stock evaluates on every call -------------------------------
+
+class _LabelRaises(chainer.FunctionNode):
+    @property
+    def label(self):
+        raise RuntimeError('label of _LabelRaises')
+
+    def forward(self, inputs):
+        return inputs[0] * 2,
+
+
+@pytest.mark.parametrize('make', [
+    # A label property of the user's own, raising.
+    lambda: _LabelRaises(),
+    # Stock's label of a constant operand, on a value it cannot format:
+    # 'a' < 0 raises from the label.
+    lambda: basic_math.AddConstant('a'),
+    lambda: basic_math.MulConstant(None),
+])
+def test_label_is_evaluated_as_stock(make):
+    x = numpy.ones(2, numpy.float32)
+    check_same(lambda: _error_of(lambda: make().apply((x,))))
+
+
+@pytest.mark.parametrize('value', [1, 2.5, -1.0, numpy.float32(2)])
+def test_constant_operand_label_helper_mocked_is_called(value, spy):
+    # A constant operand's label calls it: replaced, it is called as often
+    # as stock calls it.
+    def fn():
+        h = chainer.Variable(numpy.ones(2, numpy.float32))
+        for _ in range(3):
+            h = h + value
+            h = value - h
+            h = h * value
+    calls = spy(basic_math, '_convert_value_to_string')
+    fn()
+    stock_calls = len(calls)
+    del calls[:]
+    with chainer_fastpath.enabled():
+        fn()
+    assert stock_calls >= 9 and len(calls) == stock_calls
