@@ -89,10 +89,14 @@ CFP_DEFINE_IM2COL(cfp_im2col_8, uint64_t)
  * passes over the whole image, one plane at a time while it is in cache.
  * The caller checks that every index lies inside the padded image.
  *
+ * Returns 1 where the image holds a NaN: of two NaNs an add keeps the one
+ * of its first operand, and the compiler may order a commutative add's
+ * operands as it likes, so which NaN is kept is left to stock's loop.
+ *
  * geometry is {kh, kw, sy, sx, dy, dx, ih, iw}.
  */
 #define CFP_DEFINE_COL2IM(NAME, T)                                            \
-static __attribute__((noinline, unused)) void NAME(                       \
+static __attribute__((noinline, unused)) int NAME(                            \
     T *img, const T *col, Py_ssize_t N, Py_ssize_t C, Py_ssize_t hp,          \
     Py_ssize_t wp, const Py_ssize_t *geometry)                                \
 {                                                                             \
@@ -101,6 +105,7 @@ static __attribute__((noinline, unused)) void NAME(                       \
     const Py_ssize_t dy = geometry[4], dx = geometry[5];                      \
     const Py_ssize_t ih = geometry[6], iw = geometry[7];                      \
     Py_ssize_t n, c, ky, kx, oy, ox, i;                                       \
+    int nan = 0;                                                              \
     for (n = 0; n < N; n++) {                                                 \
         for (c = 0; c < C; c++) {                                             \
             T *plane = img + (n * C + c) * hp * wp;                           \
@@ -117,8 +122,11 @@ static __attribute__((noinline, unused)) void NAME(                       \
                     }                                                         \
                 }                                                             \
             }                                                                 \
+            for (i = 0; i < hp * wp; i++)   /* quiet compares */              \
+                nan |= plane[i] != plane[i];                                  \
         }                                                                     \
     }                                                                         \
+    return nan;                                                               \
 }
 
 CFP_DEFINE_COL2IM(cfp_col2im_f, float)

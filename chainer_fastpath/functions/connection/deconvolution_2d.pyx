@@ -6,7 +6,9 @@ Stock sums the product's patches into a zeroed padded image with one
 strided pass over the whole image per kernel position (``col2im_cpu``).
 Here one C loop makes the same additions in the same order, element by
 element, a plane at a time, into an image of stock's padded shape, and
-returns stock's view of it: same values, same strides.
+returns stock's view of it: same values, same strides. An image with a
+NaN is left to stock (which of two NaNs an add keeps depends on the
+order the compiler gives its operands).
 """
 import numpy
 
@@ -22,12 +24,12 @@ from chainer_fastpath._core._ndarray cimport (
 from chainer_fastpath._core._registry cimport NOT_HANDLED, compiled
 
 cdef extern from "_patches.h" nogil:
-    void cfp_col2im_f(float *img, const float *col, Py_ssize_t N,
-                      Py_ssize_t C, Py_ssize_t hp, Py_ssize_t wp,
-                      const Py_ssize_t *geometry)
-    void cfp_col2im_d(double *img, const double *col, Py_ssize_t N,
-                      Py_ssize_t C, Py_ssize_t hp, Py_ssize_t wp,
-                      const Py_ssize_t *geometry)
+    int cfp_col2im_f(float *img, const float *col, Py_ssize_t N,
+                     Py_ssize_t C, Py_ssize_t hp, Py_ssize_t wp,
+                     const Py_ssize_t *geometry)
+    int cfp_col2im_d(double *img, const double *col, Py_ssize_t N,
+                     Py_ssize_t C, Py_ssize_t hp, Py_ssize_t wp,
+                     const Py_ssize_t *geometry)
 
 cdef type _ndarray = numpy.ndarray
 cdef object _empty = numpy.empty
@@ -85,18 +87,18 @@ cdef object _forward(object node, tuple inputs, ConfigView config):
     geometry[:] = [kh, kw, sy, sx, dy, dx, ih, iw]
     cdef char *dst = cfp_data(img)
     cdef const char *src = cfp_data(col)
-    cdef int raised
+    cdef int raised, nan
     with nogil:
         clear_flags(_FLAGS)
         if typenum == CFP_NPY_FLOAT:
-            cfp_col2im_f(<float *>dst, <const float *>src, N, C, hp, wp,
-                         geometry)
+            nan = cfp_col2im_f(<float *>dst, <const float *>src, N, C, hp,
+                               wp, geometry)
         else:
-            cfp_col2im_d(<double *>dst, <const double *>src, N, C, hp, wp,
-                         geometry)
+            nan = cfp_col2im_d(<double *>dst, <const double *>src, N, C, hp,
+                               wp, geometry)
         raised = fetestexcept(_FLAGS)
-    if acts(raised):
-        return NOT_HANDLED
+    if nan or acts(raised):
+        return NOT_HANDLED   # which NaN an add keeps is stock loop's
     y = img[:, :, ph:h + ph, pw:w + pw]
     if b is not None:
         raised = 0

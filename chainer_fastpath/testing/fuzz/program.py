@@ -76,9 +76,10 @@ class Program:
             lines.append('')
             for line in comment.rstrip().splitlines():
                 if line.startswith(('category:', 'signature:')):
-                    lines.append(line)      # read back by corpus_key
+                    lines.append(_in_docstring(line))   # read by corpus_key
                 else:
-                    lines += textwrap.wrap(line, 72) or ['']
+                    lines += [_in_docstring(part) for part in
+                              textwrap.wrap(line, 72)] or ['']
         lines += ['"""',
                   'from chainer_fastpath.testing.fuzz import replay', '',
                   'CONFIG = ' + pprint.pformat(config, width=68,
@@ -92,6 +93,12 @@ class Program:
 
     def __repr__(self):
         return 'Program({!r}, {!r})'.format(self.source, self.config)
+
+
+def _in_docstring(line):
+    # A line of the reproducer's docstring that reads back as ``line``:
+    # the differences quote bytes, with backslashes and quotes.
+    return line.replace('\\', '\\\\').replace('"""', '\\"""')
 
 
 def load(text):

@@ -126,3 +126,25 @@ def test_overflow_acts_as_stock(bias, errstate_acts_as_stock):
         return F.deconvolution_2d(x, W, b, stride=2).array
     for mode in ('raise', 'call', 'warn'):
         errstate_acts_as_stock(fn, mode)
+
+
+def _nans(shape, dtype):
+    # NaNs of both signs and several payloads among numbers.
+    x = numpy.random.uniform(-1, 1, shape).astype(dtype)
+    flat = x.reshape(-1).view('u{}'.format(x.itemsize))
+    nan = int(numpy.array(numpy.nan, dtype).view(flat.dtype))
+    sign = 1 << (8 * x.itemsize - 1)
+    for i in range(0, flat.size, 3):
+        flat[i] = (nan | i) ^ (sign if i % 2 else 0)
+    return x
+
+
+@pytest.mark.parametrize('dtype', [numpy.float32, numpy.float64])
+def test_overlapping_nans_same_bits_as_stock(dtype):
+    # Which of two NaNs an add keeps follows its operands' order: the
+    # image's sums keep stock's NaNs.
+    def fn():
+        x = chainer.Variable(_nans((2, 2, 4, 3), dtype))
+        W = chainer.Variable(_nans((2, 1, 3, 2), dtype))
+        return F.deconvolution_2d(x, W).array
+    check_same(fn)

@@ -107,6 +107,20 @@ def test_reproducer_file_runs_and_round_trips(tmp_path):
     assert run.returncode == 0 and 'agree' in run.stdout, run.stderr
 
 
+def test_reproducer_docstring_quotes_bytes_as_they_are():
+    # A difference quotes arrays' bytes: backslashes, quotes, wrapped at
+    # any character.
+    comment = ('category: new\nsignature: values @ F.x\nv1: stock b"'
+               + '\\x00\\xf8' * 20 + '" | patched b"\\x7f"""\\')
+    text = program.Program(AGREE).reproducer(comment)
+    assert program.load(text).message() == program.Program(AGREE).message()
+    doc = program.docstring(text)
+    assert 'signature: values @ F.x' in doc.splitlines()
+    # textwrap breaks lines at the spaces.
+    assert ''.join(doc.split()).endswith(
+        ''.join(comment.splitlines()[-1].split()))
+
+
 def test_skipped_categories_are_not_drawn():
     import random
 
