@@ -11,6 +11,10 @@ cdef inline void clear_flags(int flags) noexcept nogil:
     if fetestexcept(flags):
         feclearexcept(flags)
 
+cdef inline int all_flags() noexcept nogil:
+    """The four flags NumPy's error state has modes for."""
+    return FE_DIVBYZERO | FE_INVALID | FE_OVERFLOW | FE_UNDERFLOW
+
 cdef int watched()
 cdef bint acts(int raised) except -1
 cdef Py_ssize_t buffer_size() except -1

@@ -41,7 +41,7 @@ cdef tuple _SHIFTS = tuple(
     (getattr(umath, 'SHIFT_' + name, -1), flag) for name, flag in (
         ('DIVIDEBYZERO', FE_DIVBYZERO), ('OVERFLOW', FE_OVERFLOW),
         ('UNDERFLOW', FE_UNDERFLOW), ('INVALID', FE_INVALID)))
-cdef int _ALL = FE_DIVBYZERO | FE_OVERFLOW | FE_UNDERFLOW | FE_INVALID
+cdef int _ALL = all_flags()
 
 # A ufunc's ``extobj``: NumPy 1.x's default buffer size, every mode
 # 'ignore'. NumPy clears the flags before each loop and, with nothing to act

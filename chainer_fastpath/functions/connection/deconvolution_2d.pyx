@@ -17,8 +17,7 @@ from chainer.utils import conv
 
 from chainer_fastpath._core._config cimport ConfigView
 from chainer_fastpath._core._fpe cimport (
-    FE_DIVBYZERO, FE_INVALID, FE_OVERFLOW, FE_UNDERFLOW, acts, clear_flags,
-    fetestexcept, quiet_into)
+    acts, all_flags, clear_flags, fetestexcept, quiet_into)
 from chainer_fastpath._core._ndarray cimport (
     CFP_NPY_DOUBLE, CFP_NPY_FLOAT, builtin_typenum, cfp_data, layout_ok)
 from chainer_fastpath._core._registry cimport NOT_HANDLED, compiled
@@ -36,7 +35,6 @@ cdef object _empty = numpy.empty
 cdef object _np_add = numpy.add
 cdef object _numpy = numpy
 cdef object _conv = conv
-cdef int _FLAGS = FE_DIVBYZERO | FE_INVALID | FE_OVERFLOW | FE_UNDERFLOW
 # Stock's forward calls these through their module at run time; while
 # either is replaced (a mock, a user's own), the node's code runs.
 cdef object _stock_col2im = conv.col2im_cpu
@@ -89,14 +87,14 @@ cdef object _forward(object node, tuple inputs, ConfigView config):
     cdef const char *src = cfp_data(col)
     cdef int raised, nan
     with nogil:
-        clear_flags(_FLAGS)
+        clear_flags(all_flags())
         if typenum == CFP_NPY_FLOAT:
             nan = cfp_col2im_f(<float *>dst, <const float *>src, N, C, hp,
                                wp, geometry)
         else:
             nan = cfp_col2im_d(<double *>dst, <const double *>src, N, C, hp,
                                wp, geometry)
-        raised = fetestexcept(_FLAGS)
+        raised = fetestexcept(all_flags())
     if nan or acts(raised):
         return NOT_HANDLED   # which NaN an add keeps is stock loop's
     y = img[:, :, ph:h + ph, pw:w + pw]
