@@ -16,7 +16,11 @@ from chainer import function_node
 from chainer import variable
 from chainer.functions.math import basic_math
 
-from chainer_fastpath._core._audit cimport StockMethods, method_is
+from chainer_fastpath._core._attrs cimport (
+    cfp_attr, cfp_attr_enable, cfp_getattr as get, cfp_setattr as put,
+    get_site, lookup_site, set_site)
+from chainer_fastpath._core import _attrs
+from chainer_fastpath._core._audit cimport StockMethods, method_is_at
 from chainer_fastpath._core._stats cimport EntryStats
 from chainer_fastpath._core import _stats
 from chainer_fastpath._core._objects cimport new_variable, weak_ref
@@ -26,6 +30,40 @@ from chainer_fastpath._core._registry cimport NOT_HANDLED, run_forward
 from chainer_fastpath._core._type_check cimport check_types
 
 cdef EntryStats _stats_apply = _stats.entry('FunctionNode.apply')
+
+cfp_attr_enable(_attrs.FAST)
+# The inputs' and the node's state, read and written through per-site
+# caches (_attrs.h): each a few instructions where a generic access from C
+# costs a type lookup and a key search.
+cdef cfp_attr _data = get_site('_data')
+cdef cfp_attr _has_chainerx_array = get_site('_has_chainerx_array')
+cdef cfp_attr _layout = get_site('_layout')
+cdef cfp_attr _requires_grad = get_site('_requires_grad')
+cdef cfp_attr _node = get_site('_node')
+cdef cfp_attr _rank = get_site('_rank')
+cdef cfp_attr _local_function_hooks = get_site('_local_function_hooks')
+cdef cfp_attr _is_elementwise = get_site('is_elementwise')
+cdef cfp_attr _get_output_layouts = get_site('_output_layouts')
+cdef cfp_attr _get_input_retained = get_site('_input_indexes_to_retain')
+cdef cfp_attr _get_output_retained = get_site('_output_indexes_to_retain')
+cdef cfp_attr _set_input_layouts = set_site('_input_layouts')
+cdef cfp_attr _set_input_retained = set_site('_input_indexes_to_retain')
+cdef cfp_attr _set_output_retained = set_site('_output_indexes_to_retain')
+cdef cfp_attr _set_output_layouts = set_site('_output_layouts')
+cdef cfp_attr _set_output_count = set_site('_output_count')
+cdef cfp_attr _set_rank = set_site('rank')
+cdef cfp_attr _set_inputs = set_site('inputs')
+cdef cfp_attr _set_outputs = set_site('outputs')
+cdef cfp_attr _set_lazy_grad_sum = set_site('lazy_grad_sum')
+cdef cfp_attr _set_retained_output_data = set_site('_retained_output_data')
+# A retained variable's node.
+cdef cfp_attr _set_data = set_site('_data')
+cdef cfp_attr _set_dtype = set_site('dtype')
+cdef cfp_attr _set_shape = set_site('shape')
+# Methods that must still be stock's.
+cdef cfp_attr _check_layout_forward_site = lookup_site('check_layout_forward')
+cdef cfp_attr _retain_data_site = lookup_site('retain_data')
+cdef cfp_attr _update_data_info_site = lookup_site('_update_data_info')
 cdef object _original_apply = None
 
 cdef type _ndarray = numpy.ndarray
@@ -102,13 +140,13 @@ def bind(owner, attribute, original):
 cdef str _unsupported_variable(object x, object data):
     """Why a Variable input, whose array is ``data``, is not for the fast
     path, or None when it is."""
-    if x._has_chainerx_array:
+    if get(x, &_has_chainerx_array):
         return 'ChainerX array'
     if type(data) is not _ndarray:
         if data is None:
             return 'uninitialized input variable'
         return _array_reason(data)
-    if x._layout is not None:
+    if get(x, &_layout) is not None:
         return 'non-standard memory layout'
     return None
 
@@ -136,7 +174,7 @@ cdef object _hooks_of(object self):
     """The dict whose values stock calls as the function hooks: the
     thread's own dict, or a copy of it updated with the local hooks."""
     cdef object hooks = function_hooks()
-    local = self._local_function_hooks
+    local = get(self, &_local_function_hooks)
     if local is not None and len(local) > 0:
         hooks = _OrderedDict(hooks)
         hooks.update(local)
@@ -205,7 +243,7 @@ def apply(self, inputs):
                 in_data[i] = x
                 continue
             if t is _Variable or t is _Parameter:
-                y = (<list>x._data)[0]
+                y = (<list>get(x, &_data))[0]
                 reason = _unsupported_variable(x, y)
             else:
                 reason = _unsupported_other(x)
@@ -213,11 +251,11 @@ def apply(self, inputs):
                 break
             input_vars[i] = x
             in_data[i] = y
-            if x._requires_grad:
+            if get(x, &_requires_grad):
                 requires_grad = True
-            y = x._node
+            y = get(x, &_node)
             input_nodes[i] = y
-            y = y._rank
+            y = get(y, &_rank)
             if y > rank:
                 rank = y
     if reason is not None:
@@ -232,12 +270,13 @@ def apply(self, inputs):
         self.label
 
     in_tuple = tuple(in_data)
-    self._input_layouts = none_layouts(n)
+    put(self, &_set_input_layouts, none_layouts(n))
 
     if config.get('type_check'):
         check_types(self, in_tuple)
 
-    if not method_is(self, 'check_layout_forward', _check_layout_forward):
+    if not method_is_at(self, &_check_layout_forward_site,
+                        _check_layout_forward):
         _materialize(input_vars, in_data)
         self.check_layout_forward(input_vars)
 
@@ -246,26 +285,28 @@ def apply(self, inputs):
         for hook in _values(hooks):
             hook.forward_preprocess(self, in_tuple)
 
-    self._input_indexes_to_retain = None
-    self._output_indexes_to_retain = None
+    put(self, &_set_input_retained, None)
+    put(self, &_set_output_retained, None)
     outputs = run_forward(self, in_tuple, config)
     if outputs is NOT_HANDLED:
         outputs = self.forward(in_tuple)
 
-    cdef bint elementwise = self.is_elementwise
+    cdef bint elementwise = get(self, &_is_elementwise)
     check_outputs(self, outputs, elementwise)
     cdef Py_ssize_t n_out = len(<tuple>outputs)
 
-    cdef object layouts = self._output_layouts
+    cdef object layouts = get(self, &_get_output_layouts)
     if elementwise:
         assert layouts is None
         if n == 0:
             # Stock gives the outputs input 0's layout: with no input, its
             # IndexError.
             self._input_layouts[0]
-        layouts = self._output_layouts = none_layouts(n_out)
+        layouts = none_layouts(n_out)
+        put(self, &_set_output_layouts, layouts)
     elif layouts is None:
-        layouts = self._output_layouts = none_layouts(n_out)
+        layouts = none_layouts(n_out)
+        put(self, &_set_output_layouts, layouts)
     cdef tuple out_layouts
     if type(self).output_layouts is _output_layouts:
         out_layouts = layouts
@@ -276,11 +317,11 @@ def apply(self, inputs):
         for hook in _values(hooks):
             hook.forward_postprocess(self, in_tuple)
 
-    self._output_count = n_out
+    put(self, &_set_output_count, n_out)
 
     cdef bint backprop = config.get('enable_backprop')
     if backprop:
-        self.rank = rank
+        put(self, &_set_rank, rank)
     cdef object creator = self if backprop else None
     cdef list ret = [None] * n_out
     for i in range(n_out):
@@ -301,26 +342,26 @@ def apply(self, inputs):
                 x = input_vars[i]
                 if x is None:
                     x = input_vars[i] = _input_variable(in_data[i])
-                input_nodes[i] = x._node
-        self.inputs = tuple(input_nodes)
+                input_nodes[i] = get(x, &_node)
+        put(self, &_set_inputs, tuple(input_nodes))
         for i in range(n_out):
             ret[i] = weak_ref((<object>ret[i])._node)
-        self.outputs = tuple(ret)
+        put(self, &_set_outputs, tuple(ret))
 
-        retained = self._input_indexes_to_retain
+        retained = get(self, &_get_input_retained)
         if retained is not None:
             for index in retained:
                 _retain(input_vars[index])
 
-        retained = self._output_indexes_to_retain
+        retained = get(self, &_get_output_retained)
         if retained is not None:
             retained_data = []
             for index in retained:
                 _retain(ret_tuple[index])
                 retained_data.append(outputs[index])
-            self._retained_output_data = tuple(retained_data)
+            put(self, &_set_retained_output_data, tuple(retained_data))
 
-        self.lazy_grad_sum = config.get('lazy_grad_sum')
+        put(self, &_set_lazy_grad_sum, config.get('lazy_grad_sum'))
 
     return ret_tuple
 
@@ -331,19 +372,20 @@ cdef inline void _retain(object var) except *:
     cdef type t = type(var)
     cdef object node
     if ((t is _Variable or t is _Parameter)
-            and method_is(var, 'retain_data', _retain_data)):
-        node = var._node
+            and method_is_at(var, &_retain_data_site, _retain_data)):
+        node = get(var, &_node)
         if (type(node) is _VariableNode and _node_setter.on_class()
-                and method_is(node, '_update_data_info', _update_data_info)
-                and node._layout is None):
-            data = (<list>var._data)[0]
-            node._data = data
+                and method_is_at(node, &_update_data_info_site,
+                                 _update_data_info)
+                and get(node, &_layout) is None):
+            data = (<list>get(var, &_data))[0]
+            put(node, &_set_data, data)
             if data is None:
-                node.dtype = None
-                node.shape = None
+                put(node, &_set_dtype, None)
+                put(node, &_set_shape, None)
             else:
-                node.dtype = data.dtype
-                node.shape = data.shape
+                put(node, &_set_dtype, data.dtype)
+                put(node, &_set_shape, data.shape)
             return
     var.retain_data()
 

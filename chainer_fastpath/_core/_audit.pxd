@@ -1,3 +1,6 @@
+from chainer_fastpath._core._attrs cimport cfp_attr
+
+
 cdef class StockMethods:
     cdef readonly object cls    # a class (of any metaclass)
     cdef readonly tuple names
@@ -5,10 +8,13 @@ cdef class StockMethods:
     cdef unsigned int _version
     cdef bint _functions
     cdef tuple _shadowable
+    cdef cfp_attr *_sites       # per name: a lookup_site
+    cdef Py_ssize_t _n_sites
 
     cdef bint on_class(self) except -1
     cdef bint found_by(self, object obj) except -1
 
 
 cdef bint method_is(object obj, str name, object original)
+cdef bint method_is_at(object obj, cfp_attr *site, object original)
 cdef unsigned int type_version(object cls)

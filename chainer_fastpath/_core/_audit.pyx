@@ -14,8 +14,15 @@ function nor a data descriptor).
 from cpython.object cimport PyObject, PyTypeObject
 from cpython.ref cimport Py_XDECREF
 from cpython.exc cimport PyErr_Clear
+from cpython.mem cimport PyMem_Free, PyMem_Malloc
 
 import types
+
+from chainer_fastpath._core import _attrs
+from chainer_fastpath._core._attrs cimport (
+    cfp_attr, cfp_attr_enable, cfp_class_has, lookup_site)
+
+cfp_attr_enable(_attrs.FAST)
 
 cdef extern from *:
     """
@@ -58,6 +65,13 @@ cdef bint method_is(object obj, str name, object original):
     return same
 
 
+cdef bint method_is_at(object obj, cfp_attr *site, object original):
+    """``method_is`` for the name of ``site`` (a ``lookup_site``), which
+    answers it in a few instructions while the class keeps its version."""
+    return (cfp_class_has(obj, site, original)
+            or method_is(obj, <str>site.name, original))
+
+
 # Not ``type(lambda: None)``: in a compiled module that is Cython's own
 # function type.
 cdef type _python_function = types.FunctionType
@@ -87,6 +101,24 @@ def is_chainers(obj):
 
 cdef class StockMethods:
     """The methods ``names`` of ``cls`` as they are now (the originals)."""
+
+    def __cinit__(self, cls, names):
+        cdef Py_ssize_t i
+        names = tuple(names)
+        self._sites = <cfp_attr *>PyMem_Malloc(
+            max(len(names), 1) * sizeof(cfp_attr))
+        if self._sites == NULL:
+            raise MemoryError()
+        for i in range(len(names)):
+            self._sites[i] = lookup_site(names[i])
+        self._n_sites = len(names)
+
+    def __dealloc__(self):
+        cdef Py_ssize_t i
+        if self._sites != NULL:
+            for i in range(self._n_sites):
+                Py_XDECREF(self._sites[i].name)
+            PyMem_Free(self._sites)
 
     def __init__(self, cls, names):
         self.cls = cls
@@ -126,6 +158,13 @@ cdef class StockMethods:
         """Whether ``obj``, an instance of exactly ``cls``, finds every
         original: none set on the instance, none replaced on the class."""
         cdef Py_ssize_t i
+        # Each original in the class's own dict (cached while the class
+        # keeps its version) and no instance attribute of its name.
+        for i in range(self._n_sites):
+            if not cfp_class_has(obj, &self._sites[i], self.originals[i]):
+                break
+        else:
+            return True
         # Functions without building the instance's __dict__.
         for i in range(len(self.names)):
             if (type(self.originals[i]) is _python_function

@@ -12,13 +12,15 @@ import numpy
 
 from chainer import variable
 
+from chainer_fastpath._core import _attrs
 from chainer_fastpath._core import _stores
+
+from chainer_fastpath._core._attrs cimport (
+    cfp_attr, cfp_attr_enable, cfp_setattr, set_site)
 
 from chainer_fastpath._core._ndarray cimport cfp_dims, cfp_nd, layout_ok
 
 cdef extern from "Python.h":
-    int PyObject_GenericSetAttr(object obj, object name, object value) \
-        except -1
     void PyObject_GC_UnTrack(void *op)
 
 cdef type _Variable = variable.Variable
@@ -26,10 +28,14 @@ cdef type _VariableNode = variable.VariableNode
 cdef tuple _NO_ARGS = ()
 cdef type _ndarray = numpy.ndarray
 
+cfp_attr_enable(_attrs.FAST)
+
 # Whether the attributes of new Variables go in through ``_stores``'
 # bytecode, which the interpreter specializes from 3.11 (measured: faster
-# there, slower on 3.8); before that, stores from here.
-cdef bint _bytecode_stores = sys.version_info >= (3, 11)
+# there than generic stores from C, slower on 3.8); stores from here where
+# the cached stores of ``_attrs.h`` serve, or before 3.11.
+cdef bint _bytecode_stores = (sys.version_info >= (3, 11)
+                              and not _attrs.FAST)
 cdef object _store_variable = _stores.variable
 
 
@@ -51,8 +57,24 @@ cdef inline object _bare(type cls):
     return (<PyTypeObject*>cls).tp_new(cls, <PyObject*>_NO_ARGS, NULL)
 
 
-cdef inline void _set(object obj, str name, object value) except *:
-    PyObject_GenericSetAttr(obj, name, value)
+# The stores of new Variables and VariableNodes (``_attrs.h``), one cache
+# per name: where a name is both a Variable's and a node's, its cache holds
+# both classes.
+cdef cfp_attr _variable = set_site('_variable')
+cdef cfp_attr _name = set_site('name')
+cdef cfp_attr _requires_grad = set_site('_requires_grad')
+cdef cfp_attr _layout = set_site('_layout')
+cdef cfp_attr _dtype = set_site('dtype')
+cdef cfp_attr _shape = set_site('shape')
+cdef cfp_attr _creator_node = set_site('_creator_node')
+cdef cfp_attr _rank = set_site('_rank')
+cdef cfp_attr _loss_scale = set_site('_loss_scale')
+cdef cfp_attr _grad_var = set_site('_grad_var')
+cdef cfp_attr _device = set_site('_device')
+cdef cfp_attr _grad_valid = set_site('_grad_valid')
+cdef cfp_attr _data = set_site('_data')
+cdef cfp_attr _node = set_site('_node')
+cdef cfp_attr _grad = set_site('_grad')
 
 
 cdef object node_data(object node):
@@ -125,22 +147,22 @@ cdef object new_variable(object data, bint requires_grad, object creator,
         _store_variable(var, node, weak_ref(var), requires_grad, data.dtype,
                         shape_of(data), data, creator, rank)
         return var
-    _set(node, '_variable', weak_ref(var))
-    _set(node, 'name', None)
-    _set(node, '_requires_grad', requires_grad)
-    _set(node, '_layout', None)
-    _set(node, 'dtype', data.dtype)
-    _set(node, 'shape', shape_of(data))
+    cfp_setattr(node, &_variable, weak_ref(var))
+    cfp_setattr(node, &_name, None)
+    cfp_setattr(node, &_requires_grad, requires_grad)
+    cfp_setattr(node, &_layout, None)
+    cfp_setattr(node, &_dtype, data.dtype)
+    cfp_setattr(node, &_shape, shape_of(data))
     if creator is not None:
-        _set(node, '_creator_node', creator)
-        _set(node, '_rank', rank + 1)
-    _set(var, '_requires_grad', requires_grad)
-    _set(var, '_loss_scale', None)
-    _set(var, '_grad_var', None)
-    _set(var, '_device', None)
-    _set(var, '_grad_valid', True)
-    _set(var, '_layout', None)
-    _set(var, '_data', [data])
-    _set(var, '_node', node)
-    _set(var, '_grad', None)
+        cfp_setattr(node, &_creator_node, creator)
+        cfp_setattr(node, &_rank, rank + 1)
+    cfp_setattr(var, &_requires_grad, requires_grad)
+    cfp_setattr(var, &_loss_scale, None)
+    cfp_setattr(var, &_grad_var, None)
+    cfp_setattr(var, &_device, None)
+    cfp_setattr(var, &_grad_valid, True)
+    cfp_setattr(var, &_layout, None)
+    cfp_setattr(var, &_data, [data])
+    cfp_setattr(var, &_node, node)
+    cfp_setattr(var, &_grad, None)
     return var

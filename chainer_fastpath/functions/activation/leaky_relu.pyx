@@ -8,6 +8,7 @@ import numpy
 
 from chainer.functions.activation import leaky_relu
 
+from chainer_fastpath._core._attrs cimport retain_inputs, retain_outputs
 from chainer_fastpath._core._config cimport ConfigView
 from chainer_fastpath._core._fpe cimport acts, quiet_into
 from chainer_fastpath._core._objects cimport new_variable, node_data
@@ -45,9 +46,9 @@ cdef object _forward(object node, tuple inputs, ConfigView config):
     if not _scaled_where_not_positive(y, x, node.slope):
         return NOT_HANDLED
     if node.slope >= 0:
-        node._output_indexes_to_retain = (0,)
+        retain_outputs(node, (0,))
     else:
-        node._input_indexes_to_retain = (0,)
+        retain_inputs(node, (0,))
     return y,
 
 

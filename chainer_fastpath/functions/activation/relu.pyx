@@ -12,6 +12,7 @@ import chainer
 import chainer.functions
 from chainer.functions.activation import relu
 
+from chainer_fastpath._core._attrs cimport retain_outputs
 from chainer_fastpath._core._config cimport ConfigView
 from chainer_fastpath._core._fpe cimport acts, quiet2
 from chainer_fastpath._core._ndarray cimport (
@@ -47,7 +48,7 @@ cdef object _forward(object node, tuple inputs, ConfigView config):
                 x, _ZERO32 if num == CFP_NPY_FLOAT else _ZERO64, &raised)
     if y is None or acts(raised):
         y = _maximum(x, 0, dtype=x.dtype)
-    node._output_indexes_to_retain = (0,)
+    retain_outputs(node, (0,))
     return forced(y),
 
 

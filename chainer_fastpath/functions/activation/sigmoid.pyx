@@ -10,6 +10,7 @@ import numpy
 import chainer
 from chainer.functions.activation import sigmoid
 
+from chainer_fastpath._core._attrs cimport retain_outputs
 from chainer_fastpath._core._config cimport ConfigView
 from chainer_fastpath._core._fpe cimport acts, quiet1, quiet2
 from chainer_fastpath._core._registry cimport NOT_HANDLED, compiled
@@ -35,7 +36,7 @@ cdef object _forward(object node, tuple inputs, ConfigView config):
     if acts(raised):
         return NOT_HANDLED
     y = _utils.force_array(t)
-    node._output_indexes_to_retain = (0,)
+    retain_outputs(node, (0,))
     node._use_cudnn = False
     return y,
 

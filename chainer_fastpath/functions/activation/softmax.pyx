@@ -4,6 +4,7 @@ import numpy
 
 from chainer.functions.activation import softmax
 
+from chainer_fastpath._core._attrs cimport retain_outputs
 from chainer_fastpath._core._config cimport ConfigView
 from chainer_fastpath._core._fpe cimport acts, quiet_begin, quiet_end
 from chainer_fastpath._core._objects cimport new_variable
@@ -32,7 +33,7 @@ cdef object _forward(object node, tuple inputs, ConfigView config):
         raised = quiet_end(saved)
         if acts(raised):
             return NOT_HANDLED
-    node._output_indexes_to_retain = (0,)
+    retain_outputs(node, (0,))
     return y,
 
 

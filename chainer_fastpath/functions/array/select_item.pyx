@@ -4,6 +4,7 @@ import numpy
 
 from chainer.functions.array import select_item
 
+from chainer_fastpath._core._attrs cimport retain_inputs
 from chainer_fastpath._core._config cimport ConfigView
 from chainer_fastpath._core._objects cimport new_variable
 from chainer_fastpath._core._registry cimport NOT_HANDLED, compiled
@@ -17,7 +18,7 @@ cdef object _forward(object node, tuple inputs, ConfigView config):
     # to stock.
     if len(inputs) != 2 or config.get('debug'):
         return NOT_HANDLED
-    node._input_indexes_to_retain = (1,)
+    retain_inputs(node, (1,))
     x, t = inputs
     node._in_shape = x.shape
     node._in_dtype = x.dtype

@@ -22,6 +22,7 @@ import numpy
 from chainer.functions.connection import convolution_2d
 from chainer.utils import conv
 
+from chainer_fastpath._core._attrs cimport retain_inputs
 from chainer_fastpath._core._config cimport ConfigView
 from chainer_fastpath._core._fpe cimport acts, quiet_into
 from chainer_fastpath._core._ndarray cimport (
@@ -129,7 +130,7 @@ cdef object _forward(object node, tuple inputs, ConfigView config):
         quiet_into(_np_add, y, b, y, &raised)
         if acts(raised):
             return NOT_HANDLED
-    node._input_indexes_to_retain = (0, 1)
+    retain_inputs(node, (0, 1))
     return _numpy.rollaxis(y, 3, 1),
 
 
@@ -149,7 +150,7 @@ cdef object _grad_w_forward(object node, tuple inputs, ConfigView config):
     if col is None:
         return NOT_HANDLED
     gW = _numpy.tensordot(gy, col, ((0, 2, 3), (0, 4, 5)))
-    node._input_indexes_to_retain = (0, 1)
+    retain_inputs(node, (0, 1))
     return gW,
 
 

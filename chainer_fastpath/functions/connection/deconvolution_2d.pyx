@@ -15,6 +15,7 @@ import numpy
 from chainer.functions.connection import deconvolution_2d
 from chainer.utils import conv
 
+from chainer_fastpath._core._attrs cimport retain_inputs
 from chainer_fastpath._core._config cimport ConfigView
 from chainer_fastpath._core._fpe cimport (
     acts, all_flags, clear_flags, fetestexcept, quiet_into)
@@ -103,7 +104,7 @@ cdef object _forward(object node, tuple inputs, ConfigView config):
         quiet_into(_np_add, y, b.reshape((1, b.size, 1, 1)), y, &raised)
         if acts(raised):
             return NOT_HANDLED
-    node._input_indexes_to_retain = (0, 1)
+    retain_inputs(node, (0, 1))
     return y,
 
 

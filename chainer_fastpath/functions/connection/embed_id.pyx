@@ -8,6 +8,7 @@ import numpy
 
 from chainer.functions.connection import embed_id
 
+from chainer_fastpath._core._attrs cimport retain_inputs
 from chainer_fastpath._core._apply cimport apply_detached
 from chainer_fastpath._core._audit cimport StockMethods
 from chainer_fastpath._core._config cimport ConfigView
@@ -35,7 +36,7 @@ cdef object _forward(object node, tuple inputs, ConfigView config):
         # NumPy may warn of out-of-bound indices into an empty result: from
         # stock's line.
         return NOT_HANDLED
-    node._input_indexes_to_retain = (0,)
+    retain_inputs(node, (0,))
     node._w_shape = W.shape
     ignore_label = node.ignore_label
     if ignore_label is not None:
@@ -141,7 +142,7 @@ cdef object _grad_forward(object node, tuple inputs, ConfigView config):
                                              x, gy)
     if g is None:
         return NOT_HANDLED
-    node._input_indexes_to_retain = (0,)
+    retain_inputs(node, (0,))
     node._gy_shape = gy.shape
     gW = _zeros(node.w_shape, dtype=g.dtype)
     cdef int flags = watched()

@@ -16,6 +16,7 @@ from chainer import variable
 from chainer.functions.connection import linear
 from chainer.functions.math import sum as sum_mod
 
+from chainer_fastpath._core._attrs cimport retain_inputs
 from chainer_fastpath._core._audit cimport StockMethods
 from chainer_fastpath._core._config cimport ConfigView
 from chainer_fastpath._core._fpe cimport (
@@ -66,7 +67,7 @@ cdef object _forward(object node, tuple inputs, ConfigView config):
         quiet_into(_np_add, y, b, y, &raised)
         if acts(raised):
             return NOT_HANDLED
-    node._input_indexes_to_retain = (0, 1)
+    retain_inputs(node, (0, 1))
     return y,
 
 

@@ -19,6 +19,7 @@ import numpy
 
 from chainer.links.loss import hierarchical_softmax
 
+from chainer_fastpath._core._attrs cimport retain_inputs
 from chainer_fastpath._core._ndarray cimport (
     CFP_NPY_ALIGNED, CFP_NPY_C_CONTIGUOUS, CFP_NPY_DOUBLE, CFP_NPY_FLOAT,
     CFP_NPY_INT, aligned_array, builtin_typenum, cfp_data, cfp_dims,
@@ -221,7 +222,7 @@ cdef object _forward(object node, tuple in_data, ConfigView config):
                                      <double *>cfp_data(loss))
     if not done:
         return NOT_HANDLED
-    node._input_indexes_to_retain = range(3)
+    retain_inputs(node, range(3))
     return loss,
 
 

@@ -8,6 +8,7 @@ from chainer.functions.loss import huber_loss
 from chainer.functions.math import basic_math
 from chainer.functions.math import clip
 
+from chainer_fastpath._core._attrs cimport retain_inputs
 from chainer_fastpath._core._config cimport ConfigView
 from chainer_fastpath._core._fpe cimport acts, quiet_begin, quiet_end
 from chainer_fastpath._core._objects cimport new_variable
@@ -51,7 +52,7 @@ cdef object _forward(object node, tuple inputs, ConfigView config):
         raised = quiet_end(saved)
         if acts(raised):
             return NOT_HANDLED
-    node._input_indexes_to_retain = (0, 1)
+    retain_inputs(node, (0, 1))
     return y,
 
 

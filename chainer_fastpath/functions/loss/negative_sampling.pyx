@@ -13,6 +13,7 @@ import numpy
 
 from chainer.functions.loss import negative_sampling
 
+from chainer_fastpath._core._attrs cimport retain_inputs
 from chainer_fastpath._core._ndarray cimport (
     CFP_NPY_ALIGNED, CFP_NPY_DOUBLE, CFP_NPY_FLOAT, CFP_NPY_INT, CFP_NPY_LONG,
     aligned_array, builtin_typenum, cfp_data, cfp_dims, cfp_flags, cfp_nd,
@@ -197,7 +198,7 @@ cdef object _forward(object node, tuple in_data, ConfigView config):
                           <const double *>cfp_data(gloss), stride, gx, gW)
     if not done:
         return NOT_HANDLED
-    node._input_indexes_to_retain = (0, 1, 2)
+    retain_inputs(node, (0, 1, 2))
     return gx, None, gW
 
 

@@ -21,6 +21,7 @@ import numpy
 import chainer
 from chainer.functions.loss import softmax_cross_entropy
 
+from chainer_fastpath._core._attrs cimport retain_inputs
 from chainer_fastpath._core._ndarray cimport (
     CFP_NPY_C_CONTIGUOUS, CFP_NPY_DOUBLE, CFP_NPY_FLOAT, CFP_NPY_INT,
     CFP_NPY_LONG, CFP_NPY_LONGLONG, builtin_typenum, cfp_data, cfp_dims,
@@ -440,7 +441,7 @@ cdef object _forward(object node, tuple inputs, ConfigView config):
     if node.class_weight is not None or (
             x.ndim == t.ndim and x.shape == t.shape):
         return NOT_HANDLED
-    node._input_indexes_to_retain = (0, 1)
+    retain_inputs(node, (0, 1))
     # _log_softmax asks this first; on NumPy only its config check counts.
     _should_use_cudnn('>=auto')
     result = fused_forward(x, t, node.ignore_label, node.normalize,

@@ -11,6 +11,7 @@ import chainer
 from chainer.functions.loss import squared_error
 from chainer.functions.math import basic_math
 
+from chainer_fastpath._core._attrs cimport retain_inputs
 from chainer_fastpath._core._config cimport ConfigView
 from chainer_fastpath._core._fpe cimport acts, quiet2
 from chainer_fastpath._core._objects cimport new_variable
@@ -36,7 +37,7 @@ cdef object _forward(object node, tuple in_data, ConfigView config):
     y = quiet2(_np_multiply, diff, diff, &raised)
     if acts(raised):
         return NOT_HANDLED
-    node._input_indexes_to_retain = (0, 1)
+    retain_inputs(node, (0, 1))
     return _utils.force_array(y, dtype=x0.dtype),
 
 

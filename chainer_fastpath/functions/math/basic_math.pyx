@@ -14,6 +14,7 @@ import chainer.functions
 from chainer.functions.math import basic_math
 from chainer.functions.math import sum as sum_mod
 
+from chainer_fastpath._core._attrs cimport retain_inputs
 from chainer_fastpath._core._config cimport ConfigView
 from chainer_fastpath._core._fpe cimport acts, quiet2, quiet_begin, quiet_end
 from chainer_fastpath._core._ndarray cimport (
@@ -70,7 +71,7 @@ cdef object _sub(object node, tuple x, ConfigView config):
 
 cdef object _mul(object node, tuple x, ConfigView config):
     # Mul.forward: may broadcast.
-    node._input_indexes_to_retain = (0, 1)
+    retain_inputs(node, (0, 1))
     cdef int raised = 0
     y = _binary(_multiply_loop, _np_multiply, x[0], x[1], &raised)
     return _forced(y, raised)

@@ -10,6 +10,7 @@ from chainer.functions.math import basic_math
 from chainer.functions.math import exponential
 from chainer.functions.math import logsumexp
 
+from chainer_fastpath._core._attrs cimport retain_inputs, retain_outputs
 from chainer_fastpath._core._config cimport ConfigView
 from chainer_fastpath._core._fpe cimport acts, quiet_begin, quiet_end
 from chainer_fastpath._core._objects cimport new_variable, node_data
@@ -46,8 +47,8 @@ cdef object _forward(object node, tuple inputs, ConfigView config):
         raised = quiet_end(saved)
         if acts(raised):
             return NOT_HANDLED
-    node._input_indexes_to_retain = (0,)
-    node._output_indexes_to_retain = (0,)
+    retain_inputs(node, (0,))
+    retain_outputs(node, (0,))
     return y,
 
 

@@ -6,6 +6,7 @@ import chainer.functions
 from chainer.functions.math import matmul
 from chainer.functions.math import sum as sum_mod
 
+from chainer_fastpath._core._attrs cimport retain_inputs
 from chainer_fastpath._core._apply cimport apply_detached
 from chainer_fastpath._core._config cimport ConfigView
 from chainer_fastpath._core._fpe cimport acts, quiet_begin, quiet_end
@@ -21,7 +22,7 @@ cdef object _forward(object node, tuple inputs, ConfigView config):
     # MatMul.forward on NumPy arrays.
     if len(inputs) != 2:
         return NOT_HANDLED
-    node._input_indexes_to_retain = (0, 1)
+    retain_inputs(node, (0, 1))
     a, b = inputs
     dtype = node.dtype
     cdef int raised

@@ -5,6 +5,7 @@ import numpy
 
 from chainer.functions.math import minmax
 
+from chainer_fastpath._core._attrs cimport retain_inputs, retain_outputs
 from chainer_fastpath._core._config cimport ConfigView
 from chainer_fastpath._core._fpe cimport acts, quiet_begin, quiet_end
 from chainer_fastpath._core._registry cimport (
@@ -23,8 +24,8 @@ cdef object _select(object node, tuple inputs, object reduce):
     axis = node.axis
     if len(inputs) != 1 or not (axis is None or type(axis) is tuple):
         return NOT_HANDLED
-    node._input_indexes_to_retain = (0,)
-    node._output_indexes_to_retain = (0,)
+    retain_inputs(node, (0,))
+    retain_outputs(node, (0,))
     cdef int raised
     saved = quiet_begin()
     try:

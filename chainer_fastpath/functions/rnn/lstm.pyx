@@ -26,6 +26,7 @@ import numpy
 import chainer
 from chainer.functions.rnn import lstm
 
+from chainer_fastpath._core._attrs cimport retain_inputs, retain_outputs
 from chainer_fastpath._core._ndarray cimport (
     CFP_NPY_C_CONTIGUOUS, CFP_NPY_DOUBLE, CFP_NPY_FLOAT, builtin_typenum,
     cfp_data, cfp_dims, cfp_flags, cfp_nd, layout_ok)
@@ -401,10 +402,10 @@ cdef object _forward(object node, tuple inputs, ConfigView config):
     c_prev, x = inputs
     if type(c_prev) is not _ndarray or type(x) is not _ndarray:
         return NOT_HANDLED
-    node._input_indexes_to_retain = (0, 1)
+    retain_inputs(node, (0, 1))
     outputs = fused_forward(c_prev, x)
     if outputs is not None:
-        node._output_indexes_to_retain = (0,)
+        retain_outputs(node, (0,))
         return outputs
     # Stock's NumPy calls, from its own lines (where they warn).
     return NOT_HANDLED

@@ -1,0 +1,294 @@
+/* Instance attributes read and written from C as CPython's specializing
+ * interpreter reads and writes them (Python 3.11 and 3.12).
+ *
+ * A generic ``obj.name`` from C looks ``name`` up on the type (for a
+ * descriptor), then in the instance's key table: about 175 instructions.
+ * From 3.11 the instances of a Python class keep their attributes in an
+ * array of values indexed by their class's shared key table, and the
+ * interpreter caches, per site, the class's version and the slot: a few
+ * instructions. A ``cfp_attr`` is such a cache for one attribute name, with
+ * a few ways so that one site serves several classes (the FunctionNode
+ * subclasses an ``apply`` sees). A way is filled only where the result is
+ * the generic one's by construction: a heap type with managed instance
+ * attributes, the generic ``__getattribute__`` / ``__setattr__``, and no
+ * data descriptor of that name on the class; it stays valid while the
+ * class's version tag does (any change to the class or its bases makes a
+ * new one). Anything else, and any other Python, goes the generic way.
+ *
+ * The layouts read here are CPython's private ones; _attrs.pyx checks them
+ * against the running interpreter at import, and every module using this
+ * header takes the fast way only after that check passed
+ * (cfp_attr_enable).
+ */
+#ifndef CFP_ATTRS_H
+#define CFP_ATTRS_H
+
+#include <Python.h>
+#include <stdint.h>
+
+#if PY_VERSION_HEX >= 0x030B0000 && PY_VERSION_HEX < 0x030D0000 \
+    && !defined(Py_GIL_DISABLED)
+#define CFP_ATTR_FAST 1
+#else
+#define CFP_ATTR_FAST 0
+#endif
+
+#define CFP_ATTR_WAYS 8
+
+typedef struct {
+    PyTypeObject *type;        /* borrowed; NULL: an empty way */
+    unsigned int version;      /* the type's version tag when filled */
+    int generic;               /* 1: this type always takes the generic way */
+    Py_ssize_t index;          /* slot in the values; -1: not in the keys */
+    void *keys;                /* the shared key table it was found in */
+    Py_ssize_t nentries;       /* its number of keys then */
+    PyObject *class_value;     /* borrowed: the class's plain attribute of
+                                  that name (not a descriptor), or NULL */
+} cfp_attr_way;
+
+/* What a cache is for. */
+#define CFP_ATTR_GET 0
+#define CFP_ATTR_SET 1
+#define CFP_ATTR_LOOKUP 2      /* what the class has, shadowed or not */
+
+typedef struct {
+    PyObject *name;            /* an interned str, owned */
+    int mode;                  /* CFP_ATTR_GET, _SET or _LOOKUP */
+    cfp_attr_way ways[CFP_ATTR_WAYS];
+} cfp_attr;
+
+/* Set once per module, from _attrs.fast_ok(). */
+static int cfp_attr_enabled = 0;
+
+static inline void cfp_attr_enable(int ok) { cfp_attr_enabled = ok; }
+
+static inline cfp_attr cfp_attr_make(PyObject *name, int mode)
+{
+    cfp_attr a;
+    memset(&a, 0, sizeof(a));
+    Py_INCREF(name);
+    PyUnicode_InternInPlace(&name);
+    a.name = name;
+    a.mode = mode;
+    return a;
+}
+
+#if CFP_ATTR_FAST
+
+/* The shared key table's header, as dictobject.c lays it out (3.11, 3.12,
+ * without free threading). */
+typedef struct {
+    Py_ssize_t dk_refcnt;
+    uint8_t dk_log2_size;
+    uint8_t dk_log2_index_bytes;
+    uint8_t dk_kind;
+    uint32_t dk_version;
+    Py_ssize_t dk_usable;
+    Py_ssize_t dk_nentries;
+    char dk_indices[];
+} cfp_keys;
+
+typedef struct {
+    PyObject *key;
+    PyObject *value;
+} cfp_key_entry;
+
+#define CFP_DICT_KEYS_SPLIT 2
+
+static inline int cfp_way_of(PyTypeObject *tp)
+{
+    return (int)(((uintptr_t)tp * (uintptr_t)0x9E3779B97F4A7C15ULL)
+                 >> (8 * sizeof(uintptr_t) - 3));
+}
+
+/* The instance's values array, or NULL where it has a dict of its own. */
+static inline PyObject **cfp_values(PyObject *obj)
+{
+#if PY_VERSION_HEX < 0x030C0000
+    return *(((PyObject ***)obj) - 4);
+#else
+    char *tagged = *(((char **)obj) - 3);
+    return ((uintptr_t)tagged & 1) ? (PyObject **)(tagged + 1) : NULL;
+#endif
+}
+
+/* A new key's slot appended to the instance's insertion order: the
+ * bytes before the values hold the order, the count at [-2]. */
+static inline void cfp_values_add_order(PyObject **values, Py_ssize_t ix)
+{
+    uint8_t *count = ((uint8_t *)values) - 2;
+    int n = *count + 1;
+    count[-n] = (uint8_t)ix;
+    *count = (uint8_t)n;
+}
+
+static inline cfp_keys *cfp_shared_keys(PyTypeObject *tp)
+{
+    return (cfp_keys *)((PyHeapTypeObject *)tp)->ht_cached_keys;
+}
+
+static inline Py_ssize_t cfp_keys_index(cfp_keys *keys, PyObject *name)
+{
+    cfp_key_entry *entries = (cfp_key_entry *)(
+        keys->dk_indices + ((size_t)1 << keys->dk_log2_index_bytes));
+    Py_ssize_t i;
+    for (i = 0; i < keys->dk_nentries; i++) {
+        if (entries[i].key == name)
+            return i;
+    }
+    return -1;
+}
+
+/* Fills the way of ``tp`` in ``a``; leaves it empty where the type cannot
+ * be cached now (no valid version tag yet). */
+static inline void cfp_attr_fill(cfp_attr *a, PyTypeObject *tp)
+{
+    cfp_attr_way *w = &a->ways[cfp_way_of(tp)];
+    PyObject *descr;
+    cfp_keys *keys;
+    w->type = NULL;
+    descr = _PyType_Lookup(tp, a->name);    /* also assigns a version tag */
+    if (!(tp->tp_flags & Py_TPFLAGS_VALID_VERSION_TAG)
+            || tp->tp_version_tag == 0)
+        return;
+    w->type = tp;
+    w->version = tp->tp_version_tag;
+    w->generic = 1;
+    w->index = -1;
+    w->class_value = NULL;
+    if (!(tp->tp_flags & Py_TPFLAGS_HEAPTYPE)
+            || !(tp->tp_flags & Py_TPFLAGS_MANAGED_DICT))
+        return;
+    if (a->mode == CFP_ATTR_SET ? tp->tp_setattro != PyObject_GenericSetAttr
+                                : tp->tp_getattro != PyObject_GenericGetAttr)
+        return;
+    keys = cfp_shared_keys(tp);
+    if (keys == NULL || keys->dk_kind != CFP_DICT_KEYS_SPLIT)
+        return;
+    if (a->mode == CFP_ATTR_LOOKUP) {
+        w->class_value = descr;
+    } else if (descr != NULL) {
+        if (Py_TYPE(descr)->tp_descr_set != NULL)
+            return;     /* a data descriptor decides, not the instance */
+        if (a->mode == CFP_ATTR_GET) {
+            if (Py_TYPE(descr)->tp_descr_get != NULL)
+                return;     /* a method or the like, bound when read */
+            w->class_value = descr;
+        }
+    }
+    w->index = cfp_keys_index(keys, a->name);
+    if (a->mode == CFP_ATTR_SET && w->index < 0) {
+        w->type = NULL;     /* this store adds the key: look again next time */
+        return;
+    }
+    w->keys = keys;
+    w->nentries = keys->dk_nentries;
+    w->generic = 0;
+}
+
+static inline cfp_attr_way *cfp_attr_way_for(cfp_attr *a, PyObject *obj)
+{
+    PyTypeObject *tp = Py_TYPE(obj);
+    cfp_attr_way *w = &a->ways[cfp_way_of(tp)];
+    /* A name not in the key table yet may enter it (another instance
+     * stores it) without a new version tag: looked up again then. */
+    if (w->type != tp || w->version != tp->tp_version_tag
+            || (w->index < 0 && !w->generic
+                && ((cfp_keys *)w->keys)->dk_nentries != w->nentries)) {
+        if (!cfp_attr_enabled)
+            return NULL;
+        cfp_attr_fill(a, tp);
+        if (w->type != tp)
+            return NULL;
+    }
+    return w->generic ? NULL : w;
+}
+
+/* ``obj.<name>``: a new reference, or NULL with an exception set. */
+static inline PyObject *cfp_getattr(PyObject *obj, cfp_attr *a)
+{
+    cfp_attr_way *w = cfp_attr_way_for(a, obj);
+    if (w != NULL) {
+        PyObject **values = cfp_values(obj);
+        if (values != NULL) {
+            PyObject *v = w->index >= 0 ? values[w->index] : NULL;
+            if (v == NULL)
+                v = w->class_value;
+            if (v != NULL) {
+                Py_INCREF(v);
+                return v;
+            }
+        }
+    }
+    return PyObject_GetAttr(obj, a->name);
+}
+
+/* ``obj.<name> = value``: 0, or -1 with an exception set. */
+static inline int cfp_setattr(PyObject *obj, cfp_attr *a, PyObject *value)
+{
+    cfp_attr_way *w = cfp_attr_way_for(a, obj);
+    if (w != NULL) {
+        PyObject **values = cfp_values(obj);
+        if (values != NULL) {
+            PyObject *old = values[w->index];
+            Py_INCREF(value);
+            values[w->index] = value;
+            if (old == NULL)
+                cfp_values_add_order(values, w->index);
+            else
+                Py_DECREF(old);
+            return 0;
+        }
+    }
+    return PyObject_SetAttr(obj, a->name, value);
+}
+
+/* 1 where the cached way shows that the class of ``obj`` has ``original``
+ * as ``<name>`` and the instance no attribute of that name (a LOOKUP
+ * cache); 0 where it does not show it (look the generic way). */
+static inline int cfp_class_has(PyObject *obj, cfp_attr *a,
+                                PyObject *original)
+{
+    cfp_attr_way *w = cfp_attr_way_for(a, obj);
+    PyObject **values;
+    if (w == NULL || w->class_value != original)
+        return 0;
+    values = cfp_values(obj);
+    return values != NULL && (w->index < 0 || values[w->index] == NULL);
+}
+
+/* The slot's value for ``obj`` found the cached way, borrowed; NULL where
+ * the cache does not serve ``obj`` (for the layout check). */
+static inline PyObject *cfp_attr_fast_read(PyObject *obj, cfp_attr *a)
+{
+    cfp_attr_way *w = cfp_attr_way_for(a, obj);
+    PyObject **values = w != NULL ? cfp_values(obj) : NULL;
+    return values != NULL && w->index >= 0 ? values[w->index] : NULL;
+}
+
+#else   /* not CFP_ATTR_FAST: the generic way, always */
+
+static inline int cfp_class_has(PyObject *obj, cfp_attr *a,
+                                PyObject *original)
+{
+    return 0;
+}
+
+static inline PyObject *cfp_attr_fast_read(PyObject *obj, cfp_attr *a)
+{
+    return NULL;
+}
+
+static inline PyObject *cfp_getattr(PyObject *obj, cfp_attr *a)
+{
+    return PyObject_GetAttr(obj, a->name);
+}
+
+static inline int cfp_setattr(PyObject *obj, cfp_attr *a, PyObject *value)
+{
+    return PyObject_SetAttr(obj, a->name, value);
+}
+
+#endif
+
+#endif

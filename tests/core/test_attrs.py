@@ -1,0 +1,208 @@
+"""The attribute caches of ``_attrs.h``: every read, store and class check
+through a cache gives what the generic way gives, whatever happens to the
+class or the instance between two uses of the same cache."""
+import platform
+import sys
+import weakref
+from unittest import mock
+
+import pytest
+
+from chainer_fastpath._core import _attrs
+from chainer_fastpath._core._attrs import Site
+
+
+def test_fast_way_in_use_where_the_layout_is_known():
+    known = (platform.python_implementation() == 'CPython'
+             and sys.version_info[:2] in ((3, 11), (3, 12)))
+    assert _attrs.FAST == known
+
+
+def _twins(cls, names_values):
+    """Two instances given the same attributes in the same order: one
+    through caches, one the generic way."""
+    cached, generic = cls(), cls()
+    for name, value in names_values:
+        Site(name, 'set').set(cached, value)
+        setattr(generic, name, value)
+    return cached, generic
+
+
+class Plain:
+    pass
+
+
+@pytest.mark.parametrize('order', [
+    ('a', 'b', 'c'), ('c', 'a', 'b'), ('b', 'c', 'a', 'b'), ('a',), ()])
+def test_stores_leave_the_generic_dict(order):
+    Plain().__dict__.update(dict.fromkeys('abc'))   # the class's key table
+    cached, generic = _twins(Plain, [(n, n + '!') for n in order])
+    get = {n: Site(n, 'get') for n in 'abc'}
+    for name in 'abc':
+        if name in order:
+            assert get[name].get(cached) == getattr(generic, name)
+        else:
+            with pytest.raises(AttributeError):
+                get[name].get(cached)
+    assert list(cached.__dict__.items()) == list(generic.__dict__.items())
+
+
+def test_store_of_a_name_new_to_the_class():
+    class Fresh:
+        pass
+
+    site = Site('first', 'set')
+    obj = Fresh()
+    site.set(obj, 1)            # enters the class's key table here
+    other = Fresh()
+    site.set(other, 2)
+    assert (obj.first, other.first) == (1, 2)
+    assert list(other.__dict__) == ['first']
+
+
+def test_store_replaces_and_releases_the_old_value():
+    class Box:
+        pass
+
+    class Payload:
+        pass
+
+    site = Site('x', 'set')
+    obj = Box()
+    old = Payload()
+    site.set(obj, old)
+    ref = weakref.ref(old)
+    del old
+    site.set(obj, 'new')
+    assert ref() is None
+    assert obj.x == 'new'
+
+
+def test_read_after_the_instance_got_a_dict_of_its_own():
+    obj = Plain()
+    obj.a = 1
+    site = Site('a', 'get')
+    assert site.get(obj) == 1
+    obj.__dict__['a'] = 2       # the instance's dict, not its values
+    assert site.get(obj) == 2
+    Site('a', 'set').set(obj, 3)
+    assert obj.__dict__['a'] == 3
+
+
+def test_class_attribute_read_where_the_instance_has_none():
+    class Defaults:
+        rank = 0
+
+    site = Site('rank', 'get')
+    first = Defaults()
+    assert site.get(first) == 0
+    second = Defaults()
+    second.rank = 5             # 'rank' enters the key table now
+    assert site.get(second) == 5
+    assert site.get(first) == 0
+    Defaults.rank = 7           # a new version of the class
+    assert site.get(first) == 7
+    del second.rank
+    assert site.get(second) == 7
+
+
+def test_descriptors_on_the_class_decide():
+    class Base:
+        pass
+
+    get, put = Site('value', 'get'), Site('value', 'set')
+    obj = Base()
+    put.set(obj, 'instance')
+    assert get.get(obj) == 'instance'
+    calls = []
+    Base.value = property(lambda self: 'property',
+                          lambda self, v: calls.append(v))
+    assert get.get(obj) == 'property'
+    put.set(obj, 'through the setter')
+    assert calls == ['through the setter']
+    del Base.value
+    assert get.get(obj) == 'instance'
+
+
+def test_getattribute_and_getattr_of_the_class_are_called():
+    class Hooked:
+        def __getattr__(self, name):
+            return 'missing ' + name
+
+    class Intercepting:
+        def __getattribute__(self, name):
+            return 'always'
+
+    assert Site('nothing', 'get').get(Hooked()) == 'missing nothing'
+    obj = Intercepting()
+    Site('a', 'set').set(obj, 1)
+    assert Site('a', 'get').get(obj) == 'always'
+
+
+def test_mock_patch_of_the_class_is_seen():
+    class Target:
+        flag = False
+
+    site = Site('flag', 'get')
+    obj = Target()
+    assert site.get(obj) is False
+    with mock.patch.object(Target, 'flag', True):
+        assert site.get(obj) is True
+    assert site.get(obj) is False
+
+
+def test_many_classes_through_one_cache():
+    classes = [type('C%d' % i, (), {}) for i in range(40)]
+    get, put = Site('v', 'get'), Site('v', 'set')
+    objs = [cls() for cls in classes for _ in range(2)]
+    for i, obj in enumerate(objs):
+        put.set(obj, i)
+    for _ in range(2):
+        for i, obj in enumerate(objs):
+            assert get.get(obj) == i == obj.v
+
+
+def test_slots_and_builtins_go_the_generic_way():
+    class Slotted:
+        __slots__ = ('a',)
+
+    obj = Slotted()
+    Site('a', 'set').set(obj, 4)
+    assert Site('a', 'get').get(obj) == 4
+    assert Site('real', 'get').get(3.5) == 3.5
+    with pytest.raises(AttributeError):
+        Site('a', 'set').set(object(), 1)
+
+
+def test_class_has():
+    class Node:
+        def forward(self):
+            pass
+
+    original = Node.forward
+    site = Site('forward', 'lookup')
+    obj = Node()
+    assert site.class_has(obj, original) is _attrs.FAST
+    assert site.class_has(obj, lambda self: None) is False
+    obj.forward = 'shadowing'
+    assert site.class_has(obj, original) is False
+    assert site.class_has(Node(), original) is _attrs.FAST
+    with mock.patch.object(Node, 'forward'):
+        assert site.class_has(Node(), original) is False
+    assert site.class_has(Node(), original) is _attrs.FAST
+
+
+def test_class_has_sees_a_base_class_change():
+    class Base:
+        def forward(self):
+            pass
+
+    class Derived(Base):
+        pass
+
+    site = Site('forward', 'lookup')
+    assert site.class_has(Derived(), Base.forward) is _attrs.FAST
+    Base.forward = lambda self: None
+    assert site.class_has(Derived(), Base.__dict__['forward']) is _attrs.FAST
+    Derived.forward = lambda self: None
+    assert site.class_has(Derived(), Base.__dict__['forward']) is False
