@@ -41,6 +41,10 @@ from chainer.function_node import FunctionNode
 from chainer.functions.math import basic_math
 
 from chainer_fastpath._core._stats cimport EntryStats
+from chainer_fastpath._core._attrs cimport (
+    cfp_attr, cfp_attr_enable, cfp_class_has, cfp_getattr as get,
+    cfp_setattr as put, get_site, lookup_site, set_site)
+from chainer_fastpath._core import _attrs
 from chainer_fastpath._core._audit cimport StockMethods, method_is
 from chainer_fastpath._core._config cimport ConfigView, function_hooks
 from chainer_fastpath._core._fpe cimport (
@@ -56,6 +60,29 @@ from chainer_fastpath._core._stock_warning cimport StockWarning
 from chainer_fastpath._core import _stats
 
 cdef EntryStats _stats_backward = _stats.entry('Variable.backward')
+
+cfp_attr_enable(_attrs.FAST)
+# The graph's state, read and written through per-site caches (_attrs.h).
+cdef cfp_attr _get_rank = get_site('rank')
+cdef cfp_attr _get_creator_node = get_site('_creator_node')
+cdef cfp_attr _get_requires_grad = get_site('_requires_grad')
+cdef cfp_attr _get_has_chainerx_array = get_site('_has_chainerx_array')
+cdef cfp_attr _get_data = get_site('_data')
+cdef cfp_attr _get_layout = get_site('_layout')
+cdef cfp_attr _get_variable = get_site('_variable')
+cdef cfp_attr _get_grad_var = get_site('_grad_var')
+cdef cfp_attr _get_grad = get_site('_grad')
+cdef cfp_attr _get_dtype = get_site('dtype')
+cdef cfp_attr _get_shape = get_site('shape')
+cdef cfp_attr _get_inputs = get_site('inputs')
+cdef cfp_attr _get_outputs = get_site('outputs')
+cdef cfp_attr _get_lazy_grad_sum = get_site('lazy_grad_sum')
+cdef cfp_attr _get_local_function_hooks = get_site('_local_function_hooks')
+cdef cfp_attr _set_grad_var = set_site('_grad_var')
+cdef cfp_attr _set_grad = set_site('_grad')
+cdef cfp_attr _set_loss_scale = set_site('_loss_scale')
+cdef cfp_attr _backward_accumulate_site = lookup_site('backward_accumulate')
+cdef object _base_accumulate = FunctionNode.__dict__['backward_accumulate']
 cdef object _original_backward = None
 
 cdef object _ndarray = numpy.ndarray
@@ -264,7 +291,8 @@ cdef class _Engine:
 
     cdef inline void add_cand(self, cand) except *:
         if cand not in self.seen_set:
-            _heappush(self.cand_funcs, (-cand.rank, len(self.seen_set), cand))
+            _heappush(self.cand_funcs,
+                      (-get(cand, &_get_rank), len(self.seen_set), cand))
             self.seen_set.add(cand)
 
     cdef inline void add_node(self, node) except *:
@@ -409,21 +437,21 @@ cdef inline bint _can_sum_arrays(a, b) except -1:
 cdef inline object _creator_of(node):
     """``node.creator_node``."""
     if type(node) is _VariableNode:
-        return node._creator_node
+        return get(node, &_get_creator_node)
     return node.creator_node
 
 
 cdef inline bint _requires_grad(node) except -1:
     """``node.requires_grad``."""
     if type(node) is _VariableNode:
-        return node._requires_grad
+        return get(node, &_get_requires_grad)
     return node.requires_grad
 
 
 cdef inline object _raw(var):
     """``var.raw_array``."""
-    if type(var) is _Variable and not var._has_chainerx_array:
-        return (<list>var._data)[0]
+    if type(var) is _Variable and not get(var, &_get_has_chainerx_array):
+        return (<list>get(var, &_get_data))[0]
     return var.raw_array
 
 
@@ -436,7 +464,8 @@ cdef inline bint _plain(var):
     layout, whose gradient accessors are the attributes they wrap."""
     cdef type t = type(var)
     return ((t is _Variable or t is _Parameter)
-            and not var._has_chainerx_array and var._layout is None)
+            and not get(var, &_get_has_chainerx_array)
+            and get(var, &_get_layout) is None)
 
 
 cdef object _grad_var_from_alive_node(node):
@@ -445,27 +474,28 @@ cdef object _grad_var_from_alive_node(node):
     if type(node) is not _VariableNode:
         var = node.get_variable_or_none()
     else:
-        var = node._variable()
+        var = get(node, &_get_variable)()
     if var is None:
         return None
     if not _plain(var):
         gv = var.grad_var
         var.grad_var = None
         return gv
-    gv = var._grad_var
-    if gv is None and var._grad is not None:
+    gv = get(var, &_get_grad_var)
+    if gv is None and get(var, &_get_grad) is not None:
         # ``_ensure_grad_var_up_to_date``: a grad set as an array.
         gv = var.grad_var
-    var._grad_var = None
-    var._grad = None
+    put(var, &_set_grad_var, None)
+    put(var, &_set_grad, None)
     return gv
 
 
 cdef inline void _set_leaf_grad(var, gv) except *:
     """``var._set_grad_var_without_check(gv)``."""
     if _plain(var) and (gv is None or _plain(gv)):
-        var._grad_var = gv
-        var._grad = None if gv is None else (<list>gv._data)[0]
+        put(var, &_set_grad_var, gv)
+        put(var, &_set_grad,
+            None if gv is None else (<list>get(gv, &_get_data))[0])
     else:
         var._set_grad_var_without_check(gv)
 
@@ -474,11 +504,11 @@ cdef inline void _check_grad(func, x, gx) except *:
     """``variable._check_grad_type(func, x, True, gx)`` with the common
     all-good case decided here."""
     if (type(gx) is _ndarray and type(x) is _VariableNode
-            and x._layout is None):
-        x_data = x._data
+            and get(x, &_get_layout) is None):
+        x_data = get(x, &_get_data)
         if x_data is None or type(x_data) is _ndarray:
-            dtype = x.dtype
-            shape = x.shape
+            dtype = get(x, &_get_dtype)
+            shape = get(x, &_get_shape)
             if (dtype is not None and shape is not None
                     and _same_dtype(gx, dtype) and _same_shape(gx, shape)):
                 return
@@ -537,8 +567,11 @@ cdef void _backprop_step(_Engine eng, func, tuple target_input_indexes,
     cdef Py_ssize_t len_gxs, n_inputs
     cdef list lst
     cdef Compiled entry
-    inputs = func.inputs
-    if func.backward_accumulate.__code__ is not _base_accumulate_code:
+    inputs = get(func, &_get_inputs)
+    if (not cfp_class_has(func, &_backward_accumulate_site,
+                          _base_accumulate)
+            and func.backward_accumulate.__code__
+            is not _base_accumulate_code):
         grad_inputs_tuple = tuple([
             eng.pop_or_none(inputs[i]) for i in target_input_indexes])
         try:
@@ -586,7 +619,7 @@ cdef void _backprop_step(_Engine eng, func, tuple target_input_indexes,
         lst.append(gx)
     del gxs
 
-    if not func.lazy_grad_sum:
+    if not get(func, &_get_lazy_grad_sum):
         for x, lst in grad_inputs.items():
             eng.reduce(x, lst)
 
@@ -603,20 +636,20 @@ cdef bint _summed_into(_Engine eng, Compiled entry, func,
     path must run."""
     if (entry.backward_into is NULL
             or target_input_indexes != (entry.into_index,)
-            or func.lazy_grad_sum):
+            or get(func, &_get_lazy_grad_sum)):
         return False
-    node = func.inputs[entry.into_index]
+    node = get(func, &_get_inputs)[entry.into_index]
     cdef list lst = grad_inputs[node]
     if len(lst) != 1:
         return False
     a = lst[0]
     if (a is not eng.owned.get(node) or type(a) is not _Variable
-            or a._layout is not None or function_hooks()):
+            or get(a, &_get_layout) is not None or function_hooks()):
         return False
     if eng.exact_sums.get(node) is not a:
         # Once true, in-place sums keep it true: an IEEE sum is never a
         # signaling NaN, and is -0.0 only where both terms are.
-        if not adds_zeros_exactly((<list>a._data)[0]):
+        if not adds_zeros_exactly((<list>get(a, &_get_data))[0]):
             return False
         eng.exact_sums[node] = a
     return run_backward_into(entry, func, grad_outputs, a, callees_stock)
@@ -641,7 +674,7 @@ cpdef _backprop_to_all(outputs, retain_grad, loss_scale):
     cand_funcs = eng.cand_funcs
     while cand_funcs:
         func = _heappop(cand_funcs)[2]
-        inputs = func.inputs
+        inputs = get(func, &_get_inputs)
         target = []
         i = 0
         for x in inputs:
@@ -649,7 +682,7 @@ cpdef _backprop_to_all(outputs, retain_grad, loss_scale):
                 target.append(i)
             i += 1
         target_input_indexes = tuple(target)
-        outs = [y() for y in func.outputs]  # access via weak ref
+        outs = [y() for y in get(func, &_get_outputs)]  # via weak refs
         out_grad = tuple([eng.pop(y)
                           if y is not None and _creator_of(y) is not None
                           else None
@@ -674,7 +707,7 @@ cpdef _backprop_to_all(outputs, retain_grad, loss_scale):
                     all_numpy = False
                 out_grad_array.append(d)
 
-        local = func._local_function_hooks
+        local = get(func, &_get_local_function_hooks)
         if local is not None and len(local) != 0:
             local_hooks = _OrderedDict(function_hooks())
             local_hooks.update(func.local_function_hooks)
@@ -716,13 +749,13 @@ cpdef _backprop_to_all(outputs, retain_grad, loss_scale):
     for x in eng.leaf_nodes:
         if type(x) is _VariableNode and method_is(
                 x, 'get_variable_or_none', _get_variable_or_none):
-            x_var = x._variable()
+            x_var = get(x, &_get_variable)()
         else:
             x_var = x.get_variable_or_none()
         gx = eng.pop(x)
         if x_var is not None:
             _set_leaf_grad(x_var, gx)
-            x_var._loss_scale = loss_scale
+            put(x_var, &_set_loss_scale, loss_scale)
     for lst in eng.grads.values():
         assert lst == []
 

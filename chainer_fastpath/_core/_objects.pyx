@@ -16,9 +16,10 @@ from chainer_fastpath._core import _attrs
 from chainer_fastpath._core import _stores
 
 from chainer_fastpath._core._attrs cimport (
-    cfp_attr, cfp_attr_enable, cfp_setattr, set_site)
+    cfp_attr, cfp_attr_enable, cfp_getattr, cfp_setattr, get_site, set_site)
 
-from chainer_fastpath._core._ndarray cimport cfp_dims, cfp_nd, layout_ok
+from chainer_fastpath._core._ndarray cimport (
+    cfp_descr_of, cfp_dims, cfp_nd, layout_ok)
 
 cdef extern from "Python.h":
     void PyObject_GC_UnTrack(void *op)
@@ -48,6 +49,14 @@ def _use_bytecode_stores(flag):
     return previous
 
 
+cdef inline object _dtype_of(object data):
+    """``data.dtype``: for an ndarray, its descr, which is what the
+    attribute returns."""
+    if type(data) is _ndarray and layout_ok():
+        return <object>cfp_descr_of(data)
+    return data.dtype
+
+
 cdef object bare(type cls):
     """``object.__new__(cls)`` through the type's own slot."""
     return (<PyTypeObject*>cls).tp_new(cls, <PyObject*>_NO_ARGS, NULL)
@@ -75,13 +84,14 @@ cdef cfp_attr _grad_valid = set_site('_grad_valid')
 cdef cfp_attr _data = set_site('_data')
 cdef cfp_attr _node = set_site('_node')
 cdef cfp_attr _grad = set_site('_grad')
+cdef cfp_attr _get_data = get_site('_data')
 
 
 cdef object node_data(object node):
     """``node.data``: for a VariableNode the property only returns
     ``_data``, which is read directly."""
     if type(node) is _VariableNode:
-        return node._data
+        return cfp_getattr(node, &_get_data)
     return node.data
 
 
@@ -144,14 +154,14 @@ cdef object new_variable(object data, bint requires_grad, object creator,
     cdef object var = _bare(_Variable)
     cdef object node = _bare(_VariableNode)
     if _bytecode_stores:
-        _store_variable(var, node, weak_ref(var), requires_grad, data.dtype,
-                        shape_of(data), data, creator, rank)
+        _store_variable(var, node, weak_ref(var), requires_grad,
+                        _dtype_of(data), shape_of(data), data, creator, rank)
         return var
     cfp_setattr(node, &_variable, weak_ref(var))
     cfp_setattr(node, &_name, None)
     cfp_setattr(node, &_requires_grad, requires_grad)
     cfp_setattr(node, &_layout, None)
-    cfp_setattr(node, &_dtype, data.dtype)
+    cfp_setattr(node, &_dtype, _dtype_of(data))
     cfp_setattr(node, &_shape, shape_of(data))
     if creator is not None:
         cfp_setattr(node, &_creator_node, creator)
