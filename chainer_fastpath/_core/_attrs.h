@@ -204,8 +204,25 @@ static inline cfp_attr_way *cfp_attr_way_for(cfp_attr *a, PyObject *obj)
     return w->generic ? NULL : w;
 }
 
-/* ``obj.<name>``: a new reference, or NULL with an exception set. */
-static inline PyObject *cfp_getattr(PyObject *obj, cfp_attr *a)
+/* The way whose slot holds ``<name>`` for instances of ``obj``'s class,
+ * where it is filled and current; NULL otherwise (the slow way decides).
+ * A generic way has no slot (index -1). */
+static inline cfp_attr_way *cfp_attr_hit(cfp_attr *a, PyObject *obj)
+{
+    PyTypeObject *tp = Py_TYPE(obj);
+    cfp_attr_way *w = &a->ways[cfp_way_of(tp)];
+    if (w->type == tp && w->version == tp->tp_version_tag && w->index >= 0)
+        return w;
+    return NULL;
+}
+
+#if defined(__GNUC__)
+#define CFP_NOINLINE __attribute__((noinline))
+#else
+#define CFP_NOINLINE
+#endif
+
+static CFP_NOINLINE PyObject *cfp_getattr_slow(PyObject *obj, cfp_attr *a)
 {
     cfp_attr_way *w = cfp_attr_way_for(a, obj);
     if (w != NULL) {
@@ -223,24 +240,59 @@ static inline PyObject *cfp_getattr(PyObject *obj, cfp_attr *a)
     return PyObject_GetAttr(obj, a->name);
 }
 
-/* ``obj.<name> = value``: 0, or -1 with an exception set. */
-static inline int cfp_setattr(PyObject *obj, cfp_attr *a, PyObject *value)
+/* ``obj.<name>``: a new reference, or NULL with an exception set. */
+static inline PyObject *cfp_getattr(PyObject *obj, cfp_attr *a)
+{
+    cfp_attr_way *w = cfp_attr_hit(a, obj);
+    if (w != NULL) {
+        PyObject **values = cfp_values(obj);
+        if (values != NULL && values[w->index] != NULL) {
+            PyObject *v = values[w->index];
+            Py_INCREF(v);
+            return v;
+        }
+    }
+    return cfp_getattr_slow(obj, a);
+}
+
+static inline void cfp_values_store(PyObject **values, Py_ssize_t index,
+                                    PyObject *value)
+{
+    PyObject *old = values[index];
+    Py_INCREF(value);
+    values[index] = value;
+    if (old == NULL)
+        cfp_values_add_order(values, index);
+    else
+        Py_DECREF(old);
+}
+
+static CFP_NOINLINE int cfp_setattr_slow(PyObject *obj, cfp_attr *a,
+                                         PyObject *value)
 {
     cfp_attr_way *w = cfp_attr_way_for(a, obj);
     if (w != NULL) {
         PyObject **values = cfp_values(obj);
         if (values != NULL) {
-            PyObject *old = values[w->index];
-            Py_INCREF(value);
-            values[w->index] = value;
-            if (old == NULL)
-                cfp_values_add_order(values, w->index);
-            else
-                Py_DECREF(old);
+            cfp_values_store(values, w->index, value);
             return 0;
         }
     }
     return PyObject_SetAttr(obj, a->name, value);
+}
+
+/* ``obj.<name> = value``: 0, or -1 with an exception set. */
+static inline int cfp_setattr(PyObject *obj, cfp_attr *a, PyObject *value)
+{
+    cfp_attr_way *w = cfp_attr_hit(a, obj);
+    if (w != NULL) {
+        PyObject **values = cfp_values(obj);
+        if (values != NULL) {
+            cfp_values_store(values, w->index, value);
+            return 0;
+        }
+    }
+    return cfp_setattr_slow(obj, a, value);
 }
 
 /* 1 where the cached way shows that the class of ``obj`` has ``original``
