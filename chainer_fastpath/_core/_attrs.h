@@ -243,13 +243,21 @@ static CFP_NOINLINE PyObject *cfp_getattr_slow(PyObject *obj, cfp_attr *a)
 /* ``obj.<name>``: a new reference, or NULL with an exception set. */
 static inline PyObject *cfp_getattr(PyObject *obj, cfp_attr *a)
 {
-    cfp_attr_way *w = cfp_attr_hit(a, obj);
-    if (w != NULL) {
+    PyTypeObject *tp = Py_TYPE(obj);
+    cfp_attr_way *w = &a->ways[cfp_way_of(tp)];
+    if (w->type == tp && w->version == tp->tp_version_tag && !w->generic) {
         PyObject **values = cfp_values(obj);
-        if (values != NULL && values[w->index] != NULL) {
-            PyObject *v = values[w->index];
-            Py_INCREF(v);
-            return v;
+        if (values != NULL) {
+            PyObject *v = w->index >= 0 ? values[w->index] : NULL;
+            /* Not the instance's: the class's, while no instance has
+             * brought the name into the key table. */
+            if (v == NULL && (w->index >= 0 || ((cfp_keys *)w->keys)
+                                  ->dk_nentries == w->nentries))
+                v = w->class_value;
+            if (v != NULL) {
+                Py_INCREF(v);
+                return v;
+            }
         }
     }
     return cfp_getattr_slow(obj, a);

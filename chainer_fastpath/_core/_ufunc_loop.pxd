@@ -22,6 +22,7 @@ cdef class FloatLoops:
 
 cdef class Binary(FloatLoops):
     cdef object call(self, object a, object b, int *raised)
+    cdef bint into_rows(self, object a, object b, int *raised) except -1
 
 
 cdef class Reduction(FloatLoops):

@@ -13,9 +13,11 @@ from chainer_fastpath._core._fpe cimport (
     all_flags, buffer_size, clear_flags, fetestexcept)
 from chainer_fastpath._core._ndarray cimport (
     CFP_NPY_ALIGNED, CFP_NPY_C_CONTIGUOUS, CFP_NPY_DOUBLE, CFP_NPY_FLOAT,
+    CFP_NPY_WRITEABLE,
     canonical, cfp_data, cfp_descr_of, cfp_dims, cfp_flags, cfp_nd,
     cfp_strides, cfp_typenum, layout_ok, new_like, new_shaped)
-from libc.string cimport memset
+from libc.stdlib cimport free, malloc
+from libc.string cimport memcpy, memset
 
 cdef type _ndarray = numpy.ndarray
 # Larger broadcasts of a 0-d operand go through the ufunc: there NumPy's
@@ -124,6 +126,12 @@ cdef class Binary(FloatLoops):
         out = self.call(a, b, &raised)
         return out, raised
 
+    def add_rows(self, a, b):
+        """``(self.into_rows(a, b), raised flags)``, for the tests."""
+        cdef int raised = 0
+        done = self.into_rows(a, b, &raised)
+        return done, raised
+
     cdef object call(self, object a, object b, int *raised):
         """``ufunc(a, b)`` with NumPy's error handling off, adding the
         floating-point flags it raised to ``raised``; None (nothing done)
@@ -174,6 +182,89 @@ cdef class Binary(FloatLoops):
         loop.function(args, &count, steps, loop.data)
         raised[0] |= fetestexcept(all_flags())
         return out
+
+
+    cdef bint into_rows(self, object a, object b, int *raised) except -1:
+        """``ufunc(a, b, out=a)`` for ``a`` a C-contiguous 2-d array and
+        ``b`` a 1-d array of one row's length (a bias added to each row),
+        with NumPy's error handling off, adding the flags it raised to
+        ``raised``; False (nothing done) unless both are aligned ndarrays
+        of one canonical float32 or float64 dtype, ``a`` writeable and
+        ``b`` apart from ``a`` in memory (NumPy would copy it first), and
+        ``a`` has one row or several of more than one column and at most
+        NumPy's buffer size.
+
+        The loop is called as NumPy's iterator calls it, which decides
+        which of SIMD and scalar code computes each element, and with it
+        which NaN two NaNs give: for one row, once, over ``b`` as it is;
+        for more, over the flattened ``a`` in runs of NumPy's buffer size,
+        ``b`` repeated into a buffer for each run."""
+        if (type(a) is not _ndarray or type(b) is not _ndarray
+                or not layout_ok() or cfp_descr_of(a) != cfp_descr_of(b)
+                or not canonical(a) or cfp_nd(a) != 2 or cfp_nd(b) != 1):
+            return False
+        cdef int flags = cfp_flags(a)
+        if (flags & _WRITABLE_C_ALIGNED != _WRITABLE_C_ALIGNED
+                or not cfp_flags(b) & CFP_NPY_ALIGNED):
+            return False
+        cdef int typenum = cfp_typenum(a)
+        cdef UfuncLoop loop = self.for_type(typenum)
+        if loop is None:
+            return False
+        cdef Py_ssize_t rows = cfp_dims(a)[0], width = cfp_dims(a)[1]
+        if cfp_dims(b)[0] != width or (rows > 1 and width == 1):
+            return False
+        if rows == 0 or width == 0:
+            return True
+        cdef Py_ssize_t itemsize = 4 if typenum == CFP_NPY_FLOAT else 8
+        cdef Py_ssize_t b_stride = cfp_strides(b)[0]
+        cdef char *a_data = cfp_data(a)
+        cdef char *b_data = cfp_data(b)
+        cdef char *b_low = b_data
+        cdef char *b_high = b_data + (width - 1) * b_stride
+        if b_stride < 0:
+            b_low, b_high = b_high, b_low
+        if (b_low < a_data + rows * width * itemsize
+                and b_high + itemsize > a_data):
+            return False
+        cdef Py_ssize_t total = rows * width
+        cdef Py_ssize_t run = buffer_size() if rows > 1 else total
+        if run < width:
+            # Rows longer than the buffer: NumPy reads ``b`` in place for
+            # runs within a row, in runs of its own choosing.
+            return False
+        cdef char *buffer = NULL
+        if rows > 1:
+            buffer = <char *>malloc(min(run, total) * itemsize)
+            if buffer == NULL:
+                return False
+        cdef Py_ssize_t steps[3]
+        steps[0] = itemsize
+        steps[1] = itemsize if rows > 1 else b_stride
+        steps[2] = itemsize
+        cdef char *args[3]
+        cdef Py_ssize_t start, count, k
+        clear_flags(all_flags())
+        for start in range(0, total, run):
+            count = min(run, total - start)
+            args[0] = a_data + start * itemsize
+            args[2] = args[0]
+            if buffer == NULL:
+                args[1] = b_data
+            else:
+                for k in range(count):
+                    memcpy(buffer + k * itemsize,
+                           b_data + ((start + k) % width) * b_stride,
+                           itemsize)
+                args[1] = buffer
+            loop.function(args, &count, steps, loop.data)
+        raised[0] |= fetestexcept(all_flags())
+        free(buffer)
+        return True
+
+
+cdef int _WRITABLE_C_ALIGNED = (CFP_NPY_C_CONTIGUOUS | CFP_NPY_ALIGNED
+                                | CFP_NPY_WRITEABLE)
 
 
 cdef inline bint _operand_stride(object a, Py_ssize_t itemsize,

@@ -26,6 +26,7 @@ from chainer_fastpath._core._ndarray cimport (
     builtin_typenum, cfp_data, cfp_flags, cfp_nd, layout_ok)
 from chainer_fastpath._core._objects cimport new_variable, node_data
 from chainer_fastpath._core._registry cimport NOT_HANDLED, compiled
+from chainer_fastpath._core._ufunc_loop cimport Binary
 from chainer_fastpath._core._retained cimport (
     array_of, grad_array, requires_grad_of)
 from chainer_fastpath._public cimport Public
@@ -41,6 +42,8 @@ cdef double _DOUBLE_MAX = numpy.finfo(numpy.float64).max
 cdef double _HALF_MAX = numpy.finfo(numpy.float16).max
 # What ndarray.sum calls, without numpy.core._methods._sum around it.
 cdef object _add_reduce = numpy.add.reduce
+# ``y += b``: add's loop per row where it takes the operands.
+cdef Binary _add_loop = Binary(_np_add)
 
 
 cdef object _forward(object node, tuple inputs, ConfigView config):
@@ -64,7 +67,8 @@ cdef object _forward(object node, tuple inputs, ConfigView config):
     _dot(x, W.T, out=y)
     cdef int raised = 0
     if len(inputs) == 3:
-        quiet_into(_np_add, y, b, y, &raised)
+        if not _add_loop.into_rows(y, b, &raised):
+            quiet_into(_np_add, y, b, y, &raised)
         if acts(raised):
             return NOT_HANDLED
     retain_inputs(node, (0, 1))
