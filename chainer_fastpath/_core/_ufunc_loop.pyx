@@ -183,7 +183,6 @@ cdef class Binary(FloatLoops):
         raised[0] |= fetestexcept(all_flags())
         return out
 
-
     cdef bint into_rows(self, object a, object b, int *raised) except -1:
         """``ufunc(a, b, out=a)`` for ``a`` a C-contiguous 2-d array and
         ``b`` a 1-d array of one row's length (a bias added to each row),
