@@ -100,6 +100,14 @@ cdef object im2col(object x, Py_ssize_t kh, Py_ssize_t kw, Py_ssize_t sy,
     return buffer.transpose(0, 3, 4, 5, 1, 2)
 
 
+cdef inline bint _any_one(Py_ssize_t a, Py_ssize_t b, Py_ssize_t c):
+    # A product with a dimension of 1: NumPy's ``dot`` picks its BLAS call
+    # from the operands' strides, which a dimension of 1 leaves free, and
+    # the view handed here need not have the strides of stock's copy: a
+    # matrix-vector product may then sum in another order.
+    return a == 1 or b == 1 or c == 1
+
+
 cdef inline bint _stock_helpers():
     return (_conv.im2col_cpu is _stock_im2col
             and _conv.get_conv_outsize is _stock_outsize)
@@ -122,6 +130,9 @@ cdef object _forward(object node, tuple inputs, ConfigView config):
     col = im2col(x, kh, kw, node.sy, node.sx, node.ph, node.pw,
                  node.cover_all, node.dy, node.dx)
     if col is None:
+        return NOT_HANDLED
+    n, c, _, _, oh, ow = col.shape
+    if _any_one(n * oh * ow, c * kh * kw, W.shape[0]):
         return NOT_HANDLED
     # dot acts on no floating-point exception; the bias's add does.
     y = _numpy.tensordot(col, W, ((1, 2, 3), (1, 2, 3)))
@@ -148,6 +159,9 @@ cdef object _grad_w_forward(object node, tuple inputs, ConfigView config):
     col = im2col(x, node.kh, node.kw, node.sy, node.sx, node.ph, node.pw,
                  node.cover_all, node.dy, node.dx)
     if col is None:
+        return NOT_HANDLED
+    n, c, kh, kw, oh, ow = col.shape
+    if _any_one(gy.shape[1], n * oh * ow, c * kh * kw):
         return NOT_HANDLED
     gW = _numpy.tensordot(gy, col, ((0, 2, 3), (0, 4, 5)))
     retain_inputs(node, (0, 1))

@@ -7,9 +7,10 @@ import chainer.functions as F
 from chainer.functions.connection import deconvolution_2d
 from chainer.utils import conv
 
+import chainer_fastpath
 from chainer_fastpath.testing import (
-    applied, check_error_same, check_same, gradients, strided_variable,
-    variable as _v)
+    applied, bits, check_error_same, check_same, gradients,
+    strided_variable, variable as _v)
 from chainer_fastpath.testing.cases import function_tests
 
 
@@ -148,3 +149,29 @@ def test_overlapping_nans_same_bits_as_stock(dtype):
         W = chainer.Variable(_nans((2, 1, 3, 2), dtype))
         return F.deconvolution_2d(x, W).array
     check_same(fn)
+
+
+@pytest.mark.parametrize('dtype', [numpy.float32, numpy.float64])
+@pytest.mark.parametrize('x_shape, w_shape, stride, pad', [
+    # one input channel: the gradients' products have a dimension of 1
+    ((1, 1, 4, 4), (1, 2, 3, 3), 2, 0),
+    ((1, 1, 2, 3), (1, 2, 3, 3), 1, 1),
+    ((1, 1, 3, 3), (1, 2, 2, 2), 1, 0),
+    ((1, 1, 4, 2), (1, 1, 3, 3), 2, 1),
+    ((1, 1, 3, 1), (1, 1, 3, 1), 2, 0),
+    ((2, 2, 3, 3), (2, 2, 2, 2), 1, 0),
+])
+def test_gradients_same_bits_as_stock(dtype, x_shape, w_shape, stride, pad):
+    rng = numpy.random.RandomState(0)
+    x = rng.randn(*x_shape).astype(dtype)
+    W = rng.randn(*w_shape).astype(dtype)
+
+    def grads():
+        xv, wv = chainer.Variable(x), chainer.Variable(W)
+        y = F.deconvolution_2d(xv, wv, stride=stride, pad=pad)
+        return [g.array for g in chainer.grad([F.sum(y * y)], [xv, wv])]
+
+    stock = grads()
+    with chainer_fastpath.enabled():
+        patched = grads()
+    assert [bits(g) for g in patched] == [bits(g) for g in stock]
