@@ -23,7 +23,8 @@ from chainer_fastpath._core import _attrs
 from chainer_fastpath._core._audit cimport StockMethods, method_is_at
 from chainer_fastpath._core._stats cimport EntryStats
 from chainer_fastpath._core import _stats
-from chainer_fastpath._core._objects cimport new_variable, weak_ref
+from chainer_fastpath._core._objects cimport (
+    dtype_of, new_variable, shape_of, weak_ref)
 from chainer_fastpath._core._apply cimport check_outputs, none_layouts
 from chainer_fastpath._core._config cimport ConfigView, function_hooks
 from chainer_fastpath._core._registry cimport NOT_HANDLED, run_forward
@@ -384,8 +385,8 @@ cdef inline void _retain(object var) except *:
                 put(node, &_set_dtype, None)
                 put(node, &_set_shape, None)
             else:
-                put(node, &_set_dtype, data.dtype)
-                put(node, &_set_shape, data.shape)
+                put(node, &_set_dtype, dtype_of(data))
+                put(node, &_set_shape, shape_of(data))
             return
     var.retain_data()
 

@@ -30,6 +30,7 @@ typedef struct {
 } cfp_array;
 
 #define CFP_NPY_C_CONTIGUOUS 0x0001
+#define CFP_NPY_F_CONTIGUOUS 0x0002
 #define CFP_NPY_ALIGNED 0x0100
 #define CFP_NPY_WRITEABLE 0x0400
 #define CFP_NPY_HALF 23

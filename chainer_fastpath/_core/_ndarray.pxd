@@ -8,7 +8,8 @@ cdef extern from "_ndarray.h":
     char cfp_byteorder(object a)
     int cfp_elsize(object a)
     void *cfp_descr_of(object a)
-    int CFP_NPY_C_CONTIGUOUS, CFP_NPY_ALIGNED, CFP_NPY_WRITEABLE
+    int CFP_NPY_C_CONTIGUOUS, CFP_NPY_F_CONTIGUOUS, CFP_NPY_ALIGNED
+    int CFP_NPY_WRITEABLE
     int CFP_NPY_HALF, CFP_NPY_FLOAT, CFP_NPY_DOUBLE
     int CFP_NPY_INT, CFP_NPY_LONG, CFP_NPY_LONGLONG
 

@@ -3,3 +3,5 @@ cdef object new_variable(object data, bint requires_grad, object creator,
                          object rank)
 cdef object weak_ref(object obj)
 cdef object node_data(object node)
+cdef object dtype_of(object data)
+cdef object shape_of(object data)

@@ -49,7 +49,7 @@ def _use_bytecode_stores(flag):
     return previous
 
 
-cdef inline object _dtype_of(object data):
+cdef object dtype_of(object data):
     """``data.dtype``: for an ndarray, its descr, which is what the
     attribute returns."""
     if type(data) is _ndarray and layout_ok():
@@ -155,13 +155,13 @@ cdef object new_variable(object data, bint requires_grad, object creator,
     cdef object node = _bare(_VariableNode)
     if _bytecode_stores:
         _store_variable(var, node, weak_ref(var), requires_grad,
-                        _dtype_of(data), shape_of(data), data, creator, rank)
+                        dtype_of(data), shape_of(data), data, creator, rank)
         return var
     cfp_setattr(node, &_variable, weak_ref(var))
     cfp_setattr(node, &_name, None)
     cfp_setattr(node, &_requires_grad, requires_grad)
     cfp_setattr(node, &_layout, None)
-    cfp_setattr(node, &_dtype, _dtype_of(data))
+    cfp_setattr(node, &_dtype, dtype_of(data))
     cfp_setattr(node, &_shape, shape_of(data))
     if creator is not None:
         cfp_setattr(node, &_creator_node, creator)

@@ -16,14 +16,17 @@ from chainer import variable
 from chainer.functions.connection import linear
 from chainer.functions.math import sum as sum_mod
 
-from chainer_fastpath._core._attrs cimport retain_inputs
+from chainer_fastpath._core import _attrs
+from chainer_fastpath._core._attrs cimport (
+    cfp_attr, cfp_attr_enable, cfp_setattr, retain_inputs, set_site)
 from chainer_fastpath._core._audit cimport StockMethods
 from chainer_fastpath._core._config cimport ConfigView
 from chainer_fastpath._core._fpe cimport (
     FE_UNDERFLOW, acts, quiet_into, watched)
 from chainer_fastpath._core._ndarray cimport (
-    CFP_NPY_C_CONTIGUOUS, CFP_NPY_DOUBLE, CFP_NPY_FLOAT, CFP_NPY_HALF,
-    builtin_typenum, cfp_data, cfp_flags, cfp_nd, layout_ok)
+    CFP_NPY_C_CONTIGUOUS, CFP_NPY_DOUBLE, CFP_NPY_F_CONTIGUOUS, CFP_NPY_FLOAT,
+    CFP_NPY_HALF, builtin_typenum, cfp_data, cfp_descr_of, cfp_dims,
+    cfp_flags, cfp_nd, layout_ok, new_shaped)
 from chainer_fastpath._core._objects cimport new_variable, node_data
 from chainer_fastpath._core._registry cimport NOT_HANDLED, compiled
 from chainer_fastpath._core._ufunc_loop cimport Binary
@@ -32,6 +35,8 @@ from chainer_fastpath._core._retained cimport (
 from chainer_fastpath._public cimport Public
 
 cdef type _ndarray = numpy.ndarray
+cfp_attr_enable(_attrs.FAST)
+cdef cfp_attr _set_config_use_ideep = set_site('_config_use_ideep')
 cdef object _empty = numpy.empty
 cdef object _dot = numpy.dot
 cdef object _ascontiguousarray = numpy.ascontiguousarray
@@ -50,12 +55,42 @@ cdef object _forward(object node, tuple inputs, ConfigView config):
     # LinearFunction.forward, iDeep unavailable, no static schedule.
     if not 2 <= len(inputs) <= 3:
         return NOT_HANDLED   # stock's unpacking error, not Cython's
-    node._config_use_ideep = config.get('use_ideep')
+    cfp_setattr(node, &_set_config_use_ideep, config.get('use_ideep'))
     cdef object x, W, b = None
     if len(inputs) == 3:
         x, W, b = inputs
     else:
         x, W = inputs
+    y = _matrices_product(x, W)
+    if y is NOT_HANDLED:
+        return NOT_HANDLED
+    cdef int raised = 0
+    if len(inputs) == 3:
+        if not _add_loop.into_rows(y, b, &raised):
+            quiet_into(_np_add, y, b, y, &raised)
+        if acts(raised):
+            return NOT_HANDLED
+    retain_inputs(node, (0, 1))
+    return y,
+
+
+cdef object _matrices_product(object x, object W):
+    """``x.dot(W.T)`` as stock's forward makes it (a matrix with one row of
+    neither layout first made contiguous); NOT_HANDLED where it would cast.
+    Two plain matrices of one dtype are read from their structs."""
+    cdef Py_ssize_t dims[2]
+    if (type(x) is _ndarray and type(W) is _ndarray and layout_ok()
+            and cfp_nd(x) == 2 and cfp_nd(W) == 2
+            and cfp_descr_of(x) == cfp_descr_of(W)):
+        if (not cfp_flags(x) & (CFP_NPY_C_CONTIGUOUS | CFP_NPY_F_CONTIGUOUS)
+                and (cfp_dims(x)[0] == 1 or cfp_dims(x)[1] == 1)):
+            x = _ascontiguousarray(x)
+        dims[0] = cfp_dims(x)[0]
+        dims[1] = cfp_dims(W)[0]
+        y = new_shaped(x, 2, dims)
+        if y is not None:
+            _dot(x, W.T, y)
+            return y
     if (isinstance(x, _ndarray)
             and not (x.flags.c_contiguous or x.flags.f_contiguous)
             and 1 in x.shape):
@@ -65,14 +100,7 @@ cdef object _forward(object node, tuple inputs, ConfigView config):
         return NOT_HANDLED
     y = _empty((x.shape[0], W.shape[0]), dtype=x.dtype)
     _dot(x, W.T, out=y)
-    cdef int raised = 0
-    if len(inputs) == 3:
-        if not _add_loop.into_rows(y, b, &raised):
-            quiet_into(_np_add, y, b, y, &raised)
-        if acts(raised):
-            return NOT_HANDLED
-    retain_inputs(node, (0, 1))
-    return y,
+    return y
 
 
 cdef object _backward(object func, tuple indexes, tuple grad_outputs):
