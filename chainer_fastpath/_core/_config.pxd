@@ -1,3 +1,6 @@
+from cpython.object cimport PyObject
+
+
 cdef class PerThread:
     cdef object local
     cdef bint cacheable
@@ -18,6 +21,8 @@ cdef class ConfigView:
     @staticmethod
     cdef ConfigView current()
     cdef object get(self, str name)
+    cdef PyObject *_found(self, str name) except? NULL
+    cdef object _lookup(self, str name)
 
 
 cdef object function_hooks()

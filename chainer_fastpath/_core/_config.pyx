@@ -5,8 +5,27 @@ from cpython.dict cimport PyDict_GetItem, PyDict_GetItemWithError
 from cpython.object cimport PyObject
 from cpython.pystate cimport PyThreadState_GetDict
 
+from libc.stdint cimport uint64_t
+
 cdef extern from "Python.h":
     Py_ssize_t PyDict_GET_SIZE(object)
+
+cdef extern from *:
+    # A dict's version: CPython gives every dict state a number of its own
+    # (PEP 509), bumped on each change; deprecated from 3.12, still kept.
+    """
+    #if defined(__GNUC__)
+    #pragma GCC diagnostic push
+    #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+    #endif
+    static inline uint64_t cfp_dict_version(PyObject *d) {
+        return ((PyDictObject *)d)->ma_version_tag;
+    }
+    #if defined(__GNUC__)
+    #pragma GCC diagnostic pop
+    #endif
+    """
+    uint64_t cfp_dict_version(PyObject *d)
 
 import _thread
 
@@ -60,6 +79,23 @@ cdef dict _last_global_dict = None
 cdef PerThread _last_local_dicts = None
 
 
+# The values last read, per name, with the two dicts they were read from
+# and those dicts' versions: while neither dict changed, the value is the
+# one a lookup would find (and the dict still holds it).
+cdef struct _Read:
+    PyObject *name
+    PyObject *local
+    uint64_t local_version
+    PyObject *global_dict
+    uint64_t global_version
+    PyObject *value
+
+cdef enum:
+    _N_READS = 8
+cdef _Read _reads[_N_READS]
+cdef int _next_read = 0
+
+
 @cython.freelist(4)
 cdef class ConfigView:
 
@@ -89,9 +125,52 @@ cdef class ConfigView:
         return view
 
     cdef object get(self, str name):
+        global _next_read
         cdef PyObject *value
+        cdef _Read *read
+        cdef int i
         if self._local is None:
             return getattr(self._config, name)
+        if self._global_dict is None:
+            return self._lookup(name)
+        for i in range(_N_READS):
+            read = &_reads[i]
+            if read.name == <PyObject *>name:
+                if (read.local == <PyObject *>self._local
+                        and read.global_dict == <PyObject *>self._global_dict
+                        and read.local_version
+                        == cfp_dict_version(<PyObject *>self._local)
+                        and read.global_version
+                        == cfp_dict_version(<PyObject *>self._global_dict)):
+                    return <object>read.value
+                break
+        else:
+            i = _next_read
+            _next_read = (_next_read + 1) % _N_READS
+        value = self._found(name)
+        if value is NULL:
+            return getattr(self._global, name)
+        read = &_reads[i]
+        read.name = <PyObject *>name
+        read.local = <PyObject *>self._local
+        read.local_version = cfp_dict_version(<PyObject *>self._local)
+        read.global_dict = <PyObject *>self._global_dict
+        read.global_version = cfp_dict_version(<PyObject *>self._global_dict)
+        read.value = value
+        return <object>value
+
+    cdef PyObject *_found(self, str name) except? NULL:
+        """The value of ``name`` in the thread's dict, else in the global
+        dict (borrowed); NULL where neither has it."""
+        cdef PyObject *value
+        if PyDict_GET_SIZE(self._local) != 0:
+            value = PyDict_GetItemWithError(self._local, name)
+            if value is not NULL:
+                return value
+        return PyDict_GetItemWithError(self._global_dict, name)
+
+    cdef object _lookup(self, str name):
+        cdef PyObject *value
         # Outside ``using_config`` the thread's dict is empty: no lookup.
         if PyDict_GET_SIZE(self._local) != 0:
             value = PyDict_GetItemWithError(self._local, name)

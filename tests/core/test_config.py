@@ -143,3 +143,32 @@ def test_configuration_set_during_a_call_counts_for_that_call():
 
     stock, patched = run_both(run)
     assert stock == patched == [False, False]
+
+
+def test_changes_between_calls_are_seen():
+    # The compiled paths keep the values they last read while neither the
+    # thread's nor the global configuration changed: every change shows.
+    import chainer_fastpath
+    x = _x()
+    recorded = []
+    with chainer_fastpath.enabled():
+        def call():
+            recorded.append(F.relu(x).creator is not None)
+        call()
+        chainer.global_config.enable_backprop = False
+        try:
+            call()
+            with chainer.using_config('enable_backprop', True):
+                call()
+            call()
+        finally:
+            chainer.global_config.enable_backprop = True
+        call()
+        with chainer.using_config('enable_backprop', False):
+            call()
+            with chainer.using_config('enable_backprop', True):
+                call()
+            call()
+        call()
+    assert recorded == [True, False, True, False, True, False, True, False,
+                        True]
