@@ -170,14 +170,12 @@ cdef class ConfigView:
         return PyDict_GetItemWithError(self._global_dict, name)
 
     cdef object _lookup(self, str name):
+        """``name`` where the global configuration keeps no plain dict:
+        the thread's value, else the global object's attribute."""
         cdef PyObject *value
         # Outside ``using_config`` the thread's dict is empty: no lookup.
         if PyDict_GET_SIZE(self._local) != 0:
             value = PyDict_GetItemWithError(self._local, name)
-            if value is not NULL:
-                return <object>value
-        if self._global_dict is not None:
-            value = PyDict_GetItemWithError(self._global_dict, name)
             if value is not NULL:
                 return <object>value
         return getattr(self._global, name)
