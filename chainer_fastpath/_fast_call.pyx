@@ -8,6 +8,9 @@ effect on NumPy arrays (device contexts, memory layouts when every layout is
 before any state changes, and then the original runs, counted with a reason.
 """
 
+from cpython.ref cimport Py_INCREF
+from cpython.tuple cimport PyTuple_New, PyTuple_SET_ITEM
+
 import collections
 
 import numpy
@@ -17,8 +20,8 @@ from chainer import variable
 from chainer.functions.math import basic_math
 
 from chainer_fastpath._core._attrs cimport (
-    cfp_attr, cfp_attr_enable, cfp_getattr as get, cfp_setattr as put,
-    get_site, lookup_site, set_site)
+    cfp_attr, cfp_attr_enable, cfp_class_has, cfp_getattr as get,
+    cfp_setattr as put, get_site, lookup_site, set_site)
 from chainer_fastpath._core import _attrs
 from chainer_fastpath._core._audit cimport StockMethods, method_is_at
 from chainer_fastpath._core._stats cimport EntryStats
@@ -65,6 +68,9 @@ cdef cfp_attr _set_shape = set_site('shape')
 cdef cfp_attr _check_layout_forward_site = lookup_site('check_layout_forward')
 cdef cfp_attr _retain_data_site = lookup_site('retain_data')
 cdef cfp_attr _update_data_info_site = lookup_site('_update_data_info')
+# Properties that must still be stock's.
+cdef cfp_attr _label_site = lookup_site('label')
+cdef cfp_attr _output_layouts_site = lookup_site('output_layouts')
 cdef object _original_apply = None
 
 cdef type _ndarray = numpy.ndarray
@@ -207,6 +213,8 @@ cdef object apply_or_debug(object node, object inputs):
     global _caller_node
     _caller_node = node
     try:
+        if method_is_at(node, &_apply_site, _patched_apply):
+            return _apply(node, inputs)
         return node.apply(inputs)
     finally:
         _caller_node = None
@@ -214,12 +222,25 @@ cdef object apply_or_debug(object node, object inputs):
 
 def apply(self, inputs):
     """Drop-in for ``FunctionNode.apply``; same results, same errors."""
+    return _apply(self, inputs)
+
+
+cdef object _patched_apply = apply
+cdef cfp_attr _apply_site = lookup_site('apply')
+
+
+cdef object _apply(object self, object inputs):
     cdef ConfigView config = ConfigView.current()
     cdef str reason = None
     cdef Py_ssize_t i, n = 0
-    cdef bint requires_grad = False
+    cdef bint requires_grad = False, raw = False
     cdef object x, y, t, hooks, outputs, retained, rank = 0
-    cdef list in_data = None, input_vars = None, input_nodes = None
+    # The inputs' arrays, and their Variables: the inputs themselves where
+    # all are Variables, else a list holding None for each raw array, whose
+    # Variable is made only if something needs it (graph, retention,
+    # layout check).
+    cdef tuple in_tuple = None
+    cdef object input_vars = None
 
     if config.get('debug'):
         if self is _caller_node:
@@ -232,45 +253,44 @@ def apply(self, inputs):
     else:
         # One pass: check every input and gather what stock gathers.
         n = len(inputs)
-        in_data = [None] * n
-        # The inputs' Variables; None for a raw array, whose Variable is
-        # made only if something needs it (graph, retention, layout check).
-        input_vars = [None] * n
-        input_nodes = [None] * n
+        in_tuple = PyTuple_New(n)
         for i in range(n):
             x = inputs[i]
             t = type(x)
             if t is _ndarray:
-                in_data[i] = x
-                continue
-            if t is _Variable or t is _Parameter:
+                raw = True
+                y = x
+            elif t is _Variable or t is _Parameter:
                 y = (<list>get(x, &_data))[0]
                 reason = _unsupported_variable(x, y)
+                if reason is not None:
+                    break
+                if get(x, &_requires_grad):
+                    requires_grad = True
             else:
                 reason = _unsupported_other(x)
-            if reason is not None:
                 break
-            input_vars[i] = x
-            in_data[i] = y
-            if get(x, &_requires_grad):
-                requires_grad = True
-            y = get(x, &_node)
-            input_nodes[i] = y
-            y = get(y, &_rank)
-            if y > rank:
-                rank = y
+            Py_INCREF(y)
+            PyTuple_SET_ITEM(in_tuple, i, y)
     if reason is not None:
         _stats_apply.fallback(reason)
         return _original_apply(self, inputs)
     _stats_apply.fast += 1
+    if raw:
+        input_vars = [None if type(x) is _ndarray else x for x in inputs]
+    elif type(inputs) is tuple:
+        input_vars = inputs
+    else:
+        # Stock's list is its own; the caller's may change meanwhile.
+        input_vars = tuple(inputs)
 
-    label = type(self).label
-    if label is not _label and not _label_is_pure(self, label):
-        # Stock evaluates the label for its array-compatibility message on
-        # every call; an overridden label may raise.
-        self.label
+    if not cfp_class_has(self, &_label_site, _label):
+        label = type(self).label
+        if label is not _label and not _label_is_pure(self, label):
+            # Stock evaluates the label for its array-compatibility message
+            # on every call; an overridden label may raise.
+            self.label
 
-    in_tuple = tuple(in_data)
     put(self, &_set_input_layouts, none_layouts(n))
 
     if config.get('type_check'):
@@ -278,7 +298,9 @@ def apply(self, inputs):
 
     if not method_is_at(self, &_check_layout_forward_site,
                         _check_layout_forward):
-        _materialize(input_vars, in_data)
+        # Stock passes a list of Variables, the one it goes on with.
+        input_vars = list(input_vars)
+        _materialize(input_vars, in_tuple)
         self.check_layout_forward(input_vars)
 
     hooks = _hooks_of(self)
@@ -309,7 +331,8 @@ def apply(self, inputs):
         layouts = none_layouts(n_out)
         put(self, &_set_output_layouts, layouts)
     cdef tuple out_layouts
-    if type(self).output_layouts is _output_layouts:
+    if (cfp_class_has(self, &_output_layouts_site, _output_layouts)
+            or type(self).output_layouts is _output_layouts):
         out_layouts = layouts
     else:
         out_layouts = self.output_layouts
@@ -321,33 +344,43 @@ def apply(self, inputs):
     put(self, &_set_output_count, n_out)
 
     cdef bint backprop = config.get('enable_backprop')
+    cdef tuple input_nodes = None
     if backprop:
+        input_nodes = PyTuple_New(n)
+        for i in range(n):
+            x = input_vars[i]
+            if x is None:
+                x = _input_variable(in_tuple[i])
+                (<list>input_vars)[i] = x
+            y = get(x, &_node)
+            Py_INCREF(y)
+            PyTuple_SET_ITEM(input_nodes, i, y)
+            t = get(y, &_rank)
+            if t > rank:
+                rank = t
         put(self, &_set_rank, rank)
     cdef object creator = self if backprop else None
-    cdef list ret = [None] * n_out
+    cdef tuple ret = PyTuple_New(n_out)
     for i in range(n_out):
         y = (<tuple>outputs)[i]
         if type(y) is _ndarray and out_layouts[i] is None:
-            ret[i] = new_variable(y, requires_grad, creator, rank)
+            y = new_variable(y, requires_grad, creator, rank)
         else:
             y = _Variable(y, requires_grad=requires_grad,
                           layout=out_layouts[i])
             if backprop:
                 y._node.creator_node = self
-            ret[i] = y
-    cdef tuple ret_tuple = tuple(ret)
+        Py_INCREF(y)
+        PyTuple_SET_ITEM(ret, i, y)
 
     if backprop:
-        for i in range(n):
-            if input_nodes[i] is None:
-                x = input_vars[i]
-                if x is None:
-                    x = input_vars[i] = _input_variable(in_data[i])
-                input_nodes[i] = get(x, &_node)
-        put(self, &_set_inputs, tuple(input_nodes))
+        put(self, &_set_inputs, input_nodes)
+        refs = PyTuple_New(n_out)
         for i in range(n_out):
-            ret[i] = weak_ref((<object>ret[i])._node)
-        put(self, &_set_outputs, tuple(ret))
+            y = weak_ref(get(ret[i], &_node))
+            Py_INCREF(y)
+            PyTuple_SET_ITEM(refs, i, y)
+        put(self, &_set_outputs, refs)
 
         retained = get(self, &_get_input_retained)
         if retained is not None:
@@ -358,13 +391,13 @@ def apply(self, inputs):
         if retained is not None:
             retained_data = []
             for index in retained:
-                _retain(ret_tuple[index])
+                _retain(ret[index])
                 retained_data.append(outputs[index])
             put(self, &_set_retained_output_data, tuple(retained_data))
 
         put(self, &_set_lazy_grad_sum, config.get('lazy_grad_sum'))
 
-    return ret_tuple
+    return ret
 
 
 cdef inline void _retain(object var) except *:
@@ -391,7 +424,7 @@ cdef inline void _retain(object var) except *:
     var.retain_data()
 
 
-cdef inline void _materialize(list input_vars, list in_data):
+cdef inline void _materialize(list input_vars, tuple in_data):
     """Wraps the raw-array inputs in Variables, as ``as_variable`` does."""
     cdef Py_ssize_t i
     for i in range(len(input_vars)):

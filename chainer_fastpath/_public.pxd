@@ -9,6 +9,6 @@ cdef class Public:
     cdef object original
     cdef str _signature
 
-    cdef list arguments(self, tuple args, dict kwargs)
+    cdef tuple arguments(self, tuple args, dict kwargs)
     cdef object apply(self, object node, object inputs)
     cdef object stock(self, tuple args, dict kwargs)

@@ -37,7 +37,7 @@ cdef class Public:
         _registry.accept_equivalent(original, replacement)
         return replacement
 
-    cdef list arguments(self, tuple args, dict kwargs):
+    cdef tuple arguments(self, tuple args, dict kwargs):
         """The parameters' values for a call ``f(*args, **kwargs)``, bound
         as Python binds them; None, counted, where Python would raise (an
         argument missing, given twice or unknown, or too many)."""
@@ -46,6 +46,11 @@ cdef class Public:
         if n > m:
             self.stats.fallback(self._signature)
             return None
+        if not kwargs and n >= first_default:
+            # Positional arguments only: the usual call.
+            if n == m:
+                return args
+            return args + self.defaults[n - first_default:]
         cdef list values = list(args)
         for i in range(n, m):
             values.append(self.defaults[i - first_default]
@@ -65,7 +70,7 @@ cdef class Public:
             if values[i] is _MISSING:
                 self.stats.fallback(self._signature)
                 return None
-        return values
+        return tuple(values)
 
     cdef object apply(self, object node, object inputs):
         """``y, = node.apply(inputs)``, counted; None in debug mode, where

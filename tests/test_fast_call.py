@@ -1,6 +1,7 @@
 """FunctionNode.apply, stock vs patched: outputs, gradients, graph state,
 hooks and errors must be identical."""
 import weakref
+from unittest import mock
 
 import numpy
 import pytest
@@ -224,6 +225,27 @@ def test_check_type_forward_on_the_instance_is_called():
     node.check_type_forward = lambda in_types: seen.append(len(in_types))
     node.apply((numpy.ones(2, numpy.float32), numpy.ones(2, numpy.float32)))
     assert seen == [2]
+
+
+@pytest.mark.parametrize('cls, call', [
+    (chainer.functions.activation.relu.ReLU, lambda x: F.relu(x)),
+    (basic_math.Mul, lambda x: x * x),
+])
+def test_apply_replaced_on_the_class_is_called_by_compiled_callers(cls, call):
+    chainer_fastpath.enable()
+    x = _v(3)
+    call(x)     # the compiled caller has seen the class once
+    calls = []
+    original = cls.apply
+
+    def apply(self, inputs):
+        calls.append(type(self))
+        return original(self, inputs)
+
+    with mock.patch.object(cls, 'apply', apply):
+        y = call(x)
+    assert calls == [cls]
+    numpy.testing.assert_array_equal(y.array, call(x).array)
 
 
 # --- errors: the same exception types as stock ---

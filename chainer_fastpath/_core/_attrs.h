@@ -216,10 +216,14 @@ static inline cfp_attr_way *cfp_attr_hit(cfp_attr *a, PyObject *obj)
     return NULL;
 }
 
+/* The hit inline at every site (the compiler may decline ``inline`` in a
+ * large function), the fill and the fallbacks out of line. */
 #if defined(__GNUC__)
 #define CFP_NOINLINE __attribute__((noinline))
+#define CFP_INLINE static inline __attribute__((always_inline))
 #else
 #define CFP_NOINLINE
+#define CFP_INLINE static inline
 #endif
 
 static CFP_NOINLINE PyObject *cfp_getattr_slow(PyObject *obj, cfp_attr *a)
@@ -241,7 +245,7 @@ static CFP_NOINLINE PyObject *cfp_getattr_slow(PyObject *obj, cfp_attr *a)
 }
 
 /* ``obj.<name>``: a new reference, or NULL with an exception set. */
-static inline PyObject *cfp_getattr(PyObject *obj, cfp_attr *a)
+CFP_INLINE PyObject *cfp_getattr(PyObject *obj, cfp_attr *a)
 {
     PyTypeObject *tp = Py_TYPE(obj);
     cfp_attr_way *w = &a->ways[cfp_way_of(tp)];
@@ -290,7 +294,7 @@ static CFP_NOINLINE int cfp_setattr_slow(PyObject *obj, cfp_attr *a,
 }
 
 /* ``obj.<name> = value``: 0, or -1 with an exception set. */
-static inline int cfp_setattr(PyObject *obj, cfp_attr *a, PyObject *value)
+CFP_INLINE int cfp_setattr(PyObject *obj, cfp_attr *a, PyObject *value)
 {
     cfp_attr_way *w = cfp_attr_hit(a, obj);
     if (w != NULL) {
@@ -326,7 +330,69 @@ static inline PyObject *cfp_attr_fast_read(PyObject *obj, cfp_attr *a)
     return values != NULL && w->index >= 0 ? values[w->index] : NULL;
 }
 
+
+/* What one class was found to have for a set of names (a StockMethods'):
+ * while the class keeps its version tag and the shared key table of its
+ * instances has not grown, an instance keeping its attributes in a values
+ * array has none of the names (none was a key when the memo was taken),
+ * so it finds the class's, the ones found then. */
+typedef struct {
+    PyTypeObject *type;
+    unsigned int version;
+    Py_ssize_t nentries;
+} cfp_class_memo;
+
+static inline int cfp_memo_holds(cfp_class_memo *m, PyObject *obj)
+{
+    PyTypeObject *tp = Py_TYPE(obj);
+    return (m->type == tp && m->version == tp->tp_version_tag
+            && cfp_shared_keys(tp)->dk_nentries == m->nentries
+            && cfp_values(obj) != NULL);
+}
+
+/* Takes the memo for the class of ``obj``, whose instances were just found
+ * to have the class's ``names`` (sites); left empty where the class cannot
+ * be cached or one of the names is a key of the shared table. */
+static inline void cfp_memo_take(cfp_class_memo *m, PyObject *obj,
+                                 cfp_attr *names, Py_ssize_t n)
+{
+    PyTypeObject *tp = Py_TYPE(obj);
+    cfp_keys *keys;
+    Py_ssize_t i;
+    m->type = NULL;
+    if (!cfp_attr_enabled || !(tp->tp_flags & Py_TPFLAGS_VALID_VERSION_TAG)
+            || tp->tp_version_tag == 0
+            || !(tp->tp_flags & Py_TPFLAGS_HEAPTYPE)
+            || !(tp->tp_flags & Py_TPFLAGS_MANAGED_DICT))
+        return;
+    keys = cfp_shared_keys(tp);
+    if (keys == NULL || keys->dk_kind != CFP_DICT_KEYS_SPLIT)
+        return;
+    for (i = 0; i < n; i++) {
+        if (cfp_keys_index(keys, names[i].name) >= 0)
+            return;
+    }
+    m->type = tp;
+    m->version = tp->tp_version_tag;
+    m->nentries = keys->dk_nentries;
+}
+
 #else   /* not CFP_ATTR_FAST: the generic way, always */
+
+typedef struct {
+    PyTypeObject *type;
+} cfp_class_memo;
+
+static inline int cfp_memo_holds(cfp_class_memo *m, PyObject *obj)
+{
+    return 0;
+}
+
+static inline void cfp_memo_take(cfp_class_memo *m, PyObject *obj,
+                                 cfp_attr *names, Py_ssize_t n)
+{
+    m->type = NULL;
+}
 
 static inline int cfp_class_has(PyObject *obj, cfp_attr *a,
                                 PyObject *original)

@@ -11,6 +11,11 @@ cdef extern from "_attrs.h":
     object cfp_getattr(object obj, cfp_attr *a)
     int cfp_setattr(object obj, cfp_attr *a, object value) except -1
     bint cfp_class_has(object obj, cfp_attr *a, object original)
+    ctypedef struct cfp_class_memo:
+        pass
+    bint cfp_memo_holds(cfp_class_memo *m, object obj)
+    void cfp_memo_take(cfp_class_memo *m, object obj, cfp_attr *names,
+                       Py_ssize_t n)
 
 
 cdef int retain_inputs(object node, object indexes) except -1

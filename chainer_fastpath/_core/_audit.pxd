@@ -1,4 +1,4 @@
-from chainer_fastpath._core._attrs cimport cfp_attr
+from chainer_fastpath._core._attrs cimport cfp_attr, cfp_class_memo
 
 
 cdef class StockMethods:
@@ -10,6 +10,7 @@ cdef class StockMethods:
     cdef tuple _shadowable
     cdef cfp_attr *_sites       # per name: a lookup_site
     cdef Py_ssize_t _n_sites
+    cdef cfp_class_memo _memo   # the class last found with every original
 
     cdef bint on_class(self) except -1
     cdef bint found_by(self, object obj) except -1

@@ -83,7 +83,7 @@ def concat_(*args, **kwargs):
     """Drop-in for ``F.concat``: ``y, = Concat(axis).apply(xs)``, the class
     read from its module as stock reads it, and for stock's Concat and an
     int axis the instance its ``__init__`` leaves built here."""
-    cdef list values = _concat.arguments(args, kwargs)
+    cdef tuple values = _concat.arguments(args, kwargs)
     if values is not None:
         xs, axis = values
         cls = _concat.globals.get('Concat')

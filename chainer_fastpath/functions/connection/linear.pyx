@@ -228,7 +228,7 @@ def linear_(*args, **kwargs):
     """Drop-in for ``F.linear``: for one batch axis and an input of at most
     two dimensions, ``y, = LinearFunction().apply((x, W[, b]))``, the class
     read from its module as stock reads it."""
-    cdef list values = _linear.arguments(args, kwargs)
+    cdef tuple values = _linear.arguments(args, kwargs)
     if values is not None:
         x, W, b, n_batch_axes = values
         cls = _linear.globals.get('LinearFunction')

@@ -142,7 +142,7 @@ cdef object _node(object cls, object axis, object keepdims):
 def sum_(*args, **kwargs):
     """Drop-in for ``F.sum``: ``y, = Sum(axis, keepdims).apply((x,))``, the
     class read from its module as stock reads it."""
-    cdef list values = _sum.arguments(args, kwargs)
+    cdef tuple values = _sum.arguments(args, kwargs)
     if values is not None:
         x, axis, keepdims = values
         cls = _sum.globals.get('Sum')
