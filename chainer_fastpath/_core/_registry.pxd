@@ -28,9 +28,10 @@ cdef class Compiled:
     cdef readonly tuple backward_callees
     cdef readonly StockMethods check_methods
     cdef readonly tuple check_attributes
-    # _type_check's: the key of the last check of cls that passed, for
-    # classes without check_attributes.
+    # _type_check's: the inputs' part of the key of the last check of cls
+    # that passed, and the values of its check_attributes then.
     cdef bytes passed_memo
+    cdef tuple passed_values
 
 
 cdef Compiled compiled(object cls, forward_t forward, tuple forward_methods,

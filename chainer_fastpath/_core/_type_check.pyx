@@ -88,9 +88,10 @@ cdef int check_types(object node, tuple in_data) except -1:
     key = None
     if size >= 0:
         memo = entry.passed_memo
-        if (not attributes and memo is not None
-                and PyBytes_GET_SIZE(memo) == size
-                and memcmp(PyBytes_AS_STRING(memo), buf, size) == 0):
+        if (memo is not None and PyBytes_GET_SIZE(memo) == size
+                and memcmp(PyBytes_AS_STRING(memo), buf, size) == 0
+                and (not attributes
+                     or _same_values(node, attributes, entry.passed_values))):
             return 0
         key = PyBytes_FromStringAndSize(buf, size)
         if attributes:
@@ -127,6 +128,27 @@ cdef object _attribute_key(object value):
 cdef inline void _remember(Compiled entry, object key):
     # The class's last passed inputs, compared without hashing: a loop
     # calls a function with the same inputs' dtypes and shapes again and
-    # again.
+    # again; with its attributes' values where they are ints or None.
     if type(key) is bytes:
         entry.passed_memo = key
+        return
+    cdef tuple values = (<tuple>key)[1:]
+    for v in values:
+        if v is not None and type(v) is not int:
+            return
+    entry.passed_memo = (<tuple>key)[0]
+    entry.passed_values = values
+
+
+cdef bint _same_values(object node, tuple names, tuple values) except -1:
+    """Whether the attributes ``names`` of ``node`` are the ``values`` (ints
+    or None) as a key compares them, read as the key's are."""
+    cdef Py_ssize_t i
+    if values is None:
+        return False
+    for i in range(len(names)):
+        v = getattr(node, <str>names[i])
+        w = values[i]
+        if v is not w and not (type(v) is int and type(w) is int and v == w):
+            return False
+    return True

@@ -7,19 +7,99 @@ import chainer.functions
 from chainer.functions.array import concat
 from chainer.functions.array import split_axis
 
+from libc.string cimport memcpy
+
 from chainer_fastpath._core._audit cimport StockMethods
 from chainer_fastpath._core._config cimport ConfigView
+from chainer_fastpath._core._ndarray cimport (
+    canonical, cfp_data, cfp_descr_of, cfp_dims, cfp_elsize, cfp_nd,
+    cfp_strides, layout_ok, new_shaped)
 from chainer_fastpath._core._objects cimport bare, new_variable
 from chainer_fastpath._core._registry cimport NOT_HANDLED, compiled
 from chainer_fastpath._core._retained cimport grad_array
 from chainer_fastpath._public cimport Public
 
 cdef object _concatenate = numpy.concatenate
+cdef type _ndarray = numpy.ndarray
 
 
 cdef object _forward(object node, tuple xs, ConfigView config):
     # Concat.forward, iDeep unavailable.
-    return _concatenate(xs, node.axis),
+    axis = node.axis
+    y = _concatenated(xs, axis)
+    if y is None:
+        y = _concatenate(xs, axis)
+    return y,
+
+
+cdef bint _c_ordered(object a, Py_ssize_t elsize):
+    """Whether the strides of ``a``, which has no empty dimension, are
+    exactly those of a new C-ordered array of its shape."""
+    cdef int k
+    cdef Py_ssize_t expected = elsize
+    cdef Py_ssize_t *dims = cfp_dims(a)
+    cdef Py_ssize_t *strides = cfp_strides(a)
+    for k in range(cfp_nd(a) - 1, -1, -1):
+        if strides[k] != expected:
+            return False
+        expected *= dims[k]
+    return True
+
+
+cdef object _concatenated(tuple xs, object axis):
+    """``numpy.concatenate(xs, axis)`` where every input is a non-empty
+    C-ordered ndarray of one builtin numeric dtype: the C-ordered output
+    NumPy makes for such inputs, each input's block copied into it per
+    index before ``axis``. None where NumPy must decide (other inputs, and
+    every error)."""
+    cdef Py_ssize_t n = len(xs), i, k, ax, outer = 1, row, size
+    cdef Py_ssize_t dims[32]
+    cdef int nd
+    if n == 0 or type(axis) is not int or not layout_ok():
+        return None
+    x0 = xs[0]
+    if type(x0) is not _ndarray or not canonical(x0):
+        return None
+    nd = cfp_nd(x0)
+    if nd == 0 or nd > 32 or not -nd <= axis < nd:
+        return None
+    ax = axis
+    if ax < 0:
+        ax += nd
+    cdef void *descr = cfp_descr_of(x0)
+    cdef Py_ssize_t elsize = cfp_elsize(x0)
+    for k in range(nd):
+        dims[k] = 0 if k == ax else cfp_dims(x0)[k]
+    for i in range(n):
+        x = xs[i]
+        if (type(x) is not _ndarray or cfp_descr_of(x) != descr
+                or cfp_nd(x) != nd):
+            return None
+        for k in range(nd):
+            if cfp_dims(x)[k] == 0 or (k != ax
+                                       and cfp_dims(x)[k] != dims[k]):
+                return None
+        if not _c_ordered(x, elsize):
+            return None
+        dims[ax] += cfp_dims(x)[ax]
+    y = new_shaped(x0, nd, dims)
+    if y is None:
+        return None
+    row = elsize
+    for k in range(nd):
+        if k < ax:
+            outer *= dims[k]
+        elif k > ax:
+            row *= dims[k]
+    cdef char *dst = cfp_data(y)
+    cdef Py_ssize_t o
+    for o in range(outer):
+        for i in range(n):
+            x = xs[i]
+            size = cfp_dims(x)[ax] * row
+            memcpy(dst, cfp_data(x) + o * size, size)
+            dst += size
+    return y
 
 
 cdef object _backward(object func, tuple indexes, tuple grad_outputs):

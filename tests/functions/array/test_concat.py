@@ -109,3 +109,48 @@ def test_error_after_a_cached_pass_is_stocks(name):
 def test_passed_type_check_is_cached(type_check_is_cached):
     x = _v(2, 3)
     type_check_is_cached(concat.Concat, lambda: F.concat([x, x], 1))
+
+
+def _layouts(rng):
+    # Inputs for one concatenation: shapes with ones and (sometimes) an
+    # empty dimension, dtypes mixed now and then, and views whose strides
+    # are not a new array's.
+    nd = rng.randint(1, 5)
+    shape = [int(rng.choice([1, 1, 2, 3])) for _ in range(nd)]
+    axis = int(rng.randint(-nd, nd))
+    dtype = rng.choice(['float16', 'float32', 'float64', 'int32', 'bool'])
+    xs = []
+    for _ in range(rng.randint(1, 4)):
+        s = list(shape)
+        s[axis] = int(rng.choice([0, 1, 2, 4] if rng.rand() < 0.1
+                                 else [1, 2, 4]))
+        d = 'float64' if rng.rand() < 0.05 else dtype
+        x = (rng.randn(*s) * 8).astype(d)
+        kind = rng.randint(6)
+        if kind == 0:
+            x = numpy.asfortranarray(x)
+        elif kind == 1:
+            x = numpy.repeat(x, 2, axis=-1)[..., ::2]
+        elif kind == 2:
+            x = x[None][0]      # a view, strides as the base's
+        xs.append(x)
+    return xs, axis
+
+
+def test_random_layouts_same_array_as_stock():
+    def run():
+        rng = numpy.random.RandomState(7)
+        out = []
+        for _ in range(400):
+            xs, axis = _layouts(rng)
+            try:
+                y = F.concat([chainer.Variable(x) for x in xs], axis).array
+            except Exception as e:  # mixed dtypes: stock's error
+                out.append((type(e), str(e)))
+                continue
+            out.append((y.dtype, y.shape, y.strides, y.flags.c_contiguous,
+                        y.flags.f_contiguous, y.tobytes()))
+        return out
+
+    stock, patched = check_same(run)
+    assert len(stock) == 400
