@@ -348,10 +348,11 @@ cdef class _Engine:
             a = lst[0]
             b = lst[1]
             if self.sums_stock and _can_sum_arrays(a, b):
-                aa = a._data[0]
-                ba = b._data[0]
-                rg = a._requires_grad or b._requires_grad
-                if (a is self.owned.get(node) and a._requires_grad == rg
+                aa = (<list>get(a, &_get_data))[0]
+                ba = (<list>get(b, &_get_data))[0]
+                rg = get(a, &_get_requires_grad) or get(b, &_get_requires_grad)
+                if (a is self.owned.get(node)
+                        and get(a, &_get_requires_grad) == rg
                         and sums_in_place_exactly(aa, ba)):
                     quiet_into(_np_add, aa, ba, aa, &raised)
                     if acts(raised):
@@ -415,18 +416,33 @@ cdef inline bint _can_sum_arrays(a, b) except -1:
     NumPy arrays of one dtype and shape, no hooks, no graph recorded."""
     if type(a) is not _Variable or type(b) is not _Variable:
         return False
-    if a._layout is not None or b._layout is not None:
+    if (get(a, &_get_layout) is not None
+            or get(b, &_get_layout) is not None):
         return False
-    aa = a._data[0]
-    ba = b._data[0]
+    aa = (<list>get(a, &_get_data))[0]
+    ba = (<list>get(b, &_get_data))[0]
     if type(aa) is not _ndarray or type(ba) is not _ndarray:
         return False
-    if aa.dtype != ba.dtype or aa.shape != ba.shape:
+    if not _same_shape_and_dtype(aa, ba):
         return False
     if function_hooks():
         return False
     if ConfigView.current().get('enable_backprop'):
         return False
+    return True
+
+
+cdef bint _same_shape_and_dtype(object a, object b) except -1:
+    """``a.dtype == b.dtype and a.shape == b.shape`` for ndarrays, read off
+    their structs where their descrs are one object."""
+    cdef int k
+    if not layout_ok() or cfp_descr_of(a) != cfp_descr_of(b):
+        return a.dtype == b.dtype and a.shape == b.shape
+    if cfp_nd(a) != cfp_nd(b):
+        return False
+    for k in range(cfp_nd(a)):
+        if cfp_dims(a)[k] != cfp_dims(b)[k]:
+            return False
     return True
 
 

@@ -13,7 +13,10 @@
  * attributes, the generic ``__getattribute__`` / ``__setattr__``, and no
  * data descriptor of that name on the class; it stays valid while the
  * class's version tag does (any change to the class or its bases makes a
- * new one). Anything else, and any other Python, goes the generic way.
+ * new one). An instance with a dict of its own (its ``__dict__`` was asked
+ * for) is read and written in that dict, as the generic way does where no
+ * data descriptor has the name. Anything else, and any other Python, goes
+ * the generic way.
  *
  * The layouts read here are CPython's private ones; _attrs.pyx checks them
  * against the running interpreter at import, and every module using this
@@ -33,7 +36,10 @@
 #define CFP_ATTR_FAST 0
 #endif
 
-#define CFP_ATTR_WAYS 8
+/* Ways per site: a training step's graph holds a few dozen FunctionNode
+ * classes, each stored to at the same sites of ``apply``. */
+#define CFP_ATTR_WAY_BITS 5
+#define CFP_ATTR_WAYS (1 << CFP_ATTR_WAY_BITS)
 
 typedef struct {
     PyTypeObject *type;        /* borrowed; NULL: an empty way */
@@ -54,6 +60,7 @@ typedef struct {
 typedef struct {
     PyObject *name;            /* an interned str, owned */
     int mode;                  /* CFP_ATTR_GET, _SET or _LOOKUP */
+    int evict_next;            /* which of two full ways a fill takes */
     cfp_attr_way ways[CFP_ATTR_WAYS];
 } cfp_attr;
 
@@ -98,7 +105,7 @@ typedef struct {
 static inline int cfp_way_of(PyTypeObject *tp)
 {
     return (int)(((uintptr_t)tp * (uintptr_t)0x9E3779B97F4A7C15ULL)
-                 >> (8 * sizeof(uintptr_t) - 3));
+                 >> (8 * sizeof(uintptr_t) - CFP_ATTR_WAY_BITS));
 }
 
 /* The instance's values array, or NULL where it has a dict of its own. */
@@ -109,6 +116,18 @@ static inline PyObject **cfp_values(PyObject *obj)
 #else
     char *tagged = *(((char **)obj) - 3);
     return ((uintptr_t)tagged & 1) ? (PyObject **)(tagged + 1) : NULL;
+#endif
+}
+
+/* The instance's own dict where it has one instead of values, else NULL
+ * (a class with managed attributes). */
+static inline PyObject *cfp_dict(PyObject *obj)
+{
+#if PY_VERSION_HEX < 0x030C0000
+    return *(((PyObject **)obj) - 3);
+#else
+    char *tagged = *(((char **)obj) - 3);
+    return ((uintptr_t)tagged & 1) ? NULL : (PyObject *)tagged;
 #endif
 }
 
@@ -141,9 +160,9 @@ static inline Py_ssize_t cfp_keys_index(cfp_keys *keys, PyObject *name)
 
 /* Fills the way of ``tp`` in ``a``; leaves it empty where the type cannot
  * be cached now (no valid version tag yet). */
-static inline void cfp_attr_fill(cfp_attr *a, PyTypeObject *tp)
+static inline void cfp_attr_fill(cfp_attr *a, cfp_attr_way *w,
+                                 PyTypeObject *tp)
 {
-    cfp_attr_way *w = &a->ways[cfp_way_of(tp)];
     PyObject *descr;
     cfp_keys *keys;
     w->type = NULL;
@@ -177,29 +196,48 @@ static inline void cfp_attr_fill(cfp_attr *a, PyTypeObject *tp)
         }
     }
     w->index = cfp_keys_index(keys, a->name);
-    if (a->mode == CFP_ATTR_SET && w->index < 0) {
-        w->type = NULL;     /* this store adds the key: look again next time */
-        return;
-    }
     w->keys = keys;
     w->nentries = keys->dk_nentries;
     w->generic = 0;
 }
 
+static inline int cfp_way_current(cfp_attr_way *w, PyTypeObject *tp)
+{
+    /* A name not in the key table yet may enter it (another instance
+     * stores it) without a new version tag: looked up again then. */
+    return (w->type == tp && w->version == tp->tp_version_tag
+            && !(w->index < 0 && !w->generic
+                 && ((cfp_keys *)w->keys)->dk_nentries != w->nentries));
+}
+
+/* The current way of ``obj``'s class, filled if need be; NULL where the
+ * class takes the generic way. A class is kept in its own way or the next
+ * one, so that two classes whose ways coincide do not evict each other at
+ * every access. */
 static inline cfp_attr_way *cfp_attr_way_for(cfp_attr *a, PyObject *obj)
 {
     PyTypeObject *tp = Py_TYPE(obj);
-    cfp_attr_way *w = &a->ways[cfp_way_of(tp)];
-    /* A name not in the key table yet may enter it (another instance
-     * stores it) without a new version tag: looked up again then. */
-    if (w->type != tp || w->version != tp->tp_version_tag
-            || (w->index < 0 && !w->generic
-                && ((cfp_keys *)w->keys)->dk_nentries != w->nentries)) {
-        if (!cfp_attr_enabled)
-            return NULL;
-        cfp_attr_fill(a, tp);
-        if (w->type != tp)
-            return NULL;
+    int i = cfp_way_of(tp);
+    cfp_attr_way *w = &a->ways[i];
+    cfp_attr_way *next = &a->ways[(i + 1) % CFP_ATTR_WAYS];
+    if (!cfp_way_current(w, tp)) {
+        if (cfp_way_current(next, tp)) {
+            w = next;
+        } else {
+            if (!cfp_attr_enabled)
+                return NULL;
+            /* The next way where the own one holds another class and the
+             * next one none, this class or the one evicted last time. */
+            if (w->type != NULL && w->type != tp
+                    && (next->type == NULL || next->type == tp
+                        || a->evict_next)) {
+                w = next;
+            }
+            a->evict_next = !a->evict_next;
+            cfp_attr_fill(a, w, tp);
+            if (w->type != tp)
+                return NULL;
+        }
     }
     return w->generic ? NULL : w;
 }
@@ -231,14 +269,23 @@ static CFP_NOINLINE PyObject *cfp_getattr_slow(PyObject *obj, cfp_attr *a)
     cfp_attr_way *w = cfp_attr_way_for(a, obj);
     if (w != NULL) {
         PyObject **values = cfp_values(obj);
+        PyObject *v = NULL, *dict;
         if (values != NULL) {
-            PyObject *v = w->index >= 0 ? values[w->index] : NULL;
-            if (v == NULL)
-                v = w->class_value;
-            if (v != NULL) {
-                Py_INCREF(v);
-                return v;
-            }
+            v = w->index >= 0 ? values[w->index] : NULL;
+        } else if ((dict = cfp_dict(obj)) != NULL) {
+            /* The instance's dict, then the class's value: the generic
+             * read where no data descriptor has the name. */
+            v = PyDict_GetItemWithError(dict, a->name);
+            if (v == NULL && PyErr_Occurred())
+                return NULL;
+        } else {
+            return PyObject_GetAttr(obj, a->name);
+        }
+        if (v == NULL)
+            v = w->class_value;
+        if (v != NULL) {
+            Py_INCREF(v);
+            return v;
         }
     }
     return PyObject_GetAttr(obj, a->name);
@@ -285,9 +332,18 @@ static CFP_NOINLINE int cfp_setattr_slow(PyObject *obj, cfp_attr *a,
     cfp_attr_way *w = cfp_attr_way_for(a, obj);
     if (w != NULL) {
         PyObject **values = cfp_values(obj);
+        PyObject *dict;
         if (values != NULL) {
-            cfp_values_store(values, w->index, value);
-            return 0;
+            if (w->index >= 0) {
+                cfp_values_store(values, w->index, value);
+                return 0;
+            }
+            /* Not a key yet: the generic store adds it (or gives the
+             * instance a dict), and the way is filled again next time. */
+        } else if ((dict = cfp_dict(obj)) != NULL) {
+            /* The instance's own dict: the generic store where no data
+             * descriptor has the name. */
+            return PyDict_SetItem(dict, a->name, value);
         }
     }
     return PyObject_SetAttr(obj, a->name, value);
@@ -378,6 +434,16 @@ static inline void cfp_memo_take(cfp_class_memo *m, PyObject *obj,
 }
 
 #else   /* not CFP_ATTR_FAST: the generic way, always */
+
+static inline PyObject **cfp_values(PyObject *obj)
+{
+    return NULL;
+}
+
+static inline PyObject *cfp_dict(PyObject *obj)
+{
+    return NULL;
+}
 
 typedef struct {
     PyTypeObject *type;

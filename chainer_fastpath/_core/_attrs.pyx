@@ -15,6 +15,8 @@ from chainer_fastpath._core._attrs cimport (
 
 cdef extern from "_attrs.h":
     PyObject *cfp_attr_fast_read(object obj, cfp_attr *a)
+    PyObject **cfp_values(object obj)
+    PyObject *cfp_dict(object obj)
 
 
 cdef dict _MODES = {'get': CFP_ATTR_GET, 'set': CFP_ATTR_SET,
@@ -73,9 +75,14 @@ def _layout_matches():
     Site('a', 'set').set(third, 'A')
     Site('a', 'set').set(third, 'A2')
     # Read back before ``__dict__``, which gives the instance a dict.
-    return (Site('b', 'get').fast_read(third) == 'B'
+    if not (Site('b', 'get').fast_read(third) == 'B'
             and getattr(third, 'a') == 'A2'
-            and list(third.__dict__.items()) == [('b', 'B'), ('a', 'A2')])
+            and list(third.__dict__.items()) == [('b', 'B'), ('a', 'A2')]):
+        return False
+    # Where the instance has a dict, the cached way finds it there.
+    d = third.__dict__
+    return (cfp_values(third) == NULL and cfp_dict(third) == <PyObject *>d
+            and cfp_dict(first) == NULL)
 
 
 def _check():
