@@ -852,3 +852,19 @@ def test_gradient_sum_has_stocks_layout(order):
         loss.backward()
         return x.grad.strides, w.grad.strides, x.grad, w.grad
     check_same(fn)
+
+
+@pytest.mark.parametrize('dtype', ['float16', 'float32', 'float64'])
+@pytest.mark.parametrize('size', [1, 5])
+@pytest.mark.parametrize('nan', [False, True])
+def test_gradient_sums_same_bits_as_stock(dtype, size, nan):
+    # A gradient summed from three uses, in place where that leaves stock's
+    # bits; with NaNs of both signs meeting, whose sum keeps one of them.
+    def fn():
+        x = chainer.Variable(numpy.linspace(-1, 1, size).astype(dtype))
+        ks = (0.5, numpy.nan, -numpy.nan) if nan else (0.5, 2.0, -3.0)
+        ys = [x * k for k in ks]
+        loss = F.sum(ys[0] + ys[1]) + F.sum(ys[2])
+        loss.backward()
+        return x.grad.dtype, x.grad.tobytes()
+    check_same(fn)

@@ -47,6 +47,9 @@ cdef int _NEW_FROM_DESCR_INDEX = 94
 cdef long _ABI_VERSION = 0x01000009
 
 cdef type _ndarray = numpy.ndarray
+# NumPy's type numbers from NPY_BOOL (0) to NPY_ULONGLONG: bool and the
+# integers.
+cdef int _NPY_ULONGLONG = numpy.dtype(numpy.ulonglong).num
 cdef object _float32 = numpy.float32
 cdef object _float64 = numpy.float64
 
@@ -239,13 +242,32 @@ cdef bint sums_in_place_exactly(object a, object b) except -1:
     NumPy 1.26, sizes 1 to 100,003)."""
     if not (_plain_numeric(a) and _plain_numeric(b)):
         return False
-    if a.size != 1:
+    if _size(a) != 1:
         return True
     return _nan_free(a) and _nan_free(b)
 
 
+cdef Py_ssize_t _size(object a) except -1:
+    """``a.size`` of the ndarray ``a``."""
+    cdef Py_ssize_t size = 1
+    cdef int k
+    if not _layout_ok:
+        return a.size
+    for k in range(cfp_nd(a)):
+        size *= cfp_dims(a)[k]
+    return size
+
+
 cdef bint _plain_numeric(object a) except -1:
-    return (type(a) is _ndarray and a.flags.c_contiguous
+    if type(a) is not _ndarray:
+        return False
+    cdef int num = builtin_typenum(a) if _layout_ok else -1
+    if num >= 0:
+        # Bool, the integers, float32, float64 (kinds 'b', 'i', 'u', 'f').
+        return ((cfp_flags(a) & CFP_NPY_C_CONTIGUOUS) != 0
+                and (num <= _NPY_ULONGLONG or num == CFP_NPY_FLOAT
+                     or num == CFP_NPY_DOUBLE))
+    return (a.flags.c_contiguous
             and (a.dtype == _float32 or a.dtype == _float64
                  or a.dtype.kind in 'iub'))
 
