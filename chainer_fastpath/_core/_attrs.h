@@ -226,8 +226,9 @@ static inline cfp_attr_way *cfp_attr_way_for(cfp_attr *a, PyObject *obj)
         } else {
             if (!cfp_attr_enabled)
                 return NULL;
-            /* The next way where the own one holds another class and the
-             * next one none, this class or the one evicted last time. */
+            /* Into the next way where the own one holds another class
+             * and the next one is empty, holds this class, or is this
+             * fill's turn to be replaced. */
             if (w->type != NULL && w->type != tp
                     && (next->type == NULL || next->type == tp
                         || a->evict_next)) {
