@@ -74,11 +74,23 @@ def enable(forward=True, backward=True, optimizers=True, exclude=()):
             '.'.join(map(str, low)), '.'.join(map(str, high)))
         return False
     _configure_verbose()
+    _reserve_node_keys()
     selected = {'forward': forward, 'backward': backward,
                 'optimizers': optimizers}
     _patch.install(_patch.select([p for p in PARTS if selected[p]],
                                  exclude))
     return True
+
+
+def _reserve_node_keys():
+    from chainer_fastpath._core import _attrs
+    from chainer_fastpath._core import _objects
+
+    if not _objects.reserve_node_keys() and _attrs.FAST:
+        logger.info(
+            'enable() came after the program made many Variables: the '
+            'nodes of its graphs keep their attributes in a dict each '
+            '(slower); call enable() before building the model')
 
 
 def disable():

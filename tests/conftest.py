@@ -6,6 +6,12 @@ import pytest
 
 import chainer_fastpath
 from chainer_fastpath import _patch
+from chainer_fastpath._core import _objects
+
+# As a program that calls enable() before it makes its Variables: the
+# nodes of every graph in these tests keep their attributes in their values
+# (tests/core/test_objects.py checks a late enable() too).
+_objects.reserve_node_keys()
 
 
 @pytest.fixture(autouse=True)

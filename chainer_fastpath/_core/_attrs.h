@@ -146,16 +146,45 @@ static inline cfp_keys *cfp_shared_keys(PyTypeObject *tp)
     return (cfp_keys *)((PyHeapTypeObject *)tp)->ht_cached_keys;
 }
 
+static inline cfp_key_entry *cfp_keys_entries(cfp_keys *keys)
+{
+    return (cfp_key_entry *)(
+        keys->dk_indices + ((size_t)1 << keys->dk_log2_index_bytes));
+}
+
 static inline Py_ssize_t cfp_keys_index(cfp_keys *keys, PyObject *name)
 {
-    cfp_key_entry *entries = (cfp_key_entry *)(
-        keys->dk_indices + ((size_t)1 << keys->dk_log2_index_bytes));
+    cfp_key_entry *entries = cfp_keys_entries(keys);
     Py_ssize_t i;
     for (i = 0; i < keys->dk_nentries; i++) {
         if (entries[i].key == name)
             return i;
     }
     return -1;
+}
+
+/* The names in the shared key table of ``tp``'s instances, in slot order,
+ * and the number of names it still takes: a new ``(names, room)``, or None
+ * where ``tp`` keeps no such table. */
+static inline PyObject *cfp_shared_key_names(PyTypeObject *tp)
+{
+    cfp_keys *keys;
+    PyObject *names;
+    Py_ssize_t i;
+    if (!(tp->tp_flags & Py_TPFLAGS_HEAPTYPE)
+            || !(tp->tp_flags & Py_TPFLAGS_MANAGED_DICT)
+            || (keys = cfp_shared_keys(tp)) == NULL
+            || keys->dk_kind != CFP_DICT_KEYS_SPLIT)
+        Py_RETURN_NONE;
+    names = PyTuple_New(keys->dk_nentries);
+    if (names == NULL)
+        return NULL;
+    for (i = 0; i < keys->dk_nentries; i++) {
+        PyObject *name = cfp_keys_entries(keys)[i].key;
+        Py_INCREF(name);
+        PyTuple_SET_ITEM(names, i, name);
+    }
+    return Py_BuildValue("(Nn)", names, keys->dk_usable);
 }
 
 /* Fills the way of ``tp`` in ``a``; leaves it empty where the type cannot
@@ -439,6 +468,11 @@ static inline void cfp_memo_take(cfp_class_memo *m, PyObject *obj,
 static inline PyObject **cfp_values(PyObject *obj)
 {
     return NULL;
+}
+
+static inline PyObject *cfp_shared_key_names(PyTypeObject *tp)
+{
+    Py_RETURN_NONE;
 }
 
 static inline PyObject *cfp_dict(PyObject *obj)

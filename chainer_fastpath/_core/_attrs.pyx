@@ -14,9 +14,11 @@ from chainer_fastpath._core._attrs cimport (
     set_site)
 
 cdef extern from "_attrs.h":
+    ctypedef struct PyTypeObject
     PyObject *cfp_attr_fast_read(object obj, cfp_attr *a)
     PyObject **cfp_values(object obj)
     PyObject *cfp_dict(object obj)
+    object cfp_shared_key_names(PyTypeObject *tp)
 
 
 cdef dict _MODES = {'get': CFP_ATTR_GET, 'set': CFP_ATTR_SET,
@@ -96,6 +98,58 @@ def _check():
 
 FAST = _check()
 """Whether the cached way is in use in this interpreter."""
+
+
+def shared_keys(type cls):
+    """``(names, room)``: the names in the shared key table of ``cls``'s
+    instances, in slot order, and how many more it takes; None where the
+    cached way is not in use or ``cls`` keeps no such table."""
+    if not FAST:
+        return None
+    return cfp_shared_key_names(<PyTypeObject *>cls)
+
+
+def keeps_values(obj):
+    """Whether ``obj`` keeps its attributes in a values array (not a dict of
+    its own); None where the cached way is not in use."""
+    if not FAST:
+        return None
+    return cfp_values(obj) != NULL
+
+
+def _class_attribute(type cls, str name):
+    for klass in cls.__mro__:
+        if name in klass.__dict__:
+            return klass.__dict__[name]
+    return None
+
+
+def reserve(type cls, names):
+    """Gives ``names`` slots in the shared key table of ``cls``'s
+    instances, in order, as far as the table has room; returns
+    :func:`shared_keys` then.
+
+    CPython 3.11 and 3.12 add a name to a class's table when an instance
+    first stores it, while the table has room; the room shrinks by one with
+    every instance made, and an instance that stores a name the table lacks
+    moves all its attributes into a dict of its own (one more object for the
+    cyclic collector, a dict lookup per access). So a name that instances
+    only get late in their life misses the table once enough of them were
+    made before any got it. Here one instance, made with ``object.__new__``,
+    stores the names first (``None`` through ``object.__setattr__``) and is
+    dropped: what any instance storing them would do to the table, and
+    nothing else. A name the class has a data descriptor for is skipped
+    (storing it would run the descriptor).
+    """
+    if shared_keys(cls) is None:
+        return None
+    probe = object.__new__(cls)
+    for name in names:
+        if not hasattr(type(_class_attribute(cls, name)), '__set__'):
+            object.__setattr__(probe, name, None)
+    del probe
+    return shared_keys(cls)
+
 
 cdef cfp_attr _input_retained = set_site('_input_indexes_to_retain')
 cdef cfp_attr _output_retained = set_site('_output_indexes_to_retain')

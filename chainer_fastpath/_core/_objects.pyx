@@ -87,6 +87,34 @@ cdef cfp_attr _grad = set_site('_grad')
 cdef cfp_attr _get_data = get_site('_data')
 
 
+# Every name stock gives a VariableNode, in the order it gives them: its
+# constructor's, ``set_creator_node``'s, ``retain_data``'s, and an old-style
+# Function's mark on the gradients it makes.
+NODE_NAMES = ('_variable', 'name', '_requires_grad', '_layout', 'dtype',
+              'shape', '_creator_node', '_rank', '_data',
+              '_old_style_grad_generator')
+
+
+def reserve_node_keys():
+    """Gives every name of :data:`NODE_NAMES` a slot in VariableNode's
+    shared key table (``_attrs.reserve``) where it has room; returns whether
+    the table holds them all.
+
+    A model's nodes are made (for its Parameters) before any node gets a
+    creator; by then the table's room is spent, and every node of a graph
+    moves its attributes into a dict of its own when it gets ``_rank``: one
+    more object per node for the cyclic collector to count and traverse.
+    With the names reserved first, the nodes keep them in their values
+    array. Best done before the program makes its Variables, as
+    ``enable()`` does."""
+    keys = _attrs.shared_keys(_VariableNode)
+    if keys is None:
+        return False
+    if not set(NODE_NAMES) <= set(keys[0]):
+        keys = _attrs.reserve(_VariableNode, NODE_NAMES)
+    return set(NODE_NAMES) <= set(keys[0])
+
+
 cdef object node_data(object node):
     """``node.data``: for a VariableNode the property only returns
     ``_data``, which is read directly."""

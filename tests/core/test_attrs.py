@@ -265,3 +265,41 @@ def test_stores_once_the_shared_key_table_is_full():
     cached = run(lambda obj, name, value: sites[name].set(obj, value))
     assert cached == generic
     assert generic[4] == [(n, (n, 4)) for n in 'abcde']
+
+
+def test_shared_keys_of_classes_without_a_table():
+    assert _attrs.shared_keys(int) is None
+    assert _attrs.shared_keys(type('Slotted', (), {'__slots__': ('a',)})) \
+        is None
+
+
+@pytest.mark.skipif(not _attrs.FAST, reason='no shared key tables here')
+def test_reserved_names_stay_in_the_values_of_later_instances():
+    # Names stored only after many instances were made miss a full table;
+    # reserved first, they have slots. Either way each instance's attributes
+    # and their order are those the program stored, and a data descriptor
+    # named in the reservation is neither run nor reserved.
+    runs = []
+
+    def run(reserve):
+        cls = type('Node', (), {'prop': property(
+            lambda self: 0, lambda self, value: runs.append(value))})
+        if reserve:
+            assert _attrs.reserve(cls, ('a', 'prop', 'late')) == (
+                ('a', 'late'), 30 - 1 - 2)
+        objs = [cls() for _ in range(40)]
+        for i, obj in enumerate(objs):
+            obj.a = i
+        for i, obj in enumerate(objs[::2]):
+            obj.late = -i
+        return cls, objs
+
+    plain_cls, plain = run(False)
+    reserved_cls, reserved = run(True)
+    assert runs == []
+    assert _attrs.shared_keys(plain_cls) == (('a',), 0)
+    assert [_attrs.keeps_values(o) for o in plain] == [False, True] * 20
+    assert all(_attrs.keeps_values(o) for o in reserved)
+    assert ([list(vars(o).items()) for o in reserved]
+            == [list(vars(o).items()) for o in plain])
+    assert list(vars(reserved[0]).items()) == [('a', 0), ('late', 0)]

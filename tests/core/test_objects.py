@@ -1,6 +1,9 @@
 """``_objects.pyx``: the Variables, nodes and weak references the fast path
 builds, against what stock's constructors leave."""
 import gc
+import os
+import subprocess
+import sys
 import weakref
 
 import numpy
@@ -10,6 +13,7 @@ import chainer
 import chainer.functions as F
 
 import chainer_fastpath
+from chainer_fastpath._core import _attrs
 from chainer_fastpath._core import _objects
 
 
@@ -104,3 +108,33 @@ def test_new_variables_have_stocks_state(bytecode, backprop):
         _objects._use_bytecode_stores(previous)
     for s, p in zip(stock, patched):
         assert _state(p) == _state(s)
+
+
+_NODES_SCRIPT = '''
+import numpy, chainer, chainer.functions as F
+import chainer_fastpath
+from chainer_fastpath._core import _attrs
+made_before = [chainer.Variable(numpy.zeros(1, 'f')) for _ in range({})]
+chainer_fastpath.enable()
+model = [chainer.Parameter(numpy.zeros(1, 'f')) for _ in range(40)]
+x = chainer.Variable(numpy.ones(3, 'f'))
+ys = [F.tanh(x * i) for i in range(50)]
+print(sorted({{_attrs.keeps_values(y.node) for y in ys}}))
+'''
+
+
+@pytest.mark.skipif(not _attrs.FAST, reason='no shared key tables here')
+@pytest.mark.parametrize('made_before, values, told', [
+    (0, True, False), (5, True, False), (40, False, True)])
+def test_graph_nodes_keep_their_attributes_in_values(made_before, values,
+                                                     told):
+    # A model's Parameters have nodes, made before any node gets a creator;
+    # enable() reserves the slots of the names nodes get late (``_rank``),
+    # which it can while the table has room, and says in the verbose log
+    # when it cannot.
+    out = subprocess.run(
+        [sys.executable, '-c', _NODES_SCRIPT.format(made_before)],
+        capture_output=True, text=True, check=True,
+        env=dict(os.environ, CHAINER_FASTPATH_VERBOSE='1'))
+    assert out.stdout.split('\n')[0] == str([values])
+    assert ('call enable() before building the model' in out.stderr) == told
