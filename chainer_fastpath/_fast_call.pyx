@@ -27,7 +27,7 @@ from chainer_fastpath._core._audit cimport StockMethods, method_is_at
 from chainer_fastpath._core._stats cimport EntryStats
 from chainer_fastpath._core import _stats
 from chainer_fastpath._core._objects cimport (
-    dtype_of, new_variable, shape_of, weak_ref)
+    dtype_of, new_variable, shape_of, untracked_refs, weak_ref)
 from chainer_fastpath._core._apply cimport check_outputs, none_layouts
 from chainer_fastpath._core._config cimport ConfigView, function_hooks
 from chainer_fastpath._core._registry cimport NOT_HANDLED, run_forward
@@ -380,7 +380,7 @@ cdef object _apply(object self, object inputs):
             y = weak_ref(get(ret[i], &_node))
             Py_INCREF(y)
             PyTuple_SET_ITEM(refs, i, y)
-        put(self, &_set_outputs, refs)
+        put(self, &_set_outputs, untracked_refs(refs))
 
         retained = get(self, &_get_input_retained)
         if retained is not None:

@@ -136,6 +136,15 @@ cdef object weak_ref(object obj):
     return ref
 
 
+cdef tuple untracked_refs(tuple refs):
+    """``refs``, a tuple of weak references made by :func:`weak_ref`, left
+    out of the cyclic collector's lists as well: it refers to nothing the
+    collector follows. (CPython untracks a tuple at a collection once its
+    items cannot be tracked; a weak reference always could be, to it.)"""
+    PyObject_GC_UnTrack(<void *>refs)
+    return refs
+
+
 # The shapes of recent arrays, handed out again by shape_of (the empty
 # tuple is a 0-d array's shape, so it can stand for "none yet").
 cdef list _shapes = [()] * 8

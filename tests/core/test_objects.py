@@ -24,13 +24,16 @@ def _graph():
 
 def test_weak_references_are_left_to_reference_counting():
     # A weakref without a callback can be in no cycle: the fast path keeps
-    # it off the collector's lists, and it still dies with its referent.
+    # it off the collector's lists, and the function node's tuple of them
+    # too; each still dies with its referent.
     with chainer_fastpath.enabled():
         _, y = _graph()
     refs = [y.node._variable] + list(y.creator_node.outputs)
     assert all(type(r) is weakref.ref and r.__callback__ is None
                for r in refs)
     assert not any(gc.is_tracked(r) for r in refs)
+    assert type(y.creator_node.outputs) is tuple
+    assert not gc.is_tracked(y.creator_node.outputs)
     assert refs[0]() is y and refs[1]() is y.node
     del y
     assert refs[0]() is None and refs[1]() is None
