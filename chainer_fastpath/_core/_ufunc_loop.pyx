@@ -242,7 +242,7 @@ cdef class Binary(FloatLoops):
         steps[1] = itemsize if rows > 1 else b_stride
         steps[2] = itemsize
         cdef char *args[3]
-        cdef Py_ssize_t start, count, k
+        cdef Py_ssize_t start, count
         clear_flags(all_flags())
         for start in range(0, total, run):
             count = min(run, total - start)
@@ -251,15 +251,33 @@ cdef class Binary(FloatLoops):
             if buffer == NULL:
                 args[1] = b_data
             else:
-                for k in range(count):
-                    memcpy(buffer + k * itemsize,
-                           b_data + ((start + k) % width) * b_stride,
-                           itemsize)
+                _repeat_into(buffer, count, b_data, width, b_stride,
+                             start % width, itemsize)
                 args[1] = buffer
             loop.function(args, &count, steps, loop.data)
         raised[0] |= fetestexcept(all_flags())
         free(buffer)
         return True
+
+
+cdef void _repeat_into(char *buffer, Py_ssize_t count, const char *b,
+                       Py_ssize_t width, Py_ssize_t stride, Py_ssize_t first,
+                       Py_ssize_t itemsize) noexcept nogil:
+    """Fills ``buffer`` with ``count`` items of the row ``b`` (``width``
+    items ``stride`` bytes apart) repeated, starting at its item ``first``:
+    item k is ``b[(first + k) % width]``. Whole runs of a contiguous row are
+    one copy each."""
+    cdef Py_ssize_t k = 0, pos = first, n, j
+    while k < count:
+        n = min(width - pos, count - k)
+        if stride == itemsize:
+            memcpy(buffer + k * itemsize, b + pos * itemsize, n * itemsize)
+        else:
+            for j in range(n):
+                memcpy(buffer + (k + j) * itemsize, b + (pos + j) * stride,
+                       itemsize)
+        k += n
+        pos = 0
 
 
 cdef int _WRITABLE_C_ALIGNED = (CFP_NPY_C_CONTIGUOUS | CFP_NPY_ALIGNED
