@@ -1,22 +1,5 @@
-from chainer_fastpath._core._objects cimport node_data
-
-
-cdef inline object array_of(object node):
-    """``node.get_variable().raw_array``."""
-    var = node._variable()
-    if var is not None:
-        return (<list>var._data)[0]
-    return node_data(node)
-
-
-cdef inline bint requires_grad_of(object node):
-    """``node.get_variable().requires_grad``."""
-    var = node._variable()
-    if var is not None:
-        return var._requires_grad
-    return node.requires_grad
-
-
+cdef object array_of(object node)
+cdef bint requires_grad_of(object node) except -1
 cdef object grad_array(object gy)
 cdef list retained_inputs(object func, list arrays)
 cdef bint retained_inputs_require_grad(object func) except -1

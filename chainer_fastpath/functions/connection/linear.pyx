@@ -18,7 +18,8 @@ from chainer.functions.math import sum as sum_mod
 
 from chainer_fastpath._core import _attrs
 from chainer_fastpath._core._attrs cimport (
-    cfp_attr, cfp_attr_enable, cfp_setattr, retain_inputs, set_site)
+    cfp_attr, cfp_attr_enable, cfp_getattr, cfp_setattr, get_site,
+    retain_inputs, set_site)
 from chainer_fastpath._core._audit cimport StockMethods
 from chainer_fastpath._core._config cimport ConfigView
 from chainer_fastpath._core._fpe cimport (
@@ -37,6 +38,9 @@ from chainer_fastpath._public cimport Public
 cdef type _ndarray = numpy.ndarray
 cfp_attr_enable(_attrs.FAST)
 cdef cfp_attr _set_config_use_ideep = set_site('_config_use_ideep')
+cdef cfp_attr _get_inputs = get_site('inputs')
+cdef cfp_attr _get_input_retained = get_site('_input_indexes_to_retain')
+cdef cfp_attr _get_requires_grad = get_site('_requires_grad')
 cdef object _empty = numpy.empty
 cdef object _dot = numpy.dot
 cdef object _ascontiguousarray = numpy.ascontiguousarray
@@ -107,8 +111,8 @@ cdef object _backward(object func, tuple indexes, tuple grad_outputs):
     # LinearFunction.backward with LinearGradData / LinearGradWeight / Sum
     # forwards inlined: no type check to run (the first two have none; Sum's
     # passes for a float matrix), casts that are identities.
-    inputs = func.inputs
-    if func._input_indexes_to_retain != (0, 1):
+    inputs = cfp_getattr(func, &_get_inputs)
+    if cfp_getattr(func, &_get_input_retained) != (0, 1):
         return NOT_HANDLED
     x_node = inputs[0]
     W_node = inputs[1]
@@ -119,29 +123,54 @@ cdef object _backward(object func, tuple indexes, tuple grad_outputs):
     gy_var = grad_outputs[0]
     gy = grad_array(gy_var)
     if (gy is None or type(x) is not _ndarray or type(W) is not _ndarray
-            or gy.ndim != 2 or gy.dtype.kind != 'f' or gy.dtype != x.dtype
-            or W.dtype != x.dtype):
+            or not _float_matrices(gy, x, W)):
         # A cast of gW to W's dtype may warn.
         return NOT_HANDLED
     if 2 in indexes and not _sums_quietly(gy):
         return NOT_HANDLED
-    cdef bint gy_rg = gy_var._requires_grad
+    cdef bint gy_rg = cfp_getattr(gy_var, &_get_requires_grad)
     gy_c = gy
-    if not (gy.flags.c_contiguous or gy.flags.f_contiguous) and 1 in gy.shape:
+    if (not cfp_flags(gy) & (CFP_NPY_C_CONTIGUOUS | CFP_NPY_F_CONTIGUOUS)
+            and (cfp_dims(gy)[0] == 1 or cfp_dims(gy)[1] == 1)):
         gy_c = _ascontiguousarray(gy)
     ret = []
     if 0 in indexes:
-        gx = gy_c.dot(W).astype(gy_c.dtype, copy=False)
+        gx = _cast(_dot(gy_c, W), gy_c)
         ret.append(new_variable(gx, requires_grad_of(W_node) or gy_rg,
                                 None, 0))
     if 1 in indexes:
-        gW = gy_c.T.dot(x).astype(W.dtype, copy=False)
+        gW = _cast(_dot(gy_c.T, x), W)
         ret.append(new_variable(gW, requires_grad_of(x_node) or gy_rg,
                                 None, 0))
     if 2 in indexes:
         gb = numpy.asarray(_add_reduce(gy, (0,), None, None, False))
         ret.append(new_variable(gb, gy_rg, None, 0))
     return ret
+
+
+cdef bint _float_matrices(object gy, object x, object W) except -1:
+    """``gy.ndim == 2 and gy.dtype.kind == 'f' and gy.dtype == x.dtype
+    and W.dtype == x.dtype`` for three ndarrays; decided from their structs
+    where the three share one descr."""
+    cdef int num
+    if (layout_ok() and cfp_descr_of(gy) == cfp_descr_of(x)
+            and cfp_descr_of(W) == cfp_descr_of(x)):
+        if cfp_nd(gy) != 2:
+            return False
+        num = builtin_typenum(gy)
+        if (num == CFP_NPY_FLOAT or num == CFP_NPY_DOUBLE
+                or num == CFP_NPY_HALF):
+            return True
+    return (gy.ndim == 2 and gy.dtype.kind == 'f' and gy.dtype == x.dtype
+            and W.dtype == x.dtype)
+
+
+cdef inline object _cast(object a, object like):
+    """``a.astype(like.dtype, copy=False)``: ``a`` itself where it has that
+    very descr (a new product, so no copy is asked for)."""
+    if layout_ok() and cfp_descr_of(a) == cfp_descr_of(like):
+        return a
+    return a.astype(like.dtype, copy=False)
 
 
 ctypedef fused real:

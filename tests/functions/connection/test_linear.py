@@ -28,6 +28,12 @@ BACKWARD_CASES = {
         lambda x, W, b: F.linear(x, W, b),
         _v(3, 4, dtype=d, requires_grad=False), _v(5, 4, dtype=d),
         _v(5, dtype=d)),
+    # W in another dtype than x (float64 where x is float32, else float32):
+    # the type check rejects it, unchecked the gradients are cast.
+    'linear_mixed_dtypes': lambda d: applied(
+        lambda x, W: F.linear(x, W), _v(3, 4, dtype=d),
+        _v(5, 4, dtype=numpy.float64 if d == numpy.float32
+           else numpy.float32)),
     # No output units: the bias gradient sums rows of nothing.
     'linear_no_units': lambda d: applied(lambda x, W, b: F.linear(x, W, b),
                                          _v(2, 3, dtype=d), _v(0, 3, dtype=d),
