@@ -114,8 +114,8 @@ def test_new_variables_have_stocks_state(bytecode, backprop):
 
 
 _NODES_SCRIPT = '''
+import chainer_fastpath     # first: on 3.12 it lets Chainer import
 import numpy, chainer, chainer.functions as F
-import chainer_fastpath
 from chainer_fastpath._core import _attrs
 made_before = [chainer.Variable(numpy.zeros(1, 'f')) for _ in range({})]
 chainer_fastpath.enable()
