@@ -25,6 +25,11 @@ the sum itself is the one already made. The deprecation warning of a loss of
 one element comes from stock's line too (``_core/_stock_warning``).
 """
 cimport cython
+from cpython.long cimport PyLong_AsLongLongAndOverflow
+from cpython.object cimport PyObject
+from cpython.ref cimport Py_DECREF, Py_INCREF
+from libc.limits cimport LLONG_MIN
+from libc.stdlib cimport free, realloc
 
 import collections
 import heapq
@@ -270,9 +275,134 @@ def backward(self, retain_grad=False, enable_double_backprop=False,
             del local.enable_backprop
 
 
+cdef struct _Cand:
+    long long key           # -rank
+    Py_ssize_t seq          # arrival: len(seen_set) then
+    PyObject *func          # a reference owned by the heap
+
+
+cdef inline bint _before(_Cand *a, _Cand *b) noexcept nogil:
+    return a.key < b.key or (a.key == b.key and a.seq < b.seq)
+
+
+cdef class _Candidates:
+    """Stock's heap of candidate function nodes, ``(-rank, arrival,
+    node)`` under ``heapq``: no two keys are equal, so any heap pops them
+    in the same order. Kept as C structs while every rank is an int that
+    fits; from the first that is not, as stock's list of tuples under
+    ``heapq`` (which then compares them as stock does)."""
+    cdef _Cand *heap
+    cdef Py_ssize_t n, capacity
+    cdef list tuples        # None while the C heap is in use
+
+    def __dealloc__(self):
+        cdef Py_ssize_t i
+        for i in range(self.n):
+            Py_DECREF(<object>self.heap[i].func)
+        free(self.heap)
+
+    cdef int push(self, object rank, Py_ssize_t seq, object func) except -1:
+        cdef int overflow = 0
+        cdef long long r = 0
+        cdef _Cand c
+        cdef _Cand *grown
+        if self.tuples is None and type(rank) is int:
+            r = PyLong_AsLongLongAndOverflow(rank, &overflow)
+        if self.tuples is not None or type(rank) is not int or overflow \
+                or r == LLONG_MIN:
+            if self.tuples is None:
+                self._to_tuples()
+            _heappush(self.tuples, (-rank, seq, func))
+            return 0
+        if self.n == self.capacity:
+            grown = <_Cand *>realloc(
+                self.heap, (2 * self.capacity + 16) * sizeof(_Cand))
+            if grown == NULL:
+                raise MemoryError()
+            self.heap = grown
+            self.capacity = 2 * self.capacity + 16
+        c.key = -r
+        c.seq = seq
+        c.func = <PyObject *>func
+        Py_INCREF(func)
+        self.n += 1
+        self._sift_up(c, self.n - 1)
+        return 0
+
+    cdef bint empty(self):
+        return self.n == 0 if self.tuples is None else not self.tuples
+
+    cdef object pop(self):
+        """The node of the smallest key (the heap must not be empty), the
+        heap left as ``heapq.heappop`` leaves it."""
+        if self.tuples is not None:
+            return _heappop(self.tuples)[2]
+        cdef _Cand top = self.heap[0]
+        cdef _Cand last
+        cdef Py_ssize_t pos = 0, child
+        self.n -= 1
+        if self.n > 0:
+            # heapq's _siftup: the smaller child up to a leaf, then the
+            # last item sifted down from there.
+            last = self.heap[self.n]
+            child = 1
+            while child < self.n:
+                if (child + 1 < self.n
+                        and not _before(&self.heap[child],
+                                        &self.heap[child + 1])):
+                    child += 1
+                self.heap[pos] = self.heap[child]
+                pos = child
+                child = 2 * pos + 1
+            self._sift_up(last, pos)
+        func = <object>top.func
+        Py_DECREF(func)     # the heap's reference; ``func`` holds its own
+        return func
+
+    cdef inline void _sift_up(self, _Cand c, Py_ssize_t pos) noexcept:
+        """heapq's _siftdown: ``c`` placed at ``pos``, then moved up past
+        every parent it comes before."""
+        cdef Py_ssize_t parent
+        while pos > 0:
+            parent = (pos - 1) >> 1
+            if not _before(&c, &self.heap[parent]):
+                break
+            self.heap[pos] = self.heap[parent]
+            pos = parent
+        self.heap[pos] = c
+
+    cdef void _to_tuples(self) except *:
+        """The heap as stock's list would be: the same items in the same
+        places."""
+        cdef Py_ssize_t i
+        tuples = []
+        for i in range(self.n):
+            tuples.append((self.heap[i].key, self.heap[i].seq,
+                           <object>self.heap[i].func))
+            Py_DECREF(<object>self.heap[i].func)
+        self.n = 0
+        self.tuples = tuples
+
+
+def _candidates_replay(ops):
+    """For the tests: runs ``ops``, each ``(rank, seq, node)`` (a push) or
+    None (a pop), on a candidate heap; returns the nodes popped and the
+    heap's items as stock's list of tuples would hold them then."""
+    cdef _Candidates heap = _Candidates()
+    popped = []
+    for op in ops:
+        if op is None:
+            popped.append(heap.pop())
+        else:
+            heap.push(op[0], op[1], op[2])
+    if heap.tuples is None:
+        heap._to_tuples()
+    return popped, heap.tuples
+
+
 cdef class _Engine:
     """State of one backprop: the candidate heap and the gradient table."""
-    cdef list cand_funcs
+    cdef _Candidates cand_funcs
     cdef set seen_set
     cdef dict grads
     cdef dict owned          # node -> Variable whose array this engine owns
@@ -282,7 +412,7 @@ cdef class _Engine:
     cdef bint sums_stock     # _sums_unobservable() at the pass's start
 
     def __cinit__(self):
-        self.cand_funcs = []
+        self.cand_funcs = _Candidates()
         self.seen_set = set()
         self.grads = {}
         self.owned = {}
@@ -291,8 +421,8 @@ cdef class _Engine:
 
     cdef inline void add_cand(self, cand) except *:
         if cand not in self.seen_set:
-            _heappush(self.cand_funcs,
-                      (-get(cand, &_get_rank), len(self.seen_set), cand))
+            self.cand_funcs.push(get(cand, &_get_rank), len(self.seen_set),
+                                 cand)
             self.seen_set.add(cand)
 
     cdef inline void add_node(self, node) except *:
@@ -687,9 +817,9 @@ cpdef _backprop_to_all(outputs, retain_grad, loss_scale):
 
     base_hooks = function_hooks().values()
     cdef bint callees_stock = stock_callees()
-    cand_funcs = eng.cand_funcs
-    while cand_funcs:
-        func = _heappop(cand_funcs)[2]
+    cdef _Candidates cand_funcs = eng.cand_funcs
+    while not cand_funcs.empty():
+        func = cand_funcs.pop()
         inputs = get(func, &_get_inputs)
         target = []
         i = 0
