@@ -28,6 +28,7 @@ cimport cython
 from cpython.long cimport PyLong_AsLongLongAndOverflow
 from cpython.object cimport PyObject
 from cpython.ref cimport Py_DECREF, Py_INCREF
+from cpython.tuple cimport PyTuple_New, PyTuple_SET_ITEM
 from libc.limits cimport LLONG_MIN
 from libc.stdlib cimport free, realloc
 
@@ -601,6 +602,60 @@ cdef inline object _raw(var):
     return var.raw_array
 
 
+cdef tuple _requiring_grad(tuple inputs):
+    """``tuple([i for i, x in enumerate(inputs) if x.requires_grad])``."""
+    cdef Py_ssize_t n = len(inputs), k = 0, i
+    cdef Py_ssize_t found[8]
+    if n > 8:
+        return tuple([i for i in range(n) if _requires_grad(inputs[i])])
+    for i in range(n):
+        if _requires_grad(inputs[i]):
+            found[k] = i
+            k += 1
+    cdef tuple t = PyTuple_New(k)
+    for i in range(k):
+        index = found[i]
+        Py_INCREF(index)
+        PyTuple_SET_ITEM(t, i, index)
+    return t
+
+
+cdef tuple _called(refs):
+    """``[y() for y in refs]`` (the output nodes through their weak
+    references), as a tuple."""
+    if type(refs) is not tuple:
+        return tuple([y() for y in refs])
+    cdef Py_ssize_t i, n = len(<tuple>refs)
+    cdef tuple t = PyTuple_New(n)
+    for i in range(n):
+        y = (<tuple>refs)[i]()
+        Py_INCREF(y)
+        PyTuple_SET_ITEM(t, i, y)
+    return t
+
+
+cdef bint _all_numpy_plain(tuple inputs, tuple out_grad) except -1:
+    """True where every input is an exact VariableNode and every output
+    gradient None or an exact Variable, and all their arrays (those there
+    are) NumPy's; False where any is not, or not known without a property
+    (whose read the caller then makes, once, as stock does)."""
+    for x in inputs:
+        if type(x) is not _VariableNode:
+            return False
+        d = get(x, &_get_data)
+        if d is not None and type(d) is not _ndarray:
+            return False
+    for g in out_grad:
+        if g is None:
+            continue
+        if type(g) is not _Variable or get(g, &_get_has_chainerx_array):
+            return False
+        d = (<list>get(g, &_get_data))[0]
+        if d is not None and type(d) is not _ndarray:
+            return False
+    return True
+
+
 cdef inline list _pure(grad):
     return [] if grad is None else [grad]
 
@@ -805,8 +860,8 @@ cpdef _backprop_to_all(outputs, retain_grad, loss_scale):
     """``chainer._backprop._backprop_to_all``, compiled."""
     cdef _Engine eng = _Engine()
     eng.sums_stock = _sums_unobservable()
-    cdef list lst, in_data, out_grad_array, outs, target
-    cdef tuple inputs, target_input_indexes, out_grad
+    cdef list lst, in_data, out_grad_array
+    cdef tuple inputs, target_input_indexes, out_grad, outs
     cdef Py_ssize_t i
     cdef bint all_numpy
 
@@ -821,37 +876,17 @@ cpdef _backprop_to_all(outputs, retain_grad, loss_scale):
     while not cand_funcs.empty():
         func = cand_funcs.pop()
         inputs = get(func, &_get_inputs)
-        target = []
-        i = 0
-        for x in inputs:
-            if _requires_grad(x):
-                target.append(i)
-            i += 1
-        target_input_indexes = tuple(target)
-        outs = [y() for y in get(func, &_get_outputs)]  # via weak refs
-        out_grad = tuple([eng.pop(y)
-                          if y is not None and _creator_of(y) is not None
-                          else None
-                          for y in outs])
+        target_input_indexes = _requiring_grad(inputs)
+        outs = _called(get(func, &_get_outputs))  # via weak refs
+        out_grad = PyTuple_New(len(outs))
+        for i in range(len(outs)):
+            y = outs[i]
+            g = (eng.pop(y) if y is not None and _creator_of(y) is not None
+                 else None)
+            Py_INCREF(g)
+            PyTuple_SET_ITEM(out_grad, i, g)
         if not target_input_indexes:
             continue
-
-        all_numpy = True
-        in_data = []
-        for x in inputs:
-            d = node_data(x)
-            if d is not None and type(d) is not _ndarray:
-                all_numpy = False
-            in_data.append(d)
-        out_grad_array = []
-        for g in out_grad:
-            if g is None:
-                out_grad_array.append(None)
-            else:
-                d = _raw(g)
-                if d is not None and type(d) is not _ndarray:
-                    all_numpy = False
-                out_grad_array.append(d)
 
         local = get(func, &_get_local_function_hooks)
         if local is not None and len(local) != 0:
@@ -860,6 +895,30 @@ cpdef _backprop_to_all(outputs, retain_grad, loss_scale):
             hooks = local_hooks.values()
         else:
             hooks = base_hooks
+
+        # The arrays go to hooks and to the device choice only: without
+        # hooks, for exact nodes and gradient Variables (whose reads have
+        # no effects), only whether they are all NumPy's is needed.
+        if not hooks and _all_numpy_plain(inputs, out_grad):
+            all_numpy = True
+            in_data = out_grad_array = None
+        else:
+            all_numpy = True
+            in_data = []
+            for x in inputs:
+                d = node_data(x)
+                if d is not None and type(d) is not _ndarray:
+                    all_numpy = False
+                in_data.append(d)
+            out_grad_array = []
+            for g in out_grad:
+                if g is None:
+                    out_grad_array.append(None)
+                else:
+                    d = _raw(g)
+                    if d is not None and type(d) is not _ndarray:
+                        all_numpy = False
+                    out_grad_array.append(d)
 
         if all_numpy:
             # the CPU device: its context does nothing
