@@ -86,7 +86,15 @@ def _reserve_node_keys():
     from chainer_fastpath._core import _attrs
     from chainer_fastpath._core import _objects
 
-    if not _objects.reserve_node_keys() and _attrs.FAST:
+    try:
+        reserved = _objects.reserve_node_keys()
+    except Exception as e:
+        # Only a matter of speed: without it the nodes are as they would be.
+        logger.info('could not reserve VariableNode\'s attribute names '
+                    '(%s: %s); the fast path is installed without that',
+                    type(e).__name__, e)
+        return
+    if not reserved and _attrs.FAST:
         logger.info(
             'enable() came after the program made many Variables: the '
             'nodes of its graphs keep their attributes in a dict each '

@@ -141,3 +141,29 @@ def test_graph_nodes_keep_their_attributes_in_values(made_before, values,
         env=dict(os.environ, CHAINER_FASTPATH_VERBOSE='1'))
     assert out.stdout.split('\n')[0] == str([values])
     assert ('call enable() before building the model' in out.stderr) == told
+
+
+_FAILED_RESERVE_SCRIPT = '''
+import chainer_fastpath
+from chainer_fastpath._core import _attrs
+
+
+def refuse(cls, names):
+    raise RuntimeError('no room today')
+
+
+_attrs.reserve = refuse
+print(chainer_fastpath.enable(), chainer_fastpath.is_enabled())
+'''
+
+
+@pytest.mark.skipif(not _attrs.FAST, reason='no shared key tables here')
+def test_enable_goes_on_where_the_reservation_fails():
+    # The reservation is a matter of speed only: where it raises, enable()
+    # installs the fast path all the same and says why in the verbose log.
+    out = subprocess.run(
+        [sys.executable, '-c', _FAILED_RESERVE_SCRIPT],
+        capture_output=True, text=True, check=True,
+        env=dict(os.environ, CHAINER_FASTPATH_VERBOSE='1'))
+    assert out.stdout.split('\n')[0] == 'True True'
+    assert 'RuntimeError: no room today' in out.stderr
