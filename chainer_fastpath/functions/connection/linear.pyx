@@ -130,7 +130,11 @@ cdef object _backward(object func, tuple indexes, tuple grad_outputs):
         return NOT_HANDLED
     cdef bint gy_rg = cfp_getattr(gy_var, &_get_requires_grad)
     gy_c = gy
-    if (not cfp_flags(gy) & (CFP_NPY_C_CONTIGUOUS | CFP_NPY_F_CONTIGUOUS)
+    if not layout_ok():
+        if (not (gy.flags.c_contiguous or gy.flags.f_contiguous)
+                and 1 in gy.shape):
+            gy_c = _ascontiguousarray(gy)
+    elif (not cfp_flags(gy) & (CFP_NPY_C_CONTIGUOUS | CFP_NPY_F_CONTIGUOUS)
             and (cfp_dims(gy)[0] == 1 or cfp_dims(gy)[1] == 1)):
         gy_c = _ascontiguousarray(gy)
     ret = []
