@@ -304,17 +304,20 @@ cdef class _Candidates:
 
     cdef int push(self, object rank, Py_ssize_t seq, object func) except -1:
         cdef int overflow = 0
-        cdef long long r = 0
+        cdef long long r
+        if self.tuples is None:
+            if type(rank) is int:
+                r = PyLong_AsLongLongAndOverflow(rank, &overflow)
+                if not overflow and r != LLONG_MIN:
+                    return self._push_struct(-r, seq, func)
+            self._to_tuples()
+        _heappush(self.tuples, (-rank, seq, func))
+        return 0
+
+    cdef int _push_struct(self, long long key, Py_ssize_t seq,
+                          object func) except -1:
         cdef _Cand c
         cdef _Cand *grown
-        if self.tuples is None and type(rank) is int:
-            r = PyLong_AsLongLongAndOverflow(rank, &overflow)
-        if self.tuples is not None or type(rank) is not int or overflow \
-                or r == LLONG_MIN:
-            if self.tuples is None:
-                self._to_tuples()
-            _heappush(self.tuples, (-rank, seq, func))
-            return 0
         if self.n == self.capacity:
             grown = <_Cand *>realloc(
                 self.heap, (2 * self.capacity + 16) * sizeof(_Cand))
@@ -322,7 +325,7 @@ cdef class _Candidates:
                 raise MemoryError()
             self.heap = grown
             self.capacity = 2 * self.capacity + 16
-        c.key = -r
+        c.key = key
         c.seq = seq
         c.func = <PyObject *>func
         Py_INCREF(func)
@@ -899,11 +902,10 @@ cpdef _backprop_to_all(outputs, retain_grad, loss_scale):
         # The arrays go to hooks and to the device choice only: without
         # hooks, for exact nodes and gradient Variables (whose reads have
         # no effects), only whether they are all NumPy's is needed.
+        all_numpy = True
         if not hooks and _all_numpy_plain(inputs, out_grad):
-            all_numpy = True
             in_data = out_grad_array = None
         else:
-            all_numpy = True
             in_data = []
             for x in inputs:
                 d = node_data(x)
