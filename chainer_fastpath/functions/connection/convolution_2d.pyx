@@ -12,7 +12,10 @@ matrix's order: the array handed to ``tensordot`` has stock's shape and
 values, and is a view whose transposes ``tensordot`` reshapes without a
 copy. BLAS is called with the same matrices as stock's, so the results
 are stock's bit for bit; the two large copies and their fresh pages are
-saved.
+saved. For a batch of one, stock's ``tensordot`` needs no copy either:
+its matrix is a view in the other memory order, which BLAS may sum in
+another order (OpenBLAS's small-matrix kernels for AVX-512 do), so stock's
+code runs.
 """
 from cpython.mem cimport PyMem_Free, PyMem_Malloc
 from libc.stdint cimport uint16_t, uint32_t, uint64_t
@@ -108,6 +111,10 @@ cdef inline bint _any_one(Py_ssize_t a, Py_ssize_t b, Py_ssize_t c):
     return a == 1 or b == 1 or c == 1
 
 
+cdef inline bint _batch_of_one(object x):
+    return type(x) is _ndarray and x.ndim == 4 and x.shape[0] == 1
+
+
 cdef inline bint _stock_helpers():
     return (_conv.im2col_cpu is _stock_im2col
             and _conv.get_conv_outsize is _stock_outsize)
@@ -126,6 +133,8 @@ cdef object _forward(object node, tuple inputs, ConfigView config):
             or (b is not None and (type(b) is not _ndarray
                                    or b.dtype != x.dtype))):
         return NOT_HANDLED   # a cast after the product, which may warn
+    if _batch_of_one(x):
+        return NOT_HANDLED   # see the module's text
     kh, kw = W.shape[2:]
     col = im2col(x, kh, kw, node.sy, node.sx, node.ph, node.pw,
                  node.cover_all, node.dy, node.dx)
@@ -156,6 +165,8 @@ cdef object _grad_w_forward(object node, tuple inputs, ConfigView config):
     if (not (gy.flags.c_contiguous or gy.flags.f_contiguous)
             and 1 in gy.shape):
         gy = _numpy.ascontiguousarray(gy)   # as stock, for NumPy's sake
+    if _batch_of_one(x):
+        return NOT_HANDLED   # see the module's text
     col = im2col(x, node.kh, node.kw, node.sy, node.sx, node.ph, node.pw,
                  node.cover_all, node.dy, node.dx)
     if col is None:

@@ -114,6 +114,38 @@ def test_patches_have_stock_values(shape, kwargs):
     assert len(stock) == 1
 
 
+@pytest.mark.parametrize('n', [1, 2])
+@pytest.mark.parametrize('shape,kwargs', [
+    ((3, 5, 5), dict(pad=1)),
+    ((3, 3, 3), {}),     # one output pixel
+])
+def test_blas_gets_stock_matrices(n, shape, kwargs):
+    # The matrices ``tensordot`` hands to ``dot``, forward and weight
+    # gradient: the same shapes and strides as stock's (BLAS may sum
+    # another memory order in another order; for a batch of one stock's
+    # patch matrix is an uncopied transposed view).
+    x, W = _v(n, *shape), _v(4, 3, 3, 3)
+    numeric = numpy.core.numeric
+
+    def fn():
+        calls = []
+        original = numeric.dot
+
+        def spy(a, b, *args):
+            calls.append([(m.shape, m.strides) for m in (a, b)])
+            return original(a, b, *args)
+        numeric.dot = spy
+        try:
+            y = F.convolution_2d(x, W, **kwargs)
+            y.grad = numpy.ones_like(y.array)
+            y.backward()
+        finally:
+            numeric.dot = original
+        return calls
+    stock, patched = check_same(fn)
+    assert len(stock) == 3   # forward, input and weight gradients
+
+
 def test_forward_is_compiled(compiled_instead):
     x, W = _v(2, 3, 4, 4), _v(2, 3, 3, 3)
     compiled_instead(lambda: F.convolution_2d(x, W, pad=1),
