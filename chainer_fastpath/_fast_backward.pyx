@@ -17,6 +17,12 @@ The order of additions is stock's, so the floats are identical.  An owned
 buffer is never handed to user code before its last accumulation (it is
 disowned whenever it leaves the table).
 
+Where nothing can observe them (the detached steps), the gradients the
+compiled backwards and these sums make are ``_grads.Grad`` objects, not
+Variables: a Variable is made for one where it leaves the engine (a leaf's
+``grad_var``, a retained gradient, the arguments of a backward left to
+stock).
+
 The sums run with NumPy's error handling off (``_fpe``). Where NumPy would
 have acted on a floating-point exception of stock's ``F.add``, stock's
 ``Add.forward`` runs on two elements whose sum raises the same exceptions, so
@@ -55,6 +61,9 @@ from chainer_fastpath._core._audit cimport StockMethods, method_is
 from chainer_fastpath._core._config cimport ConfigView, function_hooks
 from chainer_fastpath._core._fpe cimport (
     FE_INVALID, FE_OVERFLOW, acts, quiet2, quiet_into)
+from chainer_fastpath._core._grads cimport (
+    Grad, as_variable, as_variables, grad_layout, grad_raw,
+    grad_requires_grad, new_grad)
 from chainer_fastpath._core._ndarray cimport (
     adds_zeros_exactly, cfp_descr_of, cfp_dims, cfp_nd, layout_ok,
     sums_in_place_exactly)
@@ -482,11 +491,11 @@ cdef class _Engine:
             a = lst[0]
             b = lst[1]
             if self.sums_stock and _can_sum_arrays(a, b):
-                aa = (<list>get(a, &_get_data))[0]
-                ba = (<list>get(b, &_get_data))[0]
-                rg = get(a, &_get_requires_grad) or get(b, &_get_requires_grad)
+                aa = grad_raw(a)
+                ba = grad_raw(b)
+                rg = grad_requires_grad(a) or grad_requires_grad(b)
                 if (a is self.owned.get(node)
-                        and get(a, &_get_requires_grad) == rg
+                        and grad_requires_grad(a) == rg
                         and sums_in_place_exactly(aa, ba)):
                     quiet_into(_np_add, aa, ba, aa, &raised)
                     if acts(raised):
@@ -498,12 +507,12 @@ cdef class _Engine:
                     _act_as_stock_sum(aa.dtype, raised)
                 if type(y) is not _ndarray:
                     y = _np_array(y)
-                v = new_variable(y, rg, None, 0)
+                v = new_grad(y, rg)
                 self.owned[node] = v
                 lst[:] = [v]
                 return
         self.owned.pop(node, None)
-        lst[:] = [_f_add()(*lst)]
+        lst[:] = [_f_add()(*[as_variable(g) for g in lst])]
 
 
 cdef void _act_as_stock_sum(object dtype, int raised) except *:
@@ -545,16 +554,21 @@ cdef bint _sums_unobservable() except -1:
     return _functions.add is basic_math.add and _add_methods.on_class()
 
 
+cdef inline bint _plain_grad(g) except -1:
+    """Whether gradient ``g`` is a ``Grad`` or an exact Variable, with the
+    standard layout (its array is then ``grad_raw(g)``)."""
+    if type(g) is not Grad and type(g) is not _Variable:
+        return False
+    return grad_layout(g) is None
+
+
 cdef inline bint _can_sum_arrays(a, b) except -1:
-    """Whether ``F.add(a, b)`` would be unobservable: two plain Variables of
+    """Whether ``F.add(a, b)`` would be unobservable: two plain gradients of
     NumPy arrays of one dtype and shape, no hooks, no graph recorded."""
-    if type(a) is not _Variable or type(b) is not _Variable:
+    if not _plain_grad(a) or not _plain_grad(b):
         return False
-    if (get(a, &_get_layout) is not None
-            or get(b, &_get_layout) is not None):
-        return False
-    aa = (<list>get(a, &_get_data))[0]
-    ba = (<list>get(b, &_get_data))[0]
+    aa = grad_raw(a)
+    ba = grad_raw(b)
     if type(aa) is not _ndarray or type(ba) is not _ndarray:
         return False
     if not _same_shape_and_dtype(aa, ba):
@@ -599,7 +613,9 @@ cdef inline bint _requires_grad(node) except -1:
 
 
 cdef inline object _raw(var):
-    """``var.raw_array``."""
+    """``var.raw_array`` (for a ``Grad``, its Variable's)."""
+    if type(var) is Grad:
+        return grad_raw(var)
     if type(var) is _Variable and not get(var, &_get_has_chainerx_array):
         return (<list>get(var, &_get_data))[0]
     return var.raw_array
@@ -651,9 +667,12 @@ cdef bint _all_numpy_plain(tuple inputs, tuple out_grad) except -1:
     for g in out_grad:
         if g is None:
             continue
-        if type(g) is not _Variable or get(g, &_get_has_chainerx_array):
+        if type(g) is Grad:
+            d = grad_raw(g)
+        elif type(g) is not _Variable or get(g, &_get_has_chainerx_array):
             return False
-        d = (<list>get(g, &_get_data))[0]
+        else:
+            d = (<list>get(g, &_get_data))[0]
         if d is not None and type(d) is not _ndarray:
             return False
     return True
@@ -777,10 +796,12 @@ cdef void _backprop_step(_Engine eng, func, tuple target_input_indexes,
             and func.backward_accumulate.__code__
             is not _base_accumulate_code):
         grad_inputs_tuple = tuple([
-            eng.pop_or_none(inputs[i]) for i in target_input_indexes])
+            as_variable(eng.pop_or_none(inputs[i]))
+            for i in target_input_indexes])
         try:
             gxs = func.backward_accumulate(
-                target_input_indexes, grad_outputs, grad_inputs_tuple)
+                target_input_indexes, as_variables(grad_outputs),
+                grad_inputs_tuple)
         except Exception as e:
             _amend_exception(func, e)
             raise
@@ -796,7 +817,8 @@ cdef void _backprop_step(_Engine eng, func, tuple target_input_indexes,
                 gxs = run_backward(entry, func, target_input_indexes,
                                    grad_outputs, callees_stock)
             if gxs is NOT_HANDLED:
-                gxs = func.backward(target_input_indexes, grad_outputs)
+                gxs = func.backward(target_input_indexes,
+                                    as_variables(grad_outputs))
         except Exception as e:
             _amend_exception(func, e)
             raise
@@ -847,13 +869,13 @@ cdef bint _summed_into(_Engine eng, Compiled entry, func,
     if len(lst) != 1:
         return False
     a = lst[0]
-    if (a is not eng.owned.get(node) or type(a) is not _Variable
-            or get(a, &_get_layout) is not None or function_hooks()):
+    if (a is not eng.owned.get(node) or not _plain_grad(a)
+            or function_hooks()):
         return False
     if eng.exact_sums.get(node) is not a:
         # Once true, in-place sums keep it true: an IEEE sum is never a
         # signaling NaN, and is -0.0 only where both terms are.
-        if not adds_zeros_exactly((<list>get(a, &_get_data))[0]):
+        if not adds_zeros_exactly(grad_raw(a)):
             return False
         eng.exact_sums[node] = a
     return run_backward_into(entry, func, grad_outputs, a, callees_stock)
@@ -938,7 +960,7 @@ cpdef _backprop_to_all(outputs, retain_grad, loss_scale):
         if retain_grad:
             for y, gy in zip(outs, out_grad):
                 if y is not None:
-                    y._set_grad_var_if_available(gy)
+                    y._set_grad_var_if_available(as_variable(gy))
             gy = None
         out_grad = None
 
@@ -961,7 +983,7 @@ cpdef _backprop_to_all(outputs, retain_grad, loss_scale):
             x_var = x.get_variable_or_none()
         gx = eng.pop(x)
         if x_var is not None:
-            _set_leaf_grad(x_var, gx)
+            _set_leaf_grad(x_var, as_variable(gx))
             put(x_var, &_set_loss_scale, loss_scale)
     for lst in eng.grads.values():
         assert lst == []

@@ -8,7 +8,7 @@ from chainer import variable
 
 from chainer_fastpath._core._config cimport ConfigView
 from chainer_fastpath._core._ndarray cimport cfp_dims, cfp_nd, layout_ok
-from chainer_fastpath._core._objects cimport new_variable
+from chainer_fastpath._core._grads cimport new_grad
 from chainer_fastpath._core._registry cimport NOT_HANDLED, run_forward
 from chainer_fastpath._core._type_check cimport check_types
 
@@ -29,8 +29,9 @@ cdef tuple apply_detached(object node, tuple in_data, bint requires_grad):
     """``node.apply(in_data)`` for a new node that nobody else references,
     while no graph is recorded and no function hook is registered, on NumPy
     arrays: stock's type check, forward and output checks, and output
-    Variables built as stock builds them. The graph bookkeeping stock does
-    on the node is skipped: the node is dropped as soon as this returns.
+    gradients (``_grads``) where stock builds Variables. The graph
+    bookkeeping stock does on the node is skipped: the node is dropped as
+    soon as this returns.
     """
     cdef ConfigView config = ConfigView.current()
     node._input_layouts = none_layouts(len(in_data))
@@ -46,7 +47,7 @@ cdef tuple apply_detached(object node, tuple in_data, bint requires_grad):
     for i in range(n_out):
         y = out[i]
         if type(y) is _ndarray:
-            ret[i] = new_variable(y, requires_grad, None, 0)
+            ret[i] = new_grad(y, requires_grad)
         else:
             ret[i] = _Variable(y, requires_grad=requires_grad)
     return tuple(ret)

@@ -1,6 +1,5 @@
 cdef object array_of(object node)
 cdef bint requires_grad_of(object node) except -1
-cdef object grad_array(object gy)
 cdef list retained_inputs(object func, list arrays)
 cdef bint retained_inputs_require_grad(object func) except -1
 cdef object retained_output(object func)

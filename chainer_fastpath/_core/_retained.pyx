@@ -11,7 +11,9 @@ from chainer_fastpath._core import _attrs
 
 from chainer_fastpath._core._attrs cimport (
     cfp_attr, cfp_attr_enable, cfp_getattr, get_site)
-from chainer_fastpath._core._objects cimport new_variable, node_data
+from chainer_fastpath._core._grads cimport (
+    grad_array, grad_requires_grad, new_grad)
+from chainer_fastpath._core._objects cimport node_data
 
 cdef type _ndarray = numpy.ndarray
 cdef type _VariableNode = chainer.variable.VariableNode
@@ -48,16 +50,6 @@ cdef bint requires_grad_of(object node) except -1:
         # The property returns the attribute.
         return cfp_getattr(node, &_requires_grad)
     return node.requires_grad
-
-
-cdef object grad_array(object gy):
-    """The NumPy array of gradient Variable ``gy``, or None."""
-    if gy is None:
-        return None
-    a = (<list>cfp_getattr(gy, &_data))[0]
-    if type(a) is not _ndarray:
-        return None
-    return a
 
 
 cdef list retained_inputs(object func, list arrays):
@@ -122,7 +114,7 @@ cdef list float_operands(object func, object gy, bint same_shape):
 
 
 cdef tuple activation_inputs(object func, tuple grad_outputs):
-    """``(y node, gy Variable, gy array)`` of an activation's backward, or
+    """``(y node, gy, gy's array)`` of an activation's backward, or
     None where stock is left to handle it (cuDNN, a missing output or
     gradient)."""
     if cfp_getattr(func, &_use_cudnn):
@@ -138,7 +130,5 @@ cdef tuple activation_inputs(object func, tuple grad_outputs):
 cdef tuple activation_grad(object y_node, object gy_var, object gx):
     """An activation's gradient ``gx`` as its gradient node returns it,
     from output node ``y_node`` and output gradient ``gy_var``."""
-    return (new_variable(_utils.force_array(gx),
-                         requires_grad_of(y_node)
-                         or cfp_getattr(gy_var, &_requires_grad),
-                         None, 0),)
+    return (new_grad(_utils.force_array(gx),
+                     requires_grad_of(y_node) or grad_requires_grad(gy_var)),)

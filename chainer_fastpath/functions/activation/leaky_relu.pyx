@@ -11,10 +11,11 @@ from chainer.functions.activation import leaky_relu
 from chainer_fastpath._core._attrs cimport retain_inputs, retain_outputs
 from chainer_fastpath._core._config cimport ConfigView
 from chainer_fastpath._core._fpe cimport acts, quiet_into
-from chainer_fastpath._core._objects cimport new_variable, node_data
+from chainer_fastpath._core._grads cimport (
+    grad_array, grad_layout, grad_requires_grad, new_grad)
+from chainer_fastpath._core._objects cimport node_data
 from chainer_fastpath._core._registry cimport NOT_HANDLED, compiled
-from chainer_fastpath._core._retained cimport (
-    array_of, grad_array, retained_output)
+from chainer_fastpath._core._retained cimport array_of, retained_output
 
 cdef type _ndarray = numpy.ndarray
 cdef object _np_multiply = numpy.multiply
@@ -78,14 +79,14 @@ cdef object _backward(object func, tuple indexes, tuple grad_outputs):
     # Stock's errors (a gradient of another shape, an integer one, a
     # non-standard layout) are left to stock to raise.
     if (type(cond) is not _ndarray or gy is None
-            or gy_var._layout is not None
+            or grad_layout(gy_var) is not None
             or cond.dtype.kind != 'f' or gy.dtype.kind != 'f'
             or cond.shape != gy.shape):
         return NOT_HANDLED
     gx = gy.copy()
     if not _scaled_where_not_positive(gx, cond, slope):
         return NOT_HANDLED
-    return (new_variable(gx, gy_var._requires_grad, None, 0),)
+    return (new_grad(gx, grad_requires_grad(gy_var)),)
 
 
 ENTRIES = (

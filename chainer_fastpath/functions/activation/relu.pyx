@@ -15,9 +15,9 @@ from chainer.functions.activation import relu
 from chainer_fastpath._core._attrs cimport retain_outputs
 from chainer_fastpath._core._config cimport ConfigView
 from chainer_fastpath._core._fpe cimport acts, quiet2
+from chainer_fastpath._core._grads cimport grad_requires_grad, new_grad
 from chainer_fastpath._core._ndarray cimport (
     CFP_NPY_DOUBLE, CFP_NPY_FLOAT, cfp_typenum, layout_ok)
-from chainer_fastpath._core._objects cimport new_variable
 from chainer_fastpath._core._registry cimport NOT_HANDLED, compiled
 from chainer_fastpath._core._retained cimport activation_inputs, array_of
 from chainer_fastpath._core._ufunc_loop cimport Binary
@@ -64,8 +64,8 @@ cdef object _backward(object func, tuple indexes, tuple grad_outputs):
     gx = quiet2(_np_multiply, gy, array_of(y_node) > 0, &raised)
     if acts(raised):
         return NOT_HANDLED
-    return (new_variable(_utils.force_array(gx, dtype=gy.dtype),
-                         gy_var._requires_grad, None, 0),)
+    return (new_grad(_utils.force_array(gx, dtype=gy.dtype),
+                     grad_requires_grad(gy_var)),)
 
 
 # -- F.relu ------------------------------------------------------------------

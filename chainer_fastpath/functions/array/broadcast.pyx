@@ -9,8 +9,8 @@ from chainer.functions.array import broadcast
 from chainer.functions.math import sum as sum_mod
 
 from chainer_fastpath._core._config cimport ConfigView
+from chainer_fastpath._core._grads cimport grad_array
 from chainer_fastpath._core._registry cimport NOT_HANDLED, compiled
-from chainer_fastpath._core._retained cimport grad_array
 from chainer_fastpath.functions.math.sum cimport sum_to_grad
 
 cdef object _broadcast_to = numpy.broadcast_to

@@ -11,12 +11,13 @@ from libc.string cimport memcpy
 
 from chainer_fastpath._core._audit cimport StockMethods
 from chainer_fastpath._core._config cimport ConfigView
+from chainer_fastpath._core._grads cimport (
+    grad_array, grad_requires_grad, new_grad)
 from chainer_fastpath._core._ndarray cimport (
     canonical, cfp_data, cfp_descr_of, cfp_dims, cfp_elsize, cfp_nd,
     cfp_strides, layout_ok, new_shaped)
-from chainer_fastpath._core._objects cimport bare, new_variable
+from chainer_fastpath._core._objects cimport bare
 from chainer_fastpath._core._registry cimport NOT_HANDLED, compiled
-from chainer_fastpath._core._retained cimport grad_array
 from chainer_fastpath._public cimport Public
 
 cdef object _concatenate = numpy.concatenate
@@ -136,11 +137,11 @@ cdef object _backward(object func, tuple indexes, tuple grad_outputs):
         return NOT_HANDLED
     points.append(n)
     cdef tuple lead = (slice(None),) * ax
-    cdef bint rg = gy_var._requires_grad
+    cdef bint rg = grad_requires_grad(gy_var)
     cdef list ret = []
     for i in range(n_in):
         view = gy[lead + (slice(points[i], points[i + 1]),)]
-        ret.append(new_variable(view, rg, None, 0))
+        ret.append(new_grad(view, rg))
     return tuple(ret)
 
 

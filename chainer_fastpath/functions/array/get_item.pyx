@@ -9,8 +9,8 @@ from chainer.functions.array import get_item
 from chainer_fastpath._core._apply cimport apply_detached
 from chainer_fastpath._core._config cimport ConfigView
 from chainer_fastpath._core._fpe cimport acts, quiet_begin, quiet_end
+from chainer_fastpath._core._grads cimport grad_array, grad_requires_grad
 from chainer_fastpath._core._registry cimport NOT_HANDLED, compiled
-from chainer_fastpath._core._retained cimport grad_array
 
 cdef object _utils = chainer.utils
 cdef object _zeros = numpy.zeros
@@ -49,7 +49,7 @@ cdef object _backward(object func, tuple indexes, tuple grad_outputs):
         return NOT_HANDLED
     return apply_detached(
         get_item.GetItemGrad(func.slices, func.inputs[0].shape), (gy,),
-        gy_var._requires_grad)
+        grad_requires_grad(gy_var))
 
 
 cdef object _grad_forward(object node, tuple inputs, ConfigView config):

@@ -3,9 +3,9 @@
 from chainer.functions.array import reshape
 
 from chainer_fastpath._core._config cimport ConfigView
-from chainer_fastpath._core._objects cimport new_variable
+from chainer_fastpath._core._grads cimport (
+    grad_array, grad_requires_grad, new_grad)
 from chainer_fastpath._core._registry cimport NOT_HANDLED, compiled
-from chainer_fastpath._core._retained cimport grad_array
 
 
 cdef object reshape_variable(object gy_var, object gy, object shape):
@@ -20,7 +20,7 @@ cdef object reshape_variable(object gy_var, object gy, object shape):
         size *= s
     if gy.size != size:
         return NOT_HANDLED
-    return new_variable(gy.reshape(shape), gy_var._requires_grad, None, 0)
+    return new_grad(gy.reshape(shape), grad_requires_grad(gy_var))
 
 
 cdef object _forward(object node, tuple inputs, ConfigView config):

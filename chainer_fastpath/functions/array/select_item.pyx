@@ -6,9 +6,10 @@ from chainer.functions.array import select_item
 
 from chainer_fastpath._core._attrs cimport retain_inputs
 from chainer_fastpath._core._config cimport ConfigView
-from chainer_fastpath._core._objects cimport new_variable
+from chainer_fastpath._core._grads cimport (
+    grad_array, grad_requires_grad, new_grad)
 from chainer_fastpath._core._registry cimport NOT_HANDLED, compiled
-from chainer_fastpath._core._retained cimport grad_array, retained_inputs
+from chainer_fastpath._core._retained cimport retained_inputs
 
 cdef object _zeros = numpy.zeros
 
@@ -43,7 +44,7 @@ cdef object _backward(object func, tuple indexes, tuple grad_outputs):
             return NOT_HANDLED
         gx = _zeros(func._in_shape, func._in_dtype)
         gx[range(t.size), t] = gy
-        ret.append(new_variable(gx, gy_var._requires_grad, None, 0))
+        ret.append(new_grad(gx, grad_requires_grad(gy_var)))
     if 1 in indexes:
         ret.append(None)
     return tuple(ret)

@@ -8,8 +8,8 @@ from chainer.functions.array import split_axis
 
 from chainer_fastpath._core._apply cimport apply_detached
 from chainer_fastpath._core._config cimport ConfigView
+from chainer_fastpath._core._grads cimport grad_array, grad_requires_grad
 from chainer_fastpath._core._registry cimport NOT_HANDLED, compiled
-from chainer_fastpath._core._retained cimport grad_array
 
 cdef object _split = numpy.split
 cdef object _integer = numpy.integer
@@ -75,7 +75,7 @@ cdef object _backward(object func, tuple indexes, tuple grad_outputs):
         if gy is None:
             return NOT_HANDLED
         arrays.append(gy)
-        if gy_var._requires_grad:
+        if grad_requires_grad(gy_var):
             rg = True
     return (apply_detached(concat.Concat(func.axis), tuple(arrays), rg)[0],)
 

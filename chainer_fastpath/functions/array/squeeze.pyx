@@ -6,8 +6,8 @@ from chainer.functions.array import reshape
 from chainer.functions.array import squeeze
 
 from chainer_fastpath._core._config cimport ConfigView
+from chainer_fastpath._core._grads cimport grad_array
 from chainer_fastpath._core._registry cimport NOT_HANDLED, compiled
-from chainer_fastpath._core._retained cimport grad_array
 from chainer_fastpath.functions.array.reshape cimport reshape_variable
 
 cdef object _squeeze = numpy.squeeze

@@ -7,9 +7,9 @@ from chainer.functions.array import separate
 from chainer.functions.array import stack
 
 from chainer_fastpath._core._config cimport ConfigView
-from chainer_fastpath._core._objects cimport new_variable
+from chainer_fastpath._core._grads cimport (
+    grad_array, grad_requires_grad, new_grad)
 from chainer_fastpath._core._registry cimport NOT_HANDLED, compiled
-from chainer_fastpath._core._retained cimport grad_array
 from chainer_fastpath.functions.array.separate cimport int_axis, views_along
 
 cdef object _stack = numpy.stack
@@ -52,8 +52,8 @@ cdef object _backward(object func, tuple indexes, tuple grad_outputs):
     cdef Py_ssize_t ax = int_axis(func.axis, gy.ndim)
     if ax < 0 or gy.shape[ax] == 0:
         return NOT_HANDLED
-    cdef bint rg = gy_var._requires_grad
-    return tuple([new_variable(view, rg, None, 0)
+    cdef bint rg = grad_requires_grad(gy_var)
+    return tuple([new_grad(view, rg)
                   for view in views_along(gy, ax)])
 
 

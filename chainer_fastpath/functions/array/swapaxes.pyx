@@ -3,9 +3,9 @@
 from chainer.functions.array import swapaxes
 
 from chainer_fastpath._core._config cimport ConfigView
-from chainer_fastpath._core._objects cimport new_variable
+from chainer_fastpath._core._grads cimport (
+    grad_array, grad_requires_grad, new_grad)
 from chainer_fastpath._core._registry cimport NOT_HANDLED, compiled
-from chainer_fastpath._core._retained cimport grad_array
 
 
 cdef object _forward(object node, tuple inputs, ConfigView config):
@@ -31,8 +31,7 @@ cdef object _backward(object func, tuple indexes, tuple grad_outputs):
     axis2 = func.axis2
     if not (_in_range(axis1, gy.ndim) and _in_range(axis2, gy.ndim)):
         return NOT_HANDLED
-    return (new_variable(gy.swapaxes(axis1, axis2), gy_var._requires_grad,
-                         None, 0),)
+    return (new_grad(gy.swapaxes(axis1, axis2), grad_requires_grad(gy_var)),)
 
 
 ENTRIES = (

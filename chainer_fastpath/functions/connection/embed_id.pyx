@@ -13,9 +13,11 @@ from chainer_fastpath._core._apply cimport apply_detached
 from chainer_fastpath._core._audit cimport StockMethods
 from chainer_fastpath._core._config cimport ConfigView
 from chainer_fastpath._core._fpe cimport clear_flags, fetestexcept, watched
+from chainer_fastpath._core._grads cimport (
+    grad_array, grad_raw, grad_requires_grad)
 from chainer_fastpath._core._registry cimport NOT_HANDLED, compiled
 from chainer_fastpath._core._retained cimport (
-    grad_array, retained_inputs, retained_inputs_require_grad)
+    retained_inputs, retained_inputs_require_grad)
 
 cdef type _ndarray = numpy.ndarray
 cdef object _empty = numpy.empty
@@ -269,7 +271,7 @@ cdef object _backward(object func, tuple indexes, tuple grad_outputs):
     gW = apply_detached(
         embed_id.EmbedIDGrad(func._w_shape, func.ignore_label),
         tuple(arrays),
-        retained_inputs_require_grad(func) or gy_var._requires_grad)[0]
+        retained_inputs_require_grad(func) or grad_requires_grad(gy_var))[0]
     return None, gW
 
 
@@ -298,11 +300,11 @@ cdef bint _backward_into(object func, tuple grad_outputs,
         return False
     # Engine.reduce sums in place only where the sum's requires_grad stays
     # as it is; the gradient's is what _backward gives it.
-    if (not acc_var._requires_grad
+    if (not grad_requires_grad(acc_var)
             and (retained_inputs_require_grad(func)
-                 or gy_var._requires_grad)):
+                 or grad_requires_grad(gy_var))):
         return False
-    return _grad_into((<list>acc_var._data)[0], func._w_shape,
+    return _grad_into(grad_raw(acc_var), func._w_shape,
                       func.ignore_label, arrays[0], gy)
 
 

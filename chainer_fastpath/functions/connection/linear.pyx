@@ -24,15 +24,16 @@ from chainer_fastpath._core._audit cimport StockMethods
 from chainer_fastpath._core._config cimport ConfigView
 from chainer_fastpath._core._fpe cimport (
     FE_UNDERFLOW, acts, quiet_into, watched)
+from chainer_fastpath._core._grads cimport (
+    grad_array, grad_requires_grad, new_grad)
 from chainer_fastpath._core._ndarray cimport (
     CFP_NPY_C_CONTIGUOUS, CFP_NPY_DOUBLE, CFP_NPY_F_CONTIGUOUS, CFP_NPY_FLOAT,
     CFP_NPY_HALF, builtin_typenum, cfp_data, cfp_descr_of, cfp_dims,
     cfp_flags, cfp_nd, layout_ok, new_shaped)
-from chainer_fastpath._core._objects cimport new_variable, node_data
+from chainer_fastpath._core._objects cimport node_data
 from chainer_fastpath._core._registry cimport NOT_HANDLED, compiled
 from chainer_fastpath._core._ufunc_loop cimport Binary
-from chainer_fastpath._core._retained cimport (
-    array_of, grad_array, requires_grad_of)
+from chainer_fastpath._core._retained cimport array_of, requires_grad_of
 from chainer_fastpath._public cimport Public
 
 cdef type _ndarray = numpy.ndarray
@@ -128,7 +129,7 @@ cdef object _backward(object func, tuple indexes, tuple grad_outputs):
         return NOT_HANDLED
     if 2 in indexes and not _sums_quietly(gy):
         return NOT_HANDLED
-    cdef bint gy_rg = cfp_getattr(gy_var, &_get_requires_grad)
+    cdef bint gy_rg = grad_requires_grad(gy_var)
     gy_c = gy
     if not layout_ok():
         if (not (gy.flags.c_contiguous or gy.flags.f_contiguous)
@@ -140,15 +141,13 @@ cdef object _backward(object func, tuple indexes, tuple grad_outputs):
     ret = []
     if 0 in indexes:
         gx = _cast(_dot(gy_c, W), gy_c)
-        ret.append(new_variable(gx, requires_grad_of(W_node) or gy_rg,
-                                None, 0))
+        ret.append(new_grad(gx, requires_grad_of(W_node) or gy_rg))
     if 1 in indexes:
         gW = _cast(_dot(gy_c.T, x), W)
-        ret.append(new_variable(gW, requires_grad_of(x_node) or gy_rg,
-                                None, 0))
+        ret.append(new_grad(gW, requires_grad_of(x_node) or gy_rg))
     if 2 in indexes:
         gb = numpy.asarray(_add_reduce(gy, (0,), None, None, False))
-        ret.append(new_variable(gb, gy_rg, None, 0))
+        ret.append(new_grad(gb, gy_rg))
     return ret
 
 

@@ -20,6 +20,7 @@ import numpy
 from chainer.links.loss import hierarchical_softmax
 
 from chainer_fastpath._core._attrs cimport retain_inputs
+from chainer_fastpath._core._grads cimport grad_array
 from chainer_fastpath._core._ndarray cimport (
     CFP_NPY_ALIGNED, CFP_NPY_C_CONTIGUOUS, CFP_NPY_DOUBLE, CFP_NPY_FLOAT,
     CFP_NPY_INT, aligned_array, builtin_typenum, cfp_data, cfp_dims,
@@ -28,7 +29,7 @@ from chainer_fastpath._core._config cimport ConfigView
 from chainer_fastpath._core._fpe cimport clear_flags, fetestexcept, watched
 from chainer_fastpath._core._objects cimport new_variable
 from chainer_fastpath._core._registry cimport NOT_HANDLED, compiled
-from chainer_fastpath._core._retained cimport grad_array, retained_inputs
+from chainer_fastpath._core._retained cimport retained_inputs
 from chainer_fastpath._core._rows cimport (
     add_outer_rows, gather_rows, real, store_row)
 from chainer_fastpath._core._ufunc_loop cimport UfuncLoop

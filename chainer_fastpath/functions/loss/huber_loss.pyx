@@ -11,10 +11,10 @@ from chainer.functions.math import clip
 from chainer_fastpath._core._attrs cimport retain_inputs
 from chainer_fastpath._core._config cimport ConfigView
 from chainer_fastpath._core._fpe cimport acts, quiet_begin, quiet_end
-from chainer_fastpath._core._objects cimport new_variable
+from chainer_fastpath._core._grads cimport (
+    grad_array, grad_requires_grad, new_grad)
 from chainer_fastpath._core._registry cimport NOT_HANDLED, compiled
-from chainer_fastpath._core._retained cimport (
-    grad_array, requires_grad_of, retained_inputs)
+from chainer_fastpath._core._retained cimport requires_grad_of, retained_inputs
 
 cdef object _abs = numpy.abs
 cdef object _square = numpy.square
@@ -98,10 +98,11 @@ cdef object _backward(object func, tuple indexes, tuple grad_outputs):
         raised = quiet_end(saved)
         if acts(raised):
             return NOT_HANDLED
-    cdef bint rg = (gy_var._requires_grad or requires_grad_of(func.inputs[0])
+    cdef bint rg = (grad_requires_grad(gy_var)
+                    or requires_grad_of(func.inputs[0])
                     or requires_grad_of(func.inputs[1]))
-    return (new_variable(gx, rg, None, 0),
-            new_variable(ngx, rg, None, 0))
+    return (new_grad(gx, rg),
+            new_grad(ngx, rg))
 
 
 ENTRIES = (

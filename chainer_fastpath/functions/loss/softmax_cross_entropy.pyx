@@ -22,6 +22,7 @@ import chainer
 from chainer.functions.loss import softmax_cross_entropy
 
 from chainer_fastpath._core._attrs cimport retain_inputs
+from chainer_fastpath._core._grads cimport grad_array, new_grad
 from chainer_fastpath._core._ndarray cimport (
     CFP_NPY_C_CONTIGUOUS, CFP_NPY_DOUBLE, CFP_NPY_FLOAT, CFP_NPY_INT,
     CFP_NPY_LONG, CFP_NPY_LONGLONG, builtin_typenum, cfp_data, cfp_dims,
@@ -30,11 +31,10 @@ from chainer_fastpath._core._ndarray cimport (
 from chainer_fastpath._core._config cimport ConfigView
 from chainer_fastpath._core._fpe cimport (
     clear_flags, fetestexcept, quiet1, quiet2, watched)
-from chainer_fastpath._core._objects cimport new_variable
 from chainer_fastpath._core._apply cimport apply_detached
 from chainer_fastpath._core._registry cimport NOT_HANDLED, compiled
 from chainer_fastpath._core._retained cimport (
-    grad_array, retained_inputs, retained_inputs_require_grad)
+    retained_inputs, retained_inputs_require_grad)
 
 cdef type _ndarray = numpy.ndarray
 cdef object _exp = numpy.exp
@@ -483,7 +483,7 @@ cdef object _backward(object func, tuple indexes, tuple grad_outputs):
         gx = fused_grad(func.y, t, func.ignore_label, gloss, func._coeff)
         if gx is None:
             return NOT_HANDLED
-        return new_variable(gx, rg, None, 0), None
+        return new_grad(gx, rg), None
     arrays.append(gloss)
     grad_node = _GradNoDoubleBackprop(
         func.ignore_label, func.class_weight, func.y, func._coeff,

@@ -14,10 +14,10 @@ from chainer.functions.math import basic_math
 from chainer_fastpath._core._attrs cimport retain_inputs
 from chainer_fastpath._core._config cimport ConfigView
 from chainer_fastpath._core._fpe cimport acts, quiet2
-from chainer_fastpath._core._objects cimport new_variable
+from chainer_fastpath._core._grads cimport (
+    grad_array, grad_requires_grad, new_grad)
 from chainer_fastpath._core._registry cimport NOT_HANDLED, compiled
-from chainer_fastpath._core._retained cimport (
-    float_operands, grad_array, requires_grad_of)
+from chainer_fastpath._core._retained cimport float_operands, requires_grad_of
 
 cdef object _utils = chainer.utils
 cdef object _np_subtract = numpy.subtract
@@ -56,7 +56,7 @@ cdef object _backward(object func, tuple indexes, tuple grad_outputs):
     x0, x1 = xs
     dtype = gy.dtype
     inputs = func.inputs
-    cdef bint rg = (gy_var._requires_grad or requires_grad_of(inputs[0])
+    cdef bint rg = (grad_requires_grad(gy_var) or requires_grad_of(inputs[0])
                     or requires_grad_of(inputs[1]))
     cdef int raised = 0
     g2 = quiet2(_np_multiply, dtype.type(2), gy, &raised)
@@ -66,8 +66,8 @@ cdef object _backward(object func, tuple indexes, tuple grad_outputs):
     if acts(raised):
         return NOT_HANDLED
     gx = _utils.force_array(gx)
-    return (new_variable(gx, rg, None, 0),
-            new_variable(_utils.force_array(-gx), rg, None, 0))
+    return (new_grad(gx, rg),
+            new_grad(_utils.force_array(-gx), rg))
 
 
 ENTRIES = (

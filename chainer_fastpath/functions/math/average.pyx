@@ -9,9 +9,9 @@ from chainer.functions.math import basic_math
 
 from chainer_fastpath._core._config cimport ConfigView
 from chainer_fastpath._core._fpe cimport acts, quiet_begin, quiet_end
-from chainer_fastpath._core._objects cimport new_variable
+from chainer_fastpath._core._grads cimport (
+    grad_array, grad_requires_grad, new_grad)
 from chainer_fastpath._core._registry cimport NOT_HANDLED, compiled
-from chainer_fastpath._core._retained cimport grad_array
 from chainer_fastpath.functions.math.sum cimport spread_grad
 
 cdef object _utils = chainer.utils
@@ -62,7 +62,7 @@ cdef object _backward(object func, tuple indexes, tuple grad_outputs):
         if acts(raised):
             return NOT_HANDLED
     return spread_grad(
-        func, new_variable(gy, gy_var._requires_grad, None, 0), gy)
+        func, new_grad(gy, grad_requires_grad(gy_var)), gy)
 
 
 ENTRIES = (

@@ -17,12 +17,13 @@ from chainer.functions.math import sum as sum_mod
 from chainer_fastpath._core._attrs cimport retain_inputs
 from chainer_fastpath._core._config cimport ConfigView
 from chainer_fastpath._core._fpe cimport acts, quiet2, quiet_begin, quiet_end
+from chainer_fastpath._core._grads cimport (
+    grad_array, grad_raw, grad_requires_grad, new_grad)
 from chainer_fastpath._core._ndarray cimport (
     CFP_NPY_DOUBLE, CFP_NPY_FLOAT, CFP_NPY_HALF, builtin_typenum, layout_ok)
-from chainer_fastpath._core._objects cimport new_variable
 from chainer_fastpath._core._registry cimport NOT_HANDLED, compiled
 from chainer_fastpath._core._retained cimport (
-    float_operands, grad_array, requires_grad_of, retained_inputs)
+    float_operands, requires_grad_of, retained_inputs)
 from chainer_fastpath._core._ufunc_loop cimport Binary
 from chainer_fastpath._force_array cimport forced
 from chainer_fastpath.functions.math.sum cimport sum_to_grad
@@ -185,8 +186,8 @@ cdef object _sub_grad(object func, tuple indexes, tuple grad_outputs):
         g = sum_to_grad(gy_var, gy, x2.shape)
         if g is NOT_HANDLED:
             return NOT_HANDLED
-        g2 = new_variable(_utils.force_array(-(<list>g._data)[0]),
-                          gy_var._requires_grad, None, 0)
+        g2 = new_grad(_utils.force_array(-grad_raw(g)),
+                      grad_requires_grad(gy_var))
     return g1, g2
 
 
@@ -229,7 +230,7 @@ cdef object _mul_grad(object func, tuple indexes, tuple grad_outputs):
         if _broadcast_shape(shape, xs[1 - i].shape) is None:
             return NOT_HANDLED
     inputs = func.inputs
-    cdef bint gy_rg = gy_var._requires_grad
+    cdef bint gy_rg = grad_requires_grad(gy_var)
     cdef int raised = 0
     cdef list products = []
     for i in indexes:
@@ -240,8 +241,8 @@ cdef object _mul_grad(object func, tuple indexes, tuple grad_outputs):
     for i, gx in zip(indexes, products):
         gx = _utils.force_array(gx)
         ret.append(sum_to_grad(
-            new_variable(gx, gy_rg or requires_grad_of(inputs[1 - i]),
-                         None, 0), gx, xs[i].shape))
+            new_grad(gx, gy_rg or requires_grad_of(inputs[1 - i])), gx,
+            xs[i].shape))
     return _all_handled(ret)
 
 
@@ -258,8 +259,7 @@ cdef object _mul_constant_grad(object func, tuple indexes,
     gx = quiet2(_np_multiply, gy.dtype.type(value), gy, &raised)
     if acts(raised):
         return NOT_HANDLED
-    return (new_variable(_utils.force_array(gx), gy_var._requires_grad,
-                         None, 0),)
+    return (new_grad(_utils.force_array(gx), grad_requires_grad(gy_var)),)
 
 
 cdef object _neg_grad(object func, tuple indexes, tuple grad_outputs):
@@ -269,8 +269,7 @@ cdef object _neg_grad(object func, tuple indexes, tuple grad_outputs):
     gy = grad_array(gy_var)
     if gy is None:
         return NOT_HANDLED
-    return (new_variable(_utils.force_array(-gy), gy_var._requires_grad,
-                         None, 0),)
+    return (new_grad(_utils.force_array(-gy), grad_requires_grad(gy_var)),)
 
 
 cdef object _div_grad(object func, tuple indexes, tuple grad_outputs):
@@ -287,7 +286,7 @@ cdef object _div_grad(object func, tuple indexes, tuple grad_outputs):
     x0, x1 = xs
     inputs = func.inputs
     cdef bint rg = (requires_grad_of(inputs[0]) or requires_grad_of(inputs[1])
-                    or gy_var._requires_grad)
+                    or grad_requires_grad(gy_var))
     cdef int raised
     saved = quiet_begin()
     try:
@@ -301,8 +300,8 @@ cdef object _div_grad(object func, tuple indexes, tuple grad_outputs):
         raised = quiet_end(saved)
         if acts(raised):
             return NOT_HANDLED
-    return (new_variable(gx0, rg, None, 0),
-            new_variable(gx1, rg, None, 0))
+    return (new_grad(gx0, rg),
+            new_grad(gx1, rg))
 
 
 cdef object _pow_var_const_grad(object func, tuple indexes,
@@ -337,9 +336,9 @@ cdef object _pow_var_const_grad(object func, tuple indexes,
         raised = quiet_end(saved)
         if acts(raised):
             return NOT_HANDLED
-    return (new_variable(gx,
-                         requires_grad_of(func.inputs[0])
-                         or gy_var._requires_grad, None, 0),)
+    return (new_grad(gx,
+                     requires_grad_of(func.inputs[0])
+                     or grad_requires_grad(gy_var)),)
 
 
 cdef tuple _SUM_TO = (

@@ -9,10 +9,11 @@ from chainer.functions.math import exponential
 from chainer_fastpath._core._attrs cimport retain_outputs
 from chainer_fastpath._core._config cimport ConfigView
 from chainer_fastpath._core._fpe cimport acts, quiet_begin, quiet_end
-from chainer_fastpath._core._objects cimport new_variable
+from chainer_fastpath._core._grads cimport (
+    grad_array, grad_requires_grad, new_grad)
 from chainer_fastpath._core._registry cimport NOT_HANDLED, compiled
 from chainer_fastpath._core._retained cimport (
-    array_of, grad_array, requires_grad_of, retained_output)
+    array_of, requires_grad_of, retained_output)
 
 cdef object _exp = numpy.exp
 cdef object _utils = chainer.utils
@@ -57,9 +58,8 @@ cdef object _backward(object func, tuple indexes, tuple grad_outputs):
         raised = quiet_end(saved)
         if acts(raised):
             return NOT_HANDLED
-    return (new_variable(gx,
-                         requires_grad_of(y_node) or gy_var._requires_grad,
-                         None, 0),)
+    return (new_grad(gx,
+                     requires_grad_of(y_node) or grad_requires_grad(gy_var)),)
 
 
 ENTRIES = (

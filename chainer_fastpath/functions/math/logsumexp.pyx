@@ -13,10 +13,12 @@ from chainer.functions.math import logsumexp
 from chainer_fastpath._core._attrs cimport retain_inputs, retain_outputs
 from chainer_fastpath._core._config cimport ConfigView
 from chainer_fastpath._core._fpe cimport acts, quiet_begin, quiet_end
-from chainer_fastpath._core._objects cimport new_variable, node_data
+from chainer_fastpath._core._grads cimport (
+    grad_array, grad_requires_grad, new_grad)
+from chainer_fastpath._core._objects cimport node_data
 from chainer_fastpath._core._registry cimport NOT_HANDLED, compiled
 from chainer_fastpath._core._retained cimport (
-    array_of, grad_array, requires_grad_of, retained_output)
+    array_of, requires_grad_of, retained_output)
 
 cdef type _ndarray = numpy.ndarray
 cdef object _exp = numpy.exp
@@ -94,10 +96,10 @@ cdef object _backward(object func, tuple indexes, tuple grad_outputs):
         raised = quiet_end(saved)
         if acts(raised):
             return NOT_HANDLED
-    return (new_variable(
+    return (new_grad(
         gx,
-        gy_var._requires_grad or requires_grad_of(x_node)
-        or requires_grad_of(y_node), None, 0),)
+        grad_requires_grad(gy_var) or requires_grad_of(x_node)
+        or requires_grad_of(y_node)),)
 
 
 ENTRIES = (

@@ -10,9 +10,10 @@ from chainer_fastpath._core._attrs cimport retain_inputs
 from chainer_fastpath._core._apply cimport apply_detached
 from chainer_fastpath._core._config cimport ConfigView
 from chainer_fastpath._core._fpe cimport acts, quiet_begin, quiet_end
+from chainer_fastpath._core._grads cimport (
+    grad_array, grad_raw, grad_requires_grad)
 from chainer_fastpath._core._registry cimport NOT_HANDLED, compiled
-from chainer_fastpath._core._retained cimport (
-    grad_array, requires_grad_of, retained_inputs)
+from chainer_fastpath._core._retained cimport requires_grad_of, retained_inputs
 from chainer_fastpath.functions.math.sum cimport sum_to_grad
 
 cdef object _utils = chainer.utils
@@ -42,7 +43,7 @@ cdef object _forward(object node, tuple inputs, ConfigView config):
 cdef object _sum_to(tuple gx, object shape):
     # F.sum_to(gx, shape) of MatMul node output gx (a 1-tuple).
     var = gx[0]
-    return sum_to_grad(var, (<list>var._data)[0], shape)
+    return sum_to_grad(var, grad_raw(var), shape)
 
 
 cdef object _backward(object func, tuple indexes, tuple grad_outputs):
@@ -64,7 +65,7 @@ cdef object _backward(object func, tuple indexes, tuple grad_outputs):
     transa = func.transa
     transb = func.transb
     transc = func.transc
-    cdef bint gy_rg = gy_var._requires_grad
+    cdef bint gy_rg = grad_requires_grad(gy_var)
     cdef list ret = []
     if 0 in indexes:
         ret.append(_sum_to(apply_detached(

@@ -12,10 +12,11 @@ from chainer_fastpath._core._apply cimport apply_detached
 from chainer_fastpath._core._config cimport ConfigView
 from chainer_fastpath._core._fpe cimport acts, quiet_begin, quiet_end
 from chainer_fastpath._core._audit cimport StockMethods
-from chainer_fastpath._core._objects cimport bare, new_variable
+from chainer_fastpath._core._grads cimport (
+    grad_array, grad_raw, grad_requires_grad, new_grad)
+from chainer_fastpath._core._objects cimport bare
 from chainer_fastpath._core._ufunc_loop cimport Reduction
 from chainer_fastpath._core._registry cimport NOT_HANDLED, compiled
-from chainer_fastpath._core._retained cimport grad_array
 from chainer_fastpath._public cimport Public
 
 cdef object _utils = chainer.utils
@@ -82,13 +83,12 @@ cdef object spread_grad(object func, object gy_var, object gy):
         kept = list(gy.shape)
         for a in axes:
             kept.insert(a, 1)
-        gy_var = new_variable(gy.reshape(kept), gy_var._requires_grad,
-                              None, 0)
-        gy = (<list>gy_var._data)[0]
+        gy_var = new_grad(gy.reshape(kept), grad_requires_grad(gy_var))
+        gy = grad_raw(gy_var)
     if gy.shape == shape:
         return (gy_var,)
     return apply_detached(broadcast.BroadcastTo(shape), (gy,),
-                          gy_var._requires_grad)
+                          grad_requires_grad(gy_var))
 
 
 cdef object sum_to_grad(object gy_var, object gy, object shape):
@@ -109,7 +109,7 @@ cdef object sum_to_grad(object gy_var, object gy, object shape):
         raised = quiet_end(saved)
         if acts(raised):
             return NOT_HANDLED
-    return new_variable(gx, gy_var._requires_grad, None, 0)
+    return new_grad(gx, grad_requires_grad(gy_var))
 
 
 # -- F.sum -------------------------------------------------------------------

@@ -27,6 +27,8 @@ import chainer
 from chainer.functions.rnn import lstm
 
 from chainer_fastpath._core._attrs cimport retain_inputs, retain_outputs
+from chainer_fastpath._core._grads cimport (
+    grad_array, grad_requires_grad, new_grad)
 from chainer_fastpath._core._ndarray cimport (
     CFP_NPY_C_CONTIGUOUS, CFP_NPY_DOUBLE, CFP_NPY_FLOAT, builtin_typenum,
     cfp_data, cfp_dims, cfp_flags, cfp_nd, layout_ok)
@@ -34,11 +36,10 @@ from chainer_fastpath._core._ndarray cimport (
 from libc.string cimport memcpy, memset
 
 from chainer_fastpath._core._config cimport ConfigView
-from chainer_fastpath._core._objects cimport new_variable
 from chainer_fastpath._core._registry cimport NOT_HANDLED, compiled
 from chainer_fastpath._core._retained cimport (
-    array_of, grad_array, requires_grad_of, retained_inputs,
-    retained_inputs_require_grad, retained_output)
+    array_of, requires_grad_of, retained_inputs, retained_inputs_require_grad,
+    retained_output)
 from chainer_fastpath._core._fpe cimport (
     FE_UNDERFLOW, clear_flags, fetestexcept, watched)
 
@@ -452,10 +453,10 @@ cdef object _backward(object func, tuple indexes, tuple grad_outputs):
         return NOT_HANDLED
     cdef bint rg = (retained_inputs_require_grad(func)
                     or requires_grad_of(c_node)
-                    or (gc_var is not None and gc_var._requires_grad)
-                    or (gh_var is not None and gh_var._requires_grad))
-    return (new_variable(outputs[0], rg, None, 0),
-            new_variable(outputs[1], rg, None, 0))
+                    or (gc_var is not None and grad_requires_grad(gc_var))
+                    or (gh_var is not None and grad_requires_grad(gh_var)))
+    return (new_grad(outputs[0], rg),
+            new_grad(outputs[1], rg))
 
 
 ENTRIES = (
