@@ -74,7 +74,7 @@ def enable(forward=True, backward=True, optimizers=True, exclude=()):
             '.'.join(map(str, low)), '.'.join(map(str, high)))
         return False
     _configure_verbose()
-    _reserve_node_keys()
+    _reserve_keys()
     selected = {'forward': forward, 'backward': backward,
                 'optimizers': optimizers}
     _patch.install(_patch.select([p for p in PARTS if selected[p]],
@@ -82,23 +82,24 @@ def enable(forward=True, backward=True, optimizers=True, exclude=()):
     return True
 
 
-def _reserve_node_keys():
-    from chainer_fastpath._core import _attrs
+def _reserve_keys():
     from chainer_fastpath._core import _objects
 
     try:
-        reserved = _objects.reserve_node_keys()
+        short = _objects.reserve_keys()
     except Exception as e:
-        # Only a matter of speed: without it the nodes are as they would be.
-        logger.info('could not reserve VariableNode\'s attribute names '
-                    '(%s: %s); the fast path is installed without that',
-                    type(e).__name__, e)
+        # Only a matter of speed: without it the objects are as they would
+        # be.
+        logger.info('could not reserve the attribute names of Chainer\'s '
+                    'graph classes (%s: %s); the fast path is installed '
+                    'without that', type(e).__name__, e)
         return
-    if not reserved and _attrs.FAST:
+    if short:
         logger.info(
-            'enable() came after the program made many Variables: the '
-            'nodes of its graphs keep their attributes in a dict each '
-            '(slower); call enable() before building the model')
+            'enable() came after the program made many %s objects: they '
+            'keep their attributes in a dict each (slower); call enable() '
+            'before building the model',
+            ', '.join(cls.__name__ for cls in short))
 
 
 def disable():

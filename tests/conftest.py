@@ -11,7 +11,7 @@ from chainer_fastpath._core import _objects
 # As a program that calls enable() before it makes its Variables: the
 # nodes of every graph in these tests keep their attributes in their values
 # (tests/core/test_objects.py checks a late enable() too).
-_objects.reserve_node_keys()
+_objects.reserve_keys()
 
 
 @pytest.fixture(autouse=True)

@@ -87,32 +87,50 @@ cdef cfp_attr _grad = set_site('_grad')
 cdef cfp_attr _get_data = get_site('_data')
 
 
-# Every name stock gives a VariableNode, in the order it gives them: its
-# constructor's, ``set_creator_node``'s, ``retain_data``'s, and an old-style
-# Function's mark on the gradients it makes.
+# Every name stock gives the instances of a class, in the order it gives
+# them. A VariableNode: its constructor's, ``set_creator_node``'s,
+# ``retain_data``'s, and an old-style Function's mark on the gradients it
+# makes. A Variable: its constructor's (``_chainerx_name`` for a ChainerX
+# array), then what setting an array leaves. A Parameter: a Variable's, its
+# constructor's, and ``update_rule``, which an optimizer's ``setup`` gives
+# the Parameters of a model made before.
 NODE_NAMES = ('_variable', 'name', '_requires_grad', '_layout', 'dtype',
               'shape', '_creator_node', '_rank', '_data',
               '_old_style_grad_generator')
+VARIABLE_NAMES = ('_requires_grad', '_loss_scale', '_grad_var', '_device',
+                  '_grad_valid', '_layout', '_chainerx_name', '_data',
+                  '_node', '_grad', '_has_chainerx_array',
+                  '_chainerx_nobp_array_cache', '_chainerx_grad_cache',
+                  '_chainerx_fallback_array')
+PARAMETER_NAMES = VARIABLE_NAMES + (
+    '_grad_initializer', '_initial_device', 'update_rule', 'initializer')
+LATE_NAMES = ((_VariableNode, NODE_NAMES), (_Variable, VARIABLE_NAMES),
+              (variable.Parameter, PARAMETER_NAMES))
 
 
-def reserve_node_keys():
-    """Gives every name of :data:`NODE_NAMES` a slot in VariableNode's
-    shared key table (``_attrs.reserve``) where it has room; returns whether
-    the table holds them all.
+def reserve_keys():
+    """Gives every name of :data:`LATE_NAMES` a slot in its class's shared
+    key table (``_attrs.reserve``) where the table has room; returns the
+    classes whose table does not hold all their names.
 
-    A model's nodes are made (for its Parameters) before any node gets a
-    creator; by then the table's room is spent, and every node of a graph
-    moves its attributes into a dict of its own when it gets ``_rank``: one
-    more object per node for the cyclic collector to count and traverse.
-    With the names reserved first, the nodes keep them in their values
-    array. Best done before the program makes its Variables, as
-    ``enable()`` does."""
-    keys = _attrs.shared_keys(_VariableNode)
-    if keys is None:
-        return False
-    if not set(NODE_NAMES) <= set(keys[0]):
-        keys = _attrs.reserve(_VariableNode, NODE_NAMES)
-    return set(NODE_NAMES) <= set(keys[0])
+    A model's Parameters and their nodes are made before any node gets a
+    creator, or any Parameter an update rule; by then the tables' room is
+    spent, and every node of a graph moves its attributes into a dict of
+    its own when it gets ``_rank`` (one more object per node for the cyclic
+    collector to count and traverse), and every Parameter when it gets
+    ``update_rule`` (a dict lookup per read of its array). With the names
+    reserved first, they keep them in their values array. Best done before
+    the program makes its Variables, as ``enable()`` does."""
+    short = []
+    for cls, names in LATE_NAMES:
+        keys = _attrs.shared_keys(cls)
+        if keys is None:
+            continue
+        if not set(names) <= set(keys[0]):
+            keys = _attrs.reserve(cls, names)
+        if not set(names) <= set(keys[0]):
+            short.append(cls)
+    return short
 
 
 cdef object node_data(object node):

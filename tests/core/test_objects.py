@@ -117,12 +117,17 @@ _NODES_SCRIPT = '''
 import chainer_fastpath     # first: on 3.12 it lets Chainer import
 import numpy, chainer, chainer.functions as F
 from chainer_fastpath._core import _attrs
-made_before = [chainer.Variable(numpy.zeros(1, 'f')) for _ in range({})]
+made_before = [chainer.Parameter(numpy.zeros(1, 'f')) for _ in range({})]
 chainer_fastpath.enable()
 model = [chainer.Parameter(numpy.zeros(1, 'f')) for _ in range(40)]
 x = chainer.Variable(numpy.ones(3, 'f'))
 ys = [F.tanh(x * i) for i in range(50)]
 print(sorted({{_attrs.keeps_values(y.node) for y in ys}}))
+# Parameters of a link of unknown input size, initialized at its first call.
+late = [chainer.Parameter(chainer.initializers.One()) for _ in range(3)]
+for p in late:
+    p.initialize((1,))
+print(sorted({{_attrs.keeps_values(p) for p in late}}))
 '''
 
 
@@ -131,15 +136,16 @@ print(sorted({{_attrs.keeps_values(y.node) for y in ys}}))
     (0, True, False), (5, True, False), (40, False, True)])
 def test_graph_nodes_keep_their_attributes_in_values(made_before, values,
                                                      told):
-    # A model's Parameters have nodes, made before any node gets a creator;
-    # enable() reserves the slots of the names nodes get late (``_rank``),
-    # which it can while the table has room, and says in the verbose log
-    # when it cannot.
+    # A model's Parameters have nodes, made before any node gets a creator
+    # and before the Parameters get their arrays; enable() reserves the
+    # slots of the names nodes and Parameters get late (``_rank``,
+    # ``_has_chainerx_array``), which it can while the tables have room, and
+    # says in the verbose log when it cannot.
     out = subprocess.run(
         [sys.executable, '-c', _NODES_SCRIPT.format(made_before)],
         capture_output=True, text=True, check=True,
         env=dict(os.environ, CHAINER_FASTPATH_VERBOSE='1'))
-    assert out.stdout.split('\n')[0] == str([values])
+    assert out.stdout.split('\n')[:2] == [str([values])] * 2
     assert ('call enable() before building the model' in out.stderr) == told
 
 
