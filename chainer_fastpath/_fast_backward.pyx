@@ -781,13 +781,13 @@ cdef void _amend_exception(func, e) except *:
 
 
 cdef void _backprop_step(_Engine eng, func, tuple target_input_indexes,
-                         tuple grad_outputs, object grad_inputs,
+                         tuple grad_outputs, dict grad_inputs,
                          bint detached, bint callees_stock) except *:
     """``_backprop_utils.backprop_step`` (not in debug mode). ``detached``:
     nothing can observe the nodes ``func.backward`` would apply (NumPy
     arrays, no graph recorded, no function hook), so a compiled backward
     may stand in for it."""
-    cdef Py_ssize_t len_gxs, n_inputs
+    cdef Py_ssize_t len_gxs, n_inputs, k
     cdef list lst
     cdef Compiled entry
     inputs = get(func, &_get_inputs)
@@ -838,11 +838,17 @@ cdef void _backprop_step(_Engine eng, func, tuple target_input_indexes,
                     % (len_gxs, n_inputs, len(target_input_indexes)))
             raise ValueError(func._get_error_message(msg))
 
-    for i, gx in zip(target_input_indexes, gxs):
-        if gx is None or _raw(gx) is None:
-            continue
-        lst = grad_inputs[inputs[i]]
-        lst.append(gx)
+    if type(gxs) is list:
+        # A snapshot, whose length no code run below can change.
+        gxs = tuple(gxs)
+    if type(gxs) is tuple:
+        # zip's pairs, without its iterators
+        for k in range(min(len(target_input_indexes), len(gxs))):
+            _add_grad(grad_inputs, inputs,
+                      target_input_indexes[k], gxs[k])
+    else:
+        for i, gx in zip(target_input_indexes, gxs):
+            _add_grad(grad_inputs, inputs, i, gx)
     del gxs
 
     if not get(func, &_get_lazy_grad_sum):
@@ -850,9 +856,16 @@ cdef void _backprop_step(_Engine eng, func, tuple target_input_indexes,
             eng.reduce(x, lst)
 
 
+cdef inline void _add_grad(dict grad_inputs, object inputs, object i,
+                           object gx) except *:
+    if gx is None or _raw(gx) is None:
+        return
+    (<list>grad_inputs[inputs[i]]).append(gx)
+
+
 cdef bint _summed_into(_Engine eng, Compiled entry, func,
                        tuple target_input_indexes, tuple grad_outputs,
-                       object grad_inputs, bint callees_stock) except -1:
+                       dict grad_inputs, bint callees_stock) except -1:
     """Adds, by ``entry.backward_into``, the gradient of the one input of
     ``func`` that needs one straight into that input's gradient sum, where
     the engine owns the sum and would add the gradient to it in place next
@@ -887,6 +900,7 @@ cpdef _backprop_to_all(outputs, retain_grad, loss_scale):
     eng.sums_stock = _sums_unobservable()
     cdef list lst, in_data, out_grad_array
     cdef tuple inputs, target_input_indexes, out_grad, outs
+    cdef dict in_grad
     cdef Py_ssize_t i
     cdef bint all_numpy
 
@@ -989,9 +1003,9 @@ cpdef _backprop_to_all(outputs, retain_grad, loss_scale):
         assert lst == []
 
 
-cdef object _step(_Engine eng, func, tuple inputs, tuple target_input_indexes,
-                  tuple out_grad, list in_data, list out_grad_array, hooks,
-                  bint detached, bint callees_stock):
+cdef dict _step(_Engine eng, func, tuple inputs, tuple target_input_indexes,
+                tuple out_grad, list in_data, list out_grad_array, hooks,
+                bint detached, bint callees_stock):
     cdef Py_ssize_t i
     if hooks:
         for hook in hooks:
@@ -1000,7 +1014,7 @@ cdef object _step(_Engine eng, func, tuple inputs, tuple target_input_indexes,
 
     # Collect the current input gradients, in input order.
     # A plain dict keeps insertion order; nothing outside sees its type.
-    in_grad = {}
+    cdef dict in_grad = {}
     for i in target_input_indexes:
         x = inputs[i]
         if x not in in_grad:

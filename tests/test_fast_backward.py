@@ -326,6 +326,44 @@ def test_backward_accumulate_override():
     check_same(fn)
 
 
+class _AccumulateReturning(chainer.FunctionNode):
+    """x * 2, whose backward_accumulate returns its gradient in a
+    container of the kind asked for (stock pairs it with the inputs by
+    ``zip``)."""
+
+    def __init__(self, kind):
+        self.kind = kind
+
+    def forward(self, inputs):
+        return inputs[0] * 2,
+
+    def backward_accumulate(self, target_input_indexes, grad_outputs,
+                            grad_inputs):
+        gx = grad_outputs[0] * 2
+        if grad_inputs[0] is not None:
+            gx = gx + grad_inputs[0]
+        return {'tuple': lambda: (gx,),
+                'list': lambda: [gx],
+                'generator': lambda: (g for g in [gx]),
+                'longer': lambda: (gx, gx * 5),
+                'empty': lambda: ()}[self.kind]()
+
+
+@pytest.mark.parametrize('kind', ['tuple', 'list', 'generator', 'longer',
+                                  'empty'])
+def test_backward_accumulate_result_paired_as_stock(kind):
+    def fn():
+        x = _v(3, 4)
+
+        def run():
+            h = F.tanh(x)
+            y, = _AccumulateReturning(kind).apply((h,))
+            F.sum(y * h).backward()
+        # 'empty' drops h's gradient: stock's tanh backward then fails.
+        return error_of(run), x.grad
+    check_same(fn)
+
+
 # -- hooks --------------------------------------------------------------
 
 class _Recorder(function_hook.FunctionHook):
