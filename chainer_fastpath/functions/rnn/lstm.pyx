@@ -432,7 +432,8 @@ cdef object _grad_forward(tuple inputs):
 cdef object _backward(object func, tuple indexes, tuple grad_outputs):
     # LSTM.backward: LSTMGrad()(c_prev, x, c, gc, gh), an old-style Function
     # without a type check. A missing gradient is passed as None, as stock
-    # passes it (its Variable, made by as_variable, requires no grad).
+    # passes it (its Variable, made by chainer.as_variable, requires no
+    # grad).
     gc_var, gh_var = grad_outputs
     gc = grad_array(gc_var)
     gh = grad_array(gh_var)
