@@ -490,12 +490,12 @@ cdef class _Engine:
         if n == 2:
             a = lst[0]
             b = lst[1]
-            if self.sums_stock and _can_sum_arrays(a, b):
-                aa = grad_raw(a)
-                ba = grad_raw(b)
-                rg = grad_requires_grad(a) or grad_requires_grad(b)
-                if (a is self.owned.get(node)
-                        and grad_requires_grad(a) == rg
+            aa = _plain_array(a) if self.sums_stock else None
+            ba = _plain_array(b) if aa is not None else None
+            if ba is not None and _can_sum_arrays(aa, ba):
+                a_rg = grad_requires_grad(a)
+                rg = a_rg or grad_requires_grad(b)
+                if (a is self.owned.get(node) and a_rg == rg
                         and sums_in_place_exactly(aa, ba)):
                     quiet_into(_np_add, aa, ba, aa, &raised)
                     if acts(raised):
@@ -554,23 +554,21 @@ cdef bint _sums_unobservable() except -1:
     return _functions.add is basic_math.add and _add_methods.on_class()
 
 
-cdef inline bint _plain_grad(g) except -1:
-    """Whether gradient ``g`` is a ``Grad`` or an exact Variable, with the
-    standard layout (its array is then ``grad_raw(g)``)."""
+cdef inline object _plain_array(g):
+    """The NumPy array of gradient ``g`` where ``g`` is a ``Grad`` or an
+    exact Variable with the standard layout, else None."""
     if type(g) is not Grad and type(g) is not _Variable:
-        return False
-    return grad_layout(g) is None
+        return None
+    if grad_layout(g) is not None:
+        return None
+    a = grad_raw(g)
+    return a if type(a) is _ndarray else None
 
 
-cdef inline bint _can_sum_arrays(a, b) except -1:
-    """Whether ``F.add(a, b)`` would be unobservable: two plain gradients of
-    NumPy arrays of one dtype and shape, no hooks, no graph recorded."""
-    if not _plain_grad(a) or not _plain_grad(b):
-        return False
-    aa = grad_raw(a)
-    ba = grad_raw(b)
-    if type(aa) is not _ndarray or type(ba) is not _ndarray:
-        return False
+cdef inline bint _can_sum_arrays(aa, ba) except -1:
+    """Whether ``F.add`` of two plain gradients whose NumPy arrays are
+    ``aa`` and ``ba`` (``_plain_array``) would be unobservable: one dtype
+    and shape, no hooks, no graph recorded."""
     if not _same_shape_and_dtype(aa, ba):
         return False
     if function_hooks():
@@ -882,13 +880,15 @@ cdef bint _summed_into(_Engine eng, Compiled entry, func,
     if len(lst) != 1:
         return False
     a = lst[0]
-    if (a is not eng.owned.get(node) or not _plain_grad(a)
-            or function_hooks()):
+    if a is not eng.owned.get(node):
+        return False
+    arr = _plain_array(a)
+    if arr is None or function_hooks():
         return False
     if eng.exact_sums.get(node) is not a:
         # Once true, in-place sums keep it true: an IEEE sum is never a
         # signaling NaN, and is -0.0 only where both terms are.
-        if not adds_zeros_exactly(grad_raw(a)):
+        if not adds_zeros_exactly(arr):
             return False
         eng.exact_sums[node] = a
     return run_backward_into(entry, func, grad_outputs, a, callees_stock)
