@@ -16,10 +16,10 @@ from chainer_fastpath.bench.workloads import (
 OPS = {
     'add': (lambda a, b: F.add(a, b), [(1,), (1,)]),
     'mul': (lambda a, b: a * b, [(1,), (1,)]),
-    'linear': (F.linear, [(1, 32), (32, 32), (32,)]),
-    'relu': (F.relu, [(1, 32)]),
+    'linear': (lambda x, W, b: F.linear(x, W, b), [(1, 32), (32, 32), (32,)]),
+    'relu': (lambda x: F.relu(x), [(1, 32)]),
     'concat': (lambda a, b: F.concat((a, b)), [(1, 32), (1, 32)]),
-    'sum': (F.sum, [(1, 32)]),
+    'sum': (lambda x: F.sum(x), [(1, 32)]),
     'getitem': (lambda a: a[0, 4:12], [(4, 32)]),
 }
 
