@@ -34,7 +34,6 @@ cimport cython
 from cpython.long cimport PyLong_AsLongLongAndOverflow
 from cpython.object cimport PyObject
 from cpython.ref cimport Py_DECREF, Py_INCREF
-from cpython.tuple cimport PyTuple_New, PyTuple_SET_ITEM
 from libc.limits cimport LLONG_MIN
 from libc.stdlib cimport free, realloc
 
@@ -53,6 +52,7 @@ from chainer.function_node import FunctionNode
 from chainer.functions.math import basic_math
 
 from chainer_fastpath._core._stats cimport EntryStats
+from chainer_fastpath._core._tuples cimport nones, set_item
 from chainer_fastpath._core._attrs cimport (
     cfp_attr, cfp_attr_enable, cfp_class_has, cfp_getattr as get,
     cfp_setattr as put, get_site, lookup_site, set_site)
@@ -629,11 +629,9 @@ cdef tuple _requiring_grad(tuple inputs):
         if _requires_grad(inputs[i]):
             found[k] = i
             k += 1
-    cdef tuple t = PyTuple_New(k)
+    cdef tuple t = nones(k)
     for i in range(k):
-        index = found[i]
-        Py_INCREF(index)
-        PyTuple_SET_ITEM(t, i, index)
+        set_item(t, i, found[i])
     return t
 
 
@@ -643,11 +641,9 @@ cdef tuple _called(refs):
     if type(refs) is not tuple:
         return tuple([y() for y in refs])
     cdef Py_ssize_t i, n = len(<tuple>refs)
-    cdef tuple t = PyTuple_New(n)
+    cdef tuple t = nones(n)
     for i in range(n):
-        y = (<tuple>refs)[i]()
-        Py_INCREF(y)
-        PyTuple_SET_ITEM(t, i, y)
+        set_item(t, i, (<tuple>refs)[i]())
     return t
 
 
@@ -917,13 +913,12 @@ cpdef _backprop_to_all(outputs, retain_grad, loss_scale):
         inputs = get(func, &_get_inputs)
         target_input_indexes = _requiring_grad(inputs)
         outs = _called(get(func, &_get_outputs))  # via weak refs
-        out_grad = PyTuple_New(len(outs))
+        out_grad = nones(len(outs))
         for i in range(len(outs)):
             y = outs[i]
-            g = (eng.pop(y) if y is not None and _creator_of(y) is not None
-                 else None)
-            Py_INCREF(g)
-            PyTuple_SET_ITEM(out_grad, i, g)
+            set_item(out_grad, i, (
+                eng.pop(y) if y is not None and _creator_of(y) is not None
+                else None))
         if not target_input_indexes:
             continue
 

@@ -8,9 +8,6 @@ effect on NumPy arrays (device contexts, memory layouts when every layout is
 before any state changes, and then the original runs, counted with a reason.
 """
 
-from cpython.ref cimport Py_INCREF
-from cpython.tuple cimport PyTuple_New, PyTuple_SET_ITEM
-
 import collections
 
 import numpy
@@ -28,6 +25,7 @@ from chainer_fastpath._core._stats cimport EntryStats
 from chainer_fastpath._core import _stats
 from chainer_fastpath._core._objects cimport (
     dtype_of, new_variable, shape_of, untracked_refs, weak_ref)
+from chainer_fastpath._core._tuples cimport nones, set_item
 from chainer_fastpath._core._apply cimport check_outputs, none_layouts
 from chainer_fastpath._core._config cimport ConfigView, function_hooks
 from chainer_fastpath._core._registry cimport NOT_HANDLED, run_forward
@@ -253,7 +251,7 @@ cdef object _apply(object self, object inputs):
     else:
         # One pass: check every input and gather what stock gathers.
         n = len(inputs)
-        in_tuple = PyTuple_New(n)
+        in_tuple = nones(n)
         for i in range(n):
             x = inputs[i]
             t = type(x)
@@ -270,8 +268,7 @@ cdef object _apply(object self, object inputs):
             else:
                 reason = _unsupported_other(x)
                 break
-            Py_INCREF(y)
-            PyTuple_SET_ITEM(in_tuple, i, y)
+            set_item(in_tuple, i, y)
     if reason is not None:
         _stats_apply.fallback(reason)
         return _original_apply(self, inputs)
@@ -346,21 +343,20 @@ cdef object _apply(object self, object inputs):
     cdef bint backprop = config.get('enable_backprop')
     cdef tuple input_nodes = None
     if backprop:
-        input_nodes = PyTuple_New(n)
+        input_nodes = nones(n)
         for i in range(n):
             x = input_vars[i]
             if x is None:
                 x = _input_variable(in_tuple[i])
                 (<list>input_vars)[i] = x
             y = get(x, &_node)
-            Py_INCREF(y)
-            PyTuple_SET_ITEM(input_nodes, i, y)
+            set_item(input_nodes, i, y)
             t = get(y, &_rank)
             if t > rank:
                 rank = t
         put(self, &_set_rank, rank)
     cdef object creator = self if backprop else None
-    cdef tuple ret = PyTuple_New(n_out)
+    cdef tuple ret = nones(n_out)
     for i in range(n_out):
         y = (<tuple>outputs)[i]
         if type(y) is _ndarray and out_layouts[i] is None:
@@ -370,16 +366,13 @@ cdef object _apply(object self, object inputs):
                           layout=out_layouts[i])
             if backprop:
                 y._node.creator_node = self
-        Py_INCREF(y)
-        PyTuple_SET_ITEM(ret, i, y)
+        set_item(ret, i, y)
 
     if backprop:
         put(self, &_set_inputs, input_nodes)
-        refs = PyTuple_New(n_out)
+        refs = nones(n_out)
         for i in range(n_out):
-            y = weak_ref(get(ret[i], &_node))
-            Py_INCREF(y)
-            PyTuple_SET_ITEM(refs, i, y)
+            set_item(refs, i, weak_ref(get(ret[i], &_node)))
         put(self, &_set_outputs, untracked_refs(refs))
 
         retained = get(self, &_get_input_retained)
