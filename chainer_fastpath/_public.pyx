@@ -1,5 +1,5 @@
 """What the compiled replacements of Chainer's public functions (``F.relu``,
-``F.sum``, ``F.linear``, ``F.concat``) share.
+``F.sigmoid``, ``F.tanh``, ``F.sum``, ``F.linear``, ``F.concat``) share.
 
 Each stock function binds its arguments, builds a node and applies it;
 each replacement does the same without the interpreter, and leaves to
@@ -72,17 +72,36 @@ cdef class Public:
                 return None
         return tuple(values)
 
-    cdef object apply(self, object node, object inputs):
-        """``y, = node.apply(inputs)``, counted; None in debug mode, where
-        nothing was applied."""
+    cdef object apply(self, object node, object inputs, bint unpack=True):
+        """``y, = node.apply(inputs)`` (or ``node.apply(inputs)[0]`` where
+        not ``unpack``), counted; None in debug mode, where nothing was
+        applied."""
         outputs = apply_or_debug(node, inputs)
         if outputs is None:
             self.stats.fallback('debug mode')
             return None
         self.stats.fast += 1
+        if not unpack:
+            return outputs[0]
         y, = outputs
         return y
 
     cdef object stock(self, tuple args, dict kwargs):
         """The stock function called as the replacement was."""
         return self.original(*args, **kwargs)
+
+    cdef object call_new(self, str node_class, tuple args, dict kwargs,
+                         bint unpack=True):
+        """A call of a stock function whose body is ``y, =
+        node_class().apply(inputs); return y`` (``return
+        node_class().apply(inputs)[0]`` where not ``unpack``), the inputs
+        its parameters' values, the class read from its module as stock
+        reads it."""
+        cdef tuple values = self.arguments(args, kwargs)
+        if values is not None:
+            cls = self.globals.get(node_class)
+            if cls is not None:
+                y = self.apply(cls(), values, unpack)
+                if y is not None:
+                    return y
+        return self.stock(args, kwargs)

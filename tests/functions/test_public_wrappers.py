@@ -1,5 +1,5 @@
-"""The public functions replaced by compiled ones (``F.relu``, ``F.sum``,
-``F.linear``, ``F.concat``):
+"""The public functions replaced by compiled ones (``F.relu``, ``F.sigmoid``,
+``F.tanh``, ``F.sum``, ``F.linear``, ``F.concat``):
 every call the stock function accepts gives stock's result and leaves the
 node stock leaves; every call it rejects raises stock's error."""
 import numpy
@@ -8,6 +8,8 @@ import pytest
 import chainer
 import chainer.functions as F
 from chainer.functions.activation import relu as relu_module
+from chainer.functions.activation import sigmoid as sigmoid_module
+from chainer.functions.activation import tanh as tanh_module
 from chainer.functions.array import concat as concat_module
 from chainer.functions.connection import linear as linear_module
 from chainer.functions.math import sum as sum_module
@@ -27,16 +29,33 @@ def _node_state(y):
                   if k not in ('inputs', 'outputs', '_input_layouts'))
 
 
+def _one_argument_calls(name, module):
+    """Calls of ``F.<name>(x)``, the public function of one parameter,
+    good and bad."""
+    def public(*args, **kwargs):
+        return getattr(F, name)(*args, **kwargs)
+
+    return {
+        name: lambda: public(_x(2, 3)),
+        name + '_keyword': lambda: public(x=_x(2, 3)),
+        name + '_0d': lambda: public(_x()),
+        name + '_array': lambda: public(numpy.ones(3, numpy.float32)),
+        name + '_float64': lambda: public(numpy.ones(3, numpy.float64)),
+        name + '_float16': lambda: public(numpy.ones(3, numpy.float16)),
+        name + '_int': lambda: public(numpy.ones(3, numpy.int32)),
+        name + '_list': lambda: public([1.0, 2.0]),
+        name + '_module': lambda: getattr(module, name)(_x(3)),
+        name + '_no_argument': lambda: public(),
+        name + '_two_arguments': lambda: public(_x(3), _x(3)),
+        name + '_unknown_keyword': lambda: public(_x(3), y=1),
+    }
+
+
 # name -> a call of the public function (errors are results too)
 CALLS = {
-    'relu': lambda: F.relu(_x(2, 3)),
-    'relu_keyword': lambda: F.relu(x=_x(2, 3)),
-    'relu_array': lambda: F.relu(numpy.ones(3, numpy.float32)),
-    'relu_module': lambda: relu_module.relu(_x(3)),
-    'relu_no_argument': lambda: F.relu(),
-    'relu_two_arguments': lambda: F.relu(_x(3), _x(3)),
-    'relu_unknown_keyword': lambda: F.relu(_x(3), y=1),
-    'relu_int': lambda: F.relu(numpy.ones(3, numpy.int32)),
+    **_one_argument_calls('relu', relu_module),
+    **_one_argument_calls('sigmoid', sigmoid_module),
+    **_one_argument_calls('tanh', tanh_module),
     'sum': lambda: F.sum(_x(2, 3)),
     'sum_axis': lambda: F.sum(_x(2, 3), 1),
     'sum_axis_keyword': lambda: F.sum(_x(2, 3), axis=-1),
@@ -100,6 +119,8 @@ def test_same_result_node_and_error_as_stock(case):
 
 @pytest.mark.parametrize('public,row', [
     (lambda: F.relu(_x(3)), 'relu.relu'),
+    (lambda: F.sigmoid(_x(3)), 'sigmoid.sigmoid'),
+    (lambda: F.tanh(_x(3)), 'tanh.tanh'),
     (lambda: F.sum(_x(3), axis=0), 'sum.sum'),
     (lambda: F.linear(_x(2, 3), _x(4, 3), _x(4)), 'linear.linear'),
     (lambda: F.concat((_x(2, 3), _x(2, 3))), 'concat.concat'),
@@ -133,3 +154,24 @@ def test_node_class_replaced_in_its_module_is_applied(monkeypatch):
     chainer_fastpath.enable()
     monkeypatch.setattr(relu_module, 'ReLU', Doubled)
     assert F.relu(_x(3)).array.tolist() == [0.0, 2.0, 4.0]
+
+
+class _Pair(tanh_module.Tanh):
+    """Two outputs: stock's ``tanh`` returns the first."""
+
+    def forward(self, inputs):
+        return inputs[0], inputs[0] * 2
+
+
+@pytest.mark.parametrize('module,cls,fn', [
+    (tanh_module, 'Tanh', lambda x: F.tanh(x)),
+    (sigmoid_module, 'Sigmoid', lambda x: F.sigmoid(x)),
+])
+def test_node_of_two_outputs_handled_as_stock(monkeypatch, module, cls, fn):
+    # tanh returns Tanh().apply(...)[0]; sigmoid unpacks ``y, = ...``.
+    monkeypatch.setattr(module, cls, _Pair)
+
+    def call():
+        error = error_of(lambda: fn(_x(3)))
+        return error if error is not None else fn(_x(3)).array
+    check_same(call)

@@ -81,17 +81,8 @@ def bind(owner, attribute, original):
 
 
 def relu_(*args, **kwargs):
-    """Drop-in for ``F.relu``: ``y, = ReLU().apply((x,))``, the class read
-    from its module as stock reads it."""
-    # The bound arguments, ``(x,)``: the inputs stock applies.
-    cdef tuple values = _relu.arguments(args, kwargs)
-    if values is not None:
-        cls = _relu.globals.get('ReLU')
-        if cls is not None:
-            y = _relu.apply(cls(), values)
-            if y is not None:
-                return y
-    return _relu.stock(args, kwargs)
+    """Drop-in for ``F.relu``: ``y, = ReLU().apply((x,))``."""
+    return _relu.call_new('ReLU', args, kwargs)
 
 
 ENTRIES = (

@@ -1,5 +1,6 @@
 # cython: boundscheck=True, wraparound=True
-"""Compiled ``Sigmoid``: forward and backward on NumPy arrays.
+"""Compiled ``Sigmoid``: forward and backward on NumPy arrays, and
+``F.sigmoid``.
 
 Each NumPy operation that may raise a floating-point exception runs with
 NumPy's error handling off (``_fpe``); where NumPy would act on one, the
@@ -8,6 +9,7 @@ node's own code runs.
 import numpy
 
 import chainer
+import chainer.functions
 from chainer.functions.activation import sigmoid
 
 from chainer_fastpath._core._attrs cimport retain_outputs
@@ -16,6 +18,7 @@ from chainer_fastpath._core._fpe cimport acts, quiet1, quiet2
 from chainer_fastpath._core._registry cimport NOT_HANDLED, compiled
 from chainer_fastpath._core._retained cimport (
     activation_grad, activation_inputs, array_of)
+from chainer_fastpath._public cimport Public
 
 cdef object _tanh = numpy.tanh
 cdef object _np_add = numpy.add
@@ -60,6 +63,23 @@ cdef object _backward(object func, tuple indexes, tuple grad_outputs):
     if acts(raised):
         return NOT_HANDLED
     return activation_grad(y_node, gy_var, gx)
+
+
+# -- F.sigmoid -------------------------------------------------------------
+
+TARGETS = ((sigmoid, 'sigmoid'), (chainer.functions, 'sigmoid'))
+
+cdef Public _sigmoid = Public('sigmoid.sigmoid', sigmoid, ('x',), ())
+
+
+def bind(owner, attribute, original):
+    """Keeps stock's ``sigmoid`` to fall back to; returns its replacement."""
+    return _sigmoid.bind(sigmoid_, original)
+
+
+def sigmoid_(*args, **kwargs):
+    """Drop-in for ``F.sigmoid``: ``y, = Sigmoid().apply((x,))``."""
+    return _sigmoid.call_new('Sigmoid', args, kwargs)
 
 
 ENTRIES = (

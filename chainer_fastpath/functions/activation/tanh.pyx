@@ -1,5 +1,6 @@
 # cython: boundscheck=True, wraparound=True
-"""Compiled ``Tanh``: forward and backward on NumPy arrays.
+"""Compiled ``Tanh``: forward and backward on NumPy arrays, and
+``F.tanh``.
 
 Each NumPy operation that may raise a floating-point exception runs with
 NumPy's error handling off (``_fpe``); where NumPy would act on one, the
@@ -8,6 +9,7 @@ node's own code runs.
 import numpy
 
 import chainer
+import chainer.functions
 from chainer.functions.activation import tanh
 
 from chainer_fastpath._core._attrs cimport retain_outputs
@@ -16,8 +18,9 @@ from chainer_fastpath._core._fpe cimport acts, quiet1, quiet2
 from chainer_fastpath._core._registry cimport NOT_HANDLED, compiled
 from chainer_fastpath._core._retained cimport (
     activation_grad, activation_inputs, array_of)
+from chainer_fastpath._public cimport Public
 
-cdef object _tanh = numpy.tanh
+cdef object _np_tanh = numpy.tanh
 cdef object _np_subtract = numpy.subtract
 cdef object _np_multiply = numpy.multiply
 cdef object _utils = chainer.utils
@@ -27,7 +30,7 @@ cdef object _forward(object node, tuple x, ConfigView config):
     # FunctionNode.forward -> Tanh.forward_cpu.
     assert len(x) > 0
     cdef int raised = 0
-    t = quiet1(_tanh, x[0], &raised)
+    t = quiet1(_np_tanh, x[0], &raised)
     if acts(raised):
         return NOT_HANDLED
     y = _utils.force_array(t)
@@ -52,6 +55,23 @@ cdef object _backward(object func, tuple indexes, tuple grad_outputs):
     if acts(raised):
         return NOT_HANDLED
     return activation_grad(y_node, gy_var, gx)
+
+
+# -- F.tanh ----------------------------------------------------------------
+
+TARGETS = ((tanh, 'tanh'), (chainer.functions, 'tanh'))
+
+cdef Public _tanh = Public('tanh.tanh', tanh, ('x',), ())
+
+
+def bind(owner, attribute, original):
+    """Keeps stock's ``tanh`` to fall back to; returns its replacement."""
+    return _tanh.bind(tanh_, original)
+
+
+def tanh_(*args, **kwargs):
+    """Drop-in for ``F.tanh``: ``Tanh().apply((x,))[0]``."""
+    return _tanh.call_new('Tanh', args, kwargs, False)
 
 
 ENTRIES = (
