@@ -113,16 +113,15 @@ cdef int check_types(object node, tuple in_data) except -1:
     return 0
 
 
-cdef object _LIST = object()
-
-
 cdef object _attribute_key(object value):
-    """``value`` as part of a key: a list (SplitAxis keeps its indices in
-    one) by its items, which are all a check reads of it, marked so that it
-    never equals a tuple's key."""
-    if type(value) is list:
-        return (_LIST, tuple(value))
-    return value
+    """``value`` as part of a key, with its type, and its items' where it
+    is a list or tuple (SplitAxis keeps its indices in a list): values that
+    compare equal may not pass a check alike (``1``, ``1.0`` and ``True``
+    are one dict key, but ``1.0 ^ True`` raises)."""
+    cdef type t = type(value)
+    if t is list or t is tuple:
+        return t, tuple([_attribute_key(v) for v in value])
+    return t, value
 
 
 cdef inline void _remember(Compiled entry, object key):
@@ -132,7 +131,7 @@ cdef inline void _remember(Compiled entry, object key):
     if type(key) is bytes:
         entry.passed_memo = key
         return
-    cdef tuple values = (<tuple>key)[1:]
+    cdef tuple values = tuple([v[1] for v in (<tuple>key)[1:]])
     for v in values:
         if v is not None and type(v) is not int:
             return

@@ -55,6 +55,17 @@ SEQUENCES = {
         lambda: [F.add(_v(_native(shape)), _v(_native(shape)))
                  for shape in ((2,), (3,), (2,), (3,), (2,))],
         lambda: F.add(_v(_native((2,))), _v(_native((3,))))),
+    # Attribute values equal to the passed ones but of other types: the
+    # check reads them its own way (``transa ^ transb`` raises on a float).
+    'attribute_float_equal_to_int': (
+        lambda: F.matmul(_v(_native((3, 3))), _v(_native((3, 3))), transa=1),
+        lambda: F.matmul(_v(_native((3, 3))), _v(_native((3, 3))),
+                         transa=1.0)),
+    'attribute_numpy_float_equal_to_bool': (
+        lambda: F.matmul(_v(_native((3, 3))), _v(_native((3, 3))),
+                         transb=True),
+        lambda: F.matmul(_v(_native((3, 3))), _v(_native((3, 3))),
+                         transb=numpy.float64(1))),
     # Too many dimensions for a key: checked every time.
     'many_dimensions': (
         lambda: F.concat([_v(_native((1,) * 16))] * 4, 0),
