@@ -57,7 +57,8 @@ from chainer_fastpath._core._attrs cimport (
     cfp_attr, cfp_attr_enable, cfp_class_has, cfp_getattr as get,
     cfp_setattr as put, get_site, lookup_site, set_site)
 from chainer_fastpath._core import _attrs
-from chainer_fastpath._core._audit cimport StockMethods, method_is
+from chainer_fastpath._core._audit cimport (
+    StockMethods, method_is, stock_replaced)
 from chainer_fastpath._core._config cimport ConfigView, function_hooks
 from chainer_fastpath._core._fpe cimport (
     FE_INVALID, FE_OVERFLOW, acts, quiet2, quiet_into)
@@ -156,6 +157,8 @@ def backprop_to_all(outputs, retain_grad, loss_scale):
         reason = 'debug mode'
     elif cfg.get('schedule_func') is not None:
         reason = 'static graph'
+    elif stock_replaced() is not None:
+        reason = stock_replaced()
     else:
         for _, gy in outputs:
             if gy is not None and type(gy) is not _Variable:
@@ -176,6 +179,9 @@ cdef object _fallback_reason(object self):
     cls = type(self)
     if cls is not _Variable and cls is not _Parameter:
         return 'Variable subclass'
+    replaced = stock_replaced()
+    if replaced is not None:
+        return replaced
     if self._has_chainerx_array:
         return 'chainerx'
     if self._layout is not None:

@@ -20,7 +20,8 @@ from chainer_fastpath._core._attrs cimport (
     cfp_attr, cfp_attr_enable, cfp_class_has, cfp_getattr as get,
     cfp_setattr as put, get_site, lookup_site, set_site)
 from chainer_fastpath._core import _attrs
-from chainer_fastpath._core._audit cimport StockMethods, method_is_at
+from chainer_fastpath._core._audit cimport (
+    StockMethods, method_is_at, stock_replaced)
 from chainer_fastpath._core._stats cimport EntryStats
 from chainer_fastpath._core import _stats
 from chainer_fastpath._core._objects cimport (
@@ -248,6 +249,8 @@ cdef object _apply(object self, object inputs):
         reason = 'static graph (schedule_func)'
     elif type(inputs) is not tuple and type(inputs) is not list:
         reason = 'inputs neither tuple nor list'
+    elif stock_replaced() is not None:
+        reason = stock_replaced()
     else:
         # One pass: check every input and gather what stock gathers.
         n = len(inputs)

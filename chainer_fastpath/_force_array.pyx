@@ -14,6 +14,7 @@ import numpy
 
 from chainer import utils
 
+from chainer_fastpath._core._audit cimport stock_replaced
 from chainer_fastpath._core._stats cimport EntryStats
 from chainer_fastpath._core import _stats
 
@@ -42,6 +43,10 @@ def bind(owner, attribute, original):
 
 def force_array(x, dtype=None):
     """Drop-in for ``chainer.utils.force_array``."""
+    replaced = stock_replaced()
+    if replaced is not None:
+        _stats_force.fallback(replaced)
+        return _original(x, dtype)
     if type(x) is _ndarray and _ndarray_is_never_scalar:
         if dtype is None:
             _stats_force.fast += 1

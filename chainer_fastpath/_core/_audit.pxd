@@ -16,6 +16,16 @@ cdef class StockMethods:
     cdef bint found_by(self, object obj) except -1
 
 
+cdef class StockModule:
+    cdef readonly str name
+    cdef dict _dict
+    cdef tuple _names           # (name, value) as first read
+    cdef unsigned long long _version
+
+    cdef str rebound(self)
+
+
+cdef str stock_replaced()
 cdef bint method_is(object obj, str name, object original)
 cdef bint method_is_at(object obj, cfp_attr *site, object original)
 cdef unsigned int type_version(object cls)

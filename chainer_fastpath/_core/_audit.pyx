@@ -18,6 +18,11 @@ from cpython.mem cimport PyMem_Free, PyMem_Malloc
 
 import types
 
+import numpy
+import numpy.random
+
+from chainer import variable
+
 from chainer_fastpath._core import _attrs
 from chainer_fastpath._core._attrs cimport (
     cfp_attr, cfp_attr_enable, cfp_class_has, cfp_memo_holds, cfp_memo_take,
@@ -33,6 +38,25 @@ cdef extern from *:
     }
     """
     unsigned int cfp_type_version(PyTypeObject *tp)
+
+cdef extern from *:
+    # PEP 509's version of a dict, changed by every change to it; 0 where
+    # CPython has none (3.14), which makes every caller compare names.
+    """
+    #if PY_VERSION_HEX < 0x030E0000
+    #pragma GCC diagnostic push
+    #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+    static inline unsigned long long cfp_dict_version(PyObject *d) {
+        return ((PyDictObject *)d)->ma_version_tag;
+    }
+    #pragma GCC diagnostic pop
+    #else
+    static inline unsigned long long cfp_dict_version(PyObject *d) {
+        return 0;
+    }
+    #endif
+    """
+    unsigned long long cfp_dict_version(object d)
 
 cdef extern from *:
     # What the interpreter uses for ``obj.name(...)``: 1 with the plain
@@ -188,3 +212,84 @@ cdef class StockMethods:
                 if name in own:
                     return False
         return self.on_class()
+
+
+cdef object _MISSING = object()
+
+
+cdef class StockModule:
+    """The names of a module (``numpy``) as they were first read: stock
+    looks its functions up there per call (``numpy.exp(x)``), so a name
+    rebound there (``mock.patch('numpy.exp')``) reaches stock's code; the
+    compiled paths hold the originals, and must then let stock's code
+    run."""
+
+    def __init__(self, module):
+        self.name = module.__name__
+        self._dict = module.__dict__
+        self._names = tuple([(k, v) for k, v in self._dict.items()
+                             if not k.startswith('__')])
+        self._version = cfp_dict_version(self._dict)
+
+    cdef str rebound(self):
+        """The first name rebound or deleted since, or None."""
+        cdef unsigned long long version = cfp_dict_version(self._dict)
+        if version != 0 and version == self._version:
+            return None
+        for name, value in self._names:
+            if self._dict.get(name, _MISSING) is not value:
+                return name
+        self._version = version
+        return None
+
+
+def _properties(cls):
+    return StockMethods(cls, [k for k, v in vars(cls).items()
+                              if type(v) is property and is_chainers(v)])
+
+
+cdef StockModule _numpy = StockModule(numpy)
+cdef StockModule _numpy_random = StockModule(numpy.random)
+cdef type _Variable = variable.Variable
+cdef type _VariableNode = variable.VariableNode
+cdef type _Parameter = variable.Parameter
+cdef StockMethods _variable_properties = _properties(_Variable)
+cdef StockMethods _node_properties = _properties(_VariableNode)
+cdef StockMethods _parameter_properties = _properties(_Parameter)
+# The versions all of them had when last found stock's: while none
+# changed, nothing needs looking at.
+cdef unsigned int _variable_version = 0, _node_version = 0
+cdef unsigned int _parameter_version = 0
+cdef unsigned long long _numpy_version = 0, _numpy_random_version = 0
+
+
+cdef str stock_replaced():
+    """Why the compiled paths cannot stand for stock's code now, or None:
+    a NumPy function stock calls by name, or a property of the graph's
+    classes the compiled paths read past, was replaced. Five version
+    compares while nothing changed."""
+    global _variable_version, _node_version, _parameter_version
+    global _numpy_version, _numpy_random_version
+    if (_variable_version != 0 and _numpy_version != 0
+            and _variable_version == type_version(_Variable)
+            and _node_version == type_version(_VariableNode)
+            and _parameter_version == type_version(_Parameter)
+            and _numpy_version == cfp_dict_version(_numpy._dict)
+            and _numpy_random_version == cfp_dict_version(
+                _numpy_random._dict)):
+        return None
+    cdef StockMethods props
+    for props in (_variable_properties, _node_properties,
+                  _parameter_properties):
+        if not props.on_class():
+            return props.cls.__name__ + ' property replaced'
+    for module in (_numpy, _numpy_random):
+        name = (<StockModule>module).rebound()
+        if name is not None:
+            return '{}.{} replaced'.format((<StockModule>module).name, name)
+    _variable_version = type_version(_Variable)
+    _node_version = type_version(_VariableNode)
+    _parameter_version = type_version(_Parameter)
+    _numpy_version = cfp_dict_version(_numpy._dict)
+    _numpy_random_version = cfp_dict_version(_numpy_random._dict)
+    return None

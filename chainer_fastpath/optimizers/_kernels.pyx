@@ -22,6 +22,7 @@ from chainer.optimizers import (
     ada_delta, ada_grad, adam, corrected_momentum_sgd, momentum_sgd, msvag,
     nesterov_ag, rmsprop, rmsprop_graves, sgd, smorms3)
 
+from chainer_fastpath._core._audit cimport stock_replaced
 from chainer_fastpath._core._stats cimport EntryStats
 from chainer_fastpath._core import _stats
 
@@ -381,6 +382,9 @@ cdef class _Kernel:
         cdef int f[2]
         if type(rule) is not self.rule_class:
             return self.fall_back('subclass', rule, param)
+        replaced = stock_replaced()
+        if replaced is not None:
+            return self.fall_back(replaced, rule, param)
         cdef bint plain = _plain(param)
         grad = _grad(param, plain)
         if grad is None:

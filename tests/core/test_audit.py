@@ -1,8 +1,10 @@
 """``_audit.pyx``: methods are checked as the interpreter looks them up,
 without building the instance's ``__dict__`` (which CPython 3.11 keeps as
-inline values until something asks for it)."""
+inline values until something asks for it); a NumPy function or a graph
+class's property replaced is seen as stock sees it."""
 import gc
 import sys
+from unittest import mock
 
 import numpy
 import pytest
@@ -11,6 +13,7 @@ import chainer
 import chainer.functions as F
 
 import chainer_fastpath
+from chainer_fastpath.testing import check_same
 
 
 def _has_dict_of_its_own(obj):
@@ -93,3 +96,83 @@ def test_found_by_an_instance_of_a_class_whose_instances_set_the_name():
     assert not methods.found(shadowing)
     del shadowing.forward
     assert methods.found(shadowing)
+
+
+# name -> (NumPy function to replace, a program calling it in stock): stock
+# looks its NumPy functions up per call, so a replacement is seen.
+NUMPY_CALLS = {
+    'exp': ('exp', lambda x: F.exp(x)),
+    'tanh': ('tanh', lambda x: F.tanh(x)),
+    'sigmoid_tanh': ('tanh', lambda x: F.sigmoid(x)),
+    'relu_maximum': ('maximum', lambda x: F.relu(x)),
+    'linear_dot': ('dot', lambda x: F.linear(x, x)),
+    'backward_exp': ('exp', lambda x: chainer.grad(
+        [F.sum(F.exp(x) * x)], [x])[0]),
+    'adam_sqrt': ('sqrt', lambda x: _adam_step(x)),
+}
+
+
+def _adam_step(x):
+    link = chainer.Link()
+    with link.init_scope():
+        link.w = chainer.Parameter(x.array.copy())
+    opt = chainer.optimizers.Adam()
+    opt.setup(link)
+    link.w.grad = x.array * 2
+    opt.update()
+    return link.w
+
+
+@pytest.mark.parametrize('changed', [False, True])
+@pytest.mark.parametrize('case', sorted(NUMPY_CALLS))
+def test_numpy_function_replaced_is_called_as_stock(case, changed):
+    name, program = NUMPY_CALLS[case]
+    original = getattr(numpy, name)
+
+    def replacement(*args, **kwargs):
+        y = original(*args, **kwargs)
+        return y * 0 if changed else y
+
+    def run():
+        x = chainer.Variable(
+            numpy.linspace(0.5, 2, 9, dtype=numpy.float32).reshape(3, 3))
+        with mock.patch.object(numpy, name, wraps=replacement) as spy:
+            y = program(x)
+        return y.array, spy.call_count
+    check_same(run)
+
+
+def test_numpy_function_restored_takes_the_fast_path_again():
+    chainer_fastpath.enable()
+    x = chainer.Variable(numpy.ones(3, numpy.float32))
+    chainer_fastpath.reset_stats()
+    with mock.patch.object(numpy, 'exp', wraps=numpy.exp):
+        F.exp(x)
+    F.exp(x)
+    assert chainer_fastpath.stats()['FunctionNode.apply'] == {
+        'fast': 1, 'fallback': {'numpy.exp replaced': 1}}
+
+
+@pytest.mark.parametrize('name', ['grad', 'grad_var', 'array', 'data',
+                                  'node', 'creator_node', 'requires_grad'])
+def test_variable_property_replaced_is_used_as_stock(name):
+    prop = vars(chainer.Variable)[name]
+
+    def run():
+        log = []
+
+        def get(self):
+            log.append('get')
+            return prop.fget(self)
+
+        def set_(self, value):
+            log.append('set')
+            prop.fset(self, value)
+
+        with mock.patch.object(chainer.Variable, name, property(
+                get, set_ if prop.fset else None)):
+            x = chainer.Variable(numpy.ones(3, numpy.float32))
+            loss = F.sum(F.relu(x) * 2)
+            loss.backward()
+        return x.grad, log
+    check_same(run)
