@@ -167,10 +167,14 @@ _ADDRESS = re.compile(r'0x[0-9a-fA-F]+')
 
 
 def by_test(outcomes):
-    """Groups outcomes by test id with memory addresses masked out."""
+    """Groups outcomes by test id with memory addresses masked out, and a
+    replaced function's repr (``<cyfunction sigmoid at ...>`` in a
+    parameter) read as stock's (``<function sigmoid at ...>``)."""
     grouped = collections.defaultdict(list)
     for nodeid, outcome in outcomes:
-        grouped[_ADDRESS.sub('0x?', nodeid)].append(outcome)
+        nodeid = _ADDRESS.sub('0x?', nodeid).replace('<cyfunction ',
+                                                     '<function ')
+        grouped[nodeid].append(outcome)
     return {k: sorted(v) for k, v in grouped.items()}
 
 
