@@ -44,6 +44,10 @@ cdef cfp_attr _get_input_retained = get_site('_input_indexes_to_retain')
 cdef cfp_attr _get_requires_grad = get_site('_requires_grad')
 cdef object _empty = numpy.empty
 cdef object _dot = numpy.dot
+# numpy.dot's own C function: the public one first calls a Python function
+# to find the arguments that could override it (__array_function__), which
+# none of three exact ndarrays can.
+cdef object _dot_c = getattr(numpy.dot, '_implementation', numpy.dot)
 cdef object _ascontiguousarray = numpy.ascontiguousarray
 cdef object _np_add = numpy.add
 cdef object _np_abs = numpy.abs
@@ -94,7 +98,7 @@ cdef object _matrices_product(object x, object W):
         dims[1] = cfp_dims(W)[0]
         y = new_shaped(x, 2, dims)
         if y is not None:
-            _dot(x, W.T, y)
+            _dot_c(x, W.T, y)
             return y
     if (isinstance(x, _ndarray)
             and not (x.flags.c_contiguous or x.flags.f_contiguous)
@@ -138,12 +142,13 @@ cdef object _backward(object func, tuple indexes, tuple grad_outputs):
     elif (not cfp_flags(gy) & (CFP_NPY_C_CONTIGUOUS | CFP_NPY_F_CONTIGUOUS)
             and (cfp_dims(gy)[0] == 1 or cfp_dims(gy)[1] == 1)):
         gy_c = _ascontiguousarray(gy)
+    dot = _dot_c if type(gy_c) is _ndarray else _dot
     ret = []
     if 0 in indexes:
-        gx = _cast(_dot(gy_c, W), gy_c)
+        gx = _cast(dot(gy_c, W), gy_c)
         ret.append(new_grad(gx, requires_grad_of(W_node) or gy_rg))
     if 1 in indexes:
-        gW = _cast(_dot(gy_c.T, x), W)
+        gW = _cast(dot(gy_c.T, x), W)
         ret.append(new_grad(gW, requires_grad_of(x_node) or gy_rg))
     if 2 in indexes:
         gb = numpy.asarray(_add_reduce(gy, (0,), None, None, False))
