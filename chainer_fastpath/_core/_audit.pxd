@@ -19,7 +19,8 @@ cdef class StockMethods:
 cdef class StockModule:
     cdef readonly str name
     cdef dict _dict
-    cdef tuple _names           # (name, value) as first read
+    cdef tuple _names           # as first read, and their values
+    cdef tuple _values
     cdef unsigned long long _version
 
     cdef str rebound(self)

@@ -227,8 +227,10 @@ cdef class StockModule:
     def __init__(self, module):
         self.name = module.__name__
         self._dict = module.__dict__
-        self._names = tuple([(k, v) for k, v in self._dict.items()
-                             if not k.startswith('__')])
+        # Two tuples, not one of pairs: fewer objects for every full
+        # collection to traverse.
+        self._names = tuple([k for k in self._dict if not k.startswith('__')])
+        self._values = tuple([self._dict[k] for k in self._names])
         self._version = cfp_dict_version(self._dict)
 
     cdef str rebound(self):
@@ -236,8 +238,10 @@ cdef class StockModule:
         cdef unsigned long long version = cfp_dict_version(self._dict)
         if version != 0 and version == self._version:
             return None
-        for name, value in self._names:
-            if self._dict.get(name, _MISSING) is not value:
+        cdef Py_ssize_t i
+        for i in range(len(self._names)):
+            name = self._names[i]
+            if self._dict.get(name, _MISSING) is not self._values[i]:
                 return name
         self._version = version
         return None
