@@ -13,7 +13,6 @@ import contextlib
 import gc
 
 import numpy
-import pytest
 
 import chainer
 import chainer.functions as F
@@ -78,11 +77,10 @@ def _graph():
     return handed
 
 
-@pytest.mark.parametrize('patched', [False, True])
-def test_no_tuple_handed_out_is_seen_half_filled(patched):
-    with contextlib.ExitStack() as stack:
-        if patched:
-            stack.enter_context(chainer_fastpath.enabled())
-        seen = stack.enter_context(half_filled_tuples_seen())
-        handed = _graph()
+def test_no_tuple_handed_out_is_seen_half_filled():
+    # Patched only: stock's Python code builds these tuples with CPython's
+    # own C code, which on 3.12 shows the spy one of them half-filled.
+    with chainer_fastpath.enabled():
+        with half_filled_tuples_seen() as seen:
+            handed = _graph()
     assert [t for t in handed if any(t is s for s in seen)] == []
