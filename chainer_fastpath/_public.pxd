@@ -10,6 +10,7 @@ cdef class Public:
     cdef str _signature
 
     cdef tuple arguments(self, tuple args, dict kwargs)
+    cdef object apply_all(self, object node, object inputs)
     cdef object apply(self, object node, object inputs, bint unpack=*)
     cdef object stock(self, tuple args, dict kwargs)
     cdef object call_new(self, str node_class, tuple args, dict kwargs,

@@ -1,5 +1,6 @@
 """What the compiled replacements of Chainer's public functions (``F.relu``,
-``F.sigmoid``, ``F.tanh``, ``F.sum``, ``F.linear``, ``F.concat``) share.
+``F.sigmoid``, ``F.tanh``, ``F.sum``, ``F.linear``, ``F.concat``,
+``F.split_axis``) share.
 
 Each stock function binds its arguments, builds a node and applies it;
 each replacement does the same without the interpreter, and leaves to
@@ -72,15 +73,23 @@ cdef class Public:
                 return None
         return tuple(values)
 
-    cdef object apply(self, object node, object inputs, bint unpack=True):
-        """``y, = node.apply(inputs)`` (or ``node.apply(inputs)[0]`` where
-        not ``unpack``), counted; None in debug mode, where nothing was
-        applied."""
+    cdef object apply_all(self, object node, object inputs):
+        """``node.apply(inputs)``, counted; None in debug mode, where
+        nothing was applied."""
         outputs = apply_or_debug(node, inputs)
         if outputs is None:
             self.stats.fallback('debug mode')
             return None
         self.stats.fast += 1
+        return outputs
+
+    cdef object apply(self, object node, object inputs, bint unpack=True):
+        """``y, = node.apply(inputs)`` (or ``node.apply(inputs)[0]`` where
+        not ``unpack``), counted; None in debug mode, where nothing was
+        applied."""
+        outputs = self.apply_all(node, inputs)
+        if outputs is None:
+            return None
         if not unpack:
             return outputs[0]
         y, = outputs

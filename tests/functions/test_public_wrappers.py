@@ -1,5 +1,5 @@
 """The public functions replaced by compiled ones (``F.relu``, ``F.sigmoid``,
-``F.tanh``, ``F.sum``, ``F.linear``, ``F.concat``):
+``F.tanh``, ``F.sum``, ``F.linear``, ``F.concat``, ``F.split_axis``):
 every call the stock function accepts gives stock's result and leaves the
 node stock leaves; every call it rejects raises stock's error."""
 import numpy
@@ -11,6 +11,7 @@ from chainer.functions.activation import relu as relu_module
 from chainer.functions.activation import sigmoid as sigmoid_module
 from chainer.functions.activation import tanh as tanh_module
 from chainer.functions.array import concat as concat_module
+from chainer.functions.array import split_axis as split_axis_module
 from chainer.functions.connection import linear as linear_module
 from chainer.functions.math import sum as sum_module
 
@@ -103,7 +104,54 @@ CALLS = {
     'concat_shapes': lambda: F.concat((_x(2, 3), _x(3, 3))),
     'concat_no_argument': lambda: F.concat(),
     'concat_module': lambda: concat_module.concat((_x(2), _x(3)), 0),
+    'split_axis': lambda: F.split_axis(_x(4, 3), 2, 0),
+    'split_axis_indices': lambda: F.split_axis(_x(4, 3), [1, 3], 0),
+    'split_axis_indices_tuple': lambda: F.split_axis(_x(4, 3), (1,), 1),
+    'split_axis_indices_empty': lambda: F.split_axis(_x(4, 3), [], 0),
+    'split_axis_indices_unsorted': lambda: F.split_axis(_x(4, 3), [3, 1], 0),
+    'split_axis_indices_past_end': lambda: F.split_axis(_x(4, 3), [5], 0),
+    'split_axis_indices_negative': lambda: F.split_axis(_x(4, 3), [-1], 0),
+    'split_axis_indices_array': lambda: F.split_axis(
+        _x(4, 3), numpy.array([2]), 0),
+    'split_axis_indices_float_array': lambda: F.split_axis(
+        _x(4, 3), numpy.array([2.0]), 0),
+    'split_axis_indices_range': lambda: F.split_axis(_x(4, 3), range(1, 3),
+                                                     0),
+    'split_axis_indices_string': lambda: F.split_axis(_x(4, 3), 'ab', 0),
+    'split_axis_indices_floats': lambda: F.split_axis(_x(4, 3), [1.5], 0),
+    'split_axis_sections_numpy_int': lambda: F.split_axis(
+        _x(4, 3), numpy.int64(2), 0),
+    'split_axis_sections_bool': lambda: F.split_axis(_x(4, 3), True, 0),
+    'split_axis_sections_float': lambda: F.split_axis(_x(4, 3), 2.0, 0),
+    'split_axis_sections_zero': lambda: F.split_axis(_x(4, 3), 0, 0),
+    'split_axis_sections_uneven': lambda: F.split_axis(_x(4, 3), 3, 0),
+    'split_axis_keywords': lambda: F.split_axis(
+        x=_x(4, 3), indices_or_sections=[1], axis=-1, force_tuple=True),
+    'split_axis_axis_keyword': lambda: F.split_axis(_x(4, 3), [2], axis=0),
+    'split_axis_axis_numpy_int': lambda: F.split_axis(
+        _x(4, 3), 3, numpy.int32(1)),
+    'split_axis_axis_out_of_range': lambda: F.split_axis(_x(4, 3), 2, 2),
+    'split_axis_axis_none': lambda: F.split_axis(_x(4, 3), 2, None),
+    'split_axis_one': lambda: F.split_axis(_x(4, 3), 1, 0),
+    'split_axis_one_not_forced': lambda: F.split_axis(_x(4, 3), 1, 0, False),
+    'split_axis_two_not_forced': lambda: F.split_axis(_x(4, 3), [1], 0,
+                                                      force_tuple=0),
+    'split_axis_array': lambda: F.split_axis(numpy.ones((2, 2)), 2, 1),
+    'split_axis_no_axis': lambda: F.split_axis(_x(4, 3), 2),
+    'split_axis_too_many': lambda: F.split_axis(_x(4, 3), 2, 0, True, 1),
+    'split_axis_axis_twice': lambda: F.split_axis(_x(4, 3), 2, 0, axis=0),
+    'split_axis_unknown_keyword': lambda: F.split_axis(_x(4, 3), 2, 0, y=1),
+    'split_axis_module': lambda: split_axis_module.split_axis(
+        _x(4, 3), [2], axis=0),
 }
+
+
+def _outcome(y):
+    """What a call left: each output's array, whether it requires grad,
+    and its creator's state."""
+    if isinstance(y, tuple):
+        return tuple(_outcome(v) for v in y)
+    return y.array, y.requires_grad, _node_state(y)
 
 
 @pytest.mark.parametrize('case', sorted(CALLS))
@@ -112,8 +160,7 @@ def test_same_result_node_and_error_as_stock(case):
         error = error_of(CALLS[case])
         if error is not None:
             return error
-        y = CALLS[case]()
-        return y.array, y.requires_grad, _node_state(y)
+        return _outcome(CALLS[case]())
     check_same(fn)
 
 
@@ -124,6 +171,7 @@ def test_same_result_node_and_error_as_stock(case):
     (lambda: F.sum(_x(3), axis=0), 'sum.sum'),
     (lambda: F.linear(_x(2, 3), _x(4, 3), _x(4)), 'linear.linear'),
     (lambda: F.concat((_x(2, 3), _x(2, 3))), 'concat.concat'),
+    (lambda: F.split_axis(_x(2, 3), [1], axis=1), 'split_axis.split_axis'),
 ])
 def test_wrapper_is_counted(public, row):
     chainer_fastpath.enable()
@@ -144,6 +192,37 @@ def test_sum_init_replaced_on_the_class_is_called(monkeypatch):
     monkeypatch.setattr(sum_module.Sum, '__init__', init)
     F.sum(_x(2, 3), 1)
     assert calls == [(1, False)]
+
+
+def test_split_axis_init_and_helper_replaced_are_called(monkeypatch):
+    calls = []
+    init = split_axis_module.SplitAxis.__init__
+    helper = split_axis_module._get_indices_or_sections
+
+    def spy(name, original):
+        def f(*args):
+            calls.append(name)
+            return original(*args)
+        return f
+
+    chainer_fastpath.enable()
+    monkeypatch.setattr(split_axis_module.SplitAxis, '__init__',
+                        spy('init', init))
+    F.split_axis(_x(4, 3), [1], 0)
+    monkeypatch.setattr(split_axis_module.SplitAxis, '__init__', init)
+    monkeypatch.setattr(split_axis_module, '_get_indices_or_sections',
+                        spy('helper', helper))
+    F.split_axis(_x(4, 3), 2, 0)
+    assert calls == ['init', 'helper']
+
+
+def test_split_axis_unsorted_indices_in_debug_mode():
+    def call():
+        with chainer.using_config('debug', True):
+            return error_of(lambda: F.split_axis(_x(4, 3), [3, 1], 0))
+    chainer_fastpath.enable()
+    assert call()[0] == 'ValueError'
+    check_same(call)
 
 
 def test_node_class_replaced_in_its_module_is_applied(monkeypatch):

@@ -1,5 +1,6 @@
 # cython: boundscheck=True, wraparound=True
-"""Compiled ``SplitAxis``: forward and backward on NumPy arrays."""
+"""Compiled ``SplitAxis``: forward and backward on NumPy arrays, and
+``F.split_axis``."""
 import numpy
 
 import chainer.functions
@@ -7,9 +8,12 @@ from chainer.functions.array import concat
 from chainer.functions.array import split_axis
 
 from chainer_fastpath._core._apply cimport apply_detached
+from chainer_fastpath._core._audit cimport StockMethods
 from chainer_fastpath._core._config cimport ConfigView
 from chainer_fastpath._core._grads cimport grad_array, grad_requires_grad
+from chainer_fastpath._core._objects cimport bare
 from chainer_fastpath._core._registry cimport NOT_HANDLED, compiled
+from chainer_fastpath._public cimport Public
 
 cdef object _split = numpy.split
 cdef object _integer = numpy.integer
@@ -78,6 +82,64 @@ cdef object _backward(object func, tuple indexes, tuple grad_outputs):
         if grad_requires_grad(gy_var):
             rg = True
     return (apply_detached(concat.Concat(func.axis), tuple(arrays), rg)[0],)
+
+
+# -- F.split_axis ------------------------------------------------------------
+
+TARGETS = ((split_axis, 'split_axis'), (chainer.functions, 'split_axis'))
+
+cdef Public _split_axis = Public(
+    'split_axis.split_axis', split_axis,
+    ('x', 'indices_or_sections', 'axis', 'force_tuple'), (True,))
+cdef type _SplitAxis = split_axis.SplitAxis
+cdef StockMethods _split_axis_init = StockMethods(_SplitAxis, ('__init__',))
+cdef object _get_indices_or_sections = split_axis._get_indices_or_sections
+
+
+def bind(owner, attribute, original):
+    """Keeps stock's ``split_axis`` to fall back to; returns its
+    replacement."""
+    return _split_axis.bind(split_axis_, original)
+
+
+cdef object _node(object cls, object indices_or_sections, object axis):
+    """``cls(indices_or_sections, axis)``; for stock's SplitAxis and an int
+    or a list or tuple, the instance its ``__init__`` leaves, built here
+    (outside debug mode, where it also checks that indices are sorted and
+    where the caller does not apply this node)."""
+    cdef type t = type(indices_or_sections)
+    if (cls is not _SplitAxis or not (t is int or t is list or t is tuple)
+            or not _split_axis_init.on_class()
+            or _split_axis.globals.get('_get_indices_or_sections')
+            is not _get_indices_or_sections):
+        return cls(indices_or_sections, axis)
+    node = bare(_SplitAxis)
+    if t is int:
+        node.indices = None
+        node.sections = indices_or_sections
+    else:
+        node.indices = list(indices_or_sections)
+        node.sections = None
+    node.axis = axis
+    return node
+
+
+def split_axis_(*args, **kwargs):
+    """Drop-in for ``F.split_axis``: ``SplitAxis(indices_or_sections,
+    axis).apply((x,))``, its only output where not ``force_tuple``, the
+    class read from its module as stock reads it."""
+    cdef tuple values = _split_axis.arguments(args, kwargs)
+    if values is not None:
+        x, indices_or_sections, axis, force_tuple = values
+        cls = _split_axis.globals.get('SplitAxis')
+        if cls is not None:
+            res = _split_axis.apply_all(
+                _node(cls, indices_or_sections, axis), (x,))
+            if res is not None:
+                if force_tuple or len(res) != 1:
+                    return res
+                return res[0]
+    return _split_axis.stock(args, kwargs)
 
 
 ENTRIES = (
