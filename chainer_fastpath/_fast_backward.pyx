@@ -51,6 +51,7 @@ from chainer import variable as _variable_mod
 from chainer.function_node import FunctionNode
 from chainer.functions.math import basic_math
 
+from chainer_fastpath._core._signature cimport Signature
 from chainer_fastpath._core._stats cimport EntryStats
 from chainer_fastpath._core._tuples cimport nones, set_item
 from chainer_fastpath._core._attrs cimport (
@@ -235,9 +236,23 @@ cdef object _seed(object self, object data, object loss_scale):
     return g
 
 
-def backward(self, retain_grad=False, enable_double_backprop=False,
-             loss_scale=None):
+cdef Signature _backward_signature = Signature(
+    ('self', 'retain_grad', 'enable_double_backprop', 'loss_scale'),
+    (False, False, None))
+
+
+def backward(*args, **kwargs):
     """Drop-in for ``Variable.backward``."""
+    cdef tuple values = _backward_signature.bind(args, kwargs)
+    if values is None:
+        # Python's TypeError, worded as for stock's method.
+        _stats_backward.fallback(_backward_signature.mismatch)
+        return _original_backward(*args, **kwargs)
+    return _backward(values[0], values[1], values[2], values[3])
+
+
+cdef object _backward(self, retain_grad, enable_double_backprop,
+                      loss_scale):
     reason = _fallback_reason(self)
     g = None
     if reason is None:

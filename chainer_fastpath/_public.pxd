@@ -1,13 +1,12 @@
+from chainer_fastpath._core._signature cimport Signature
 from chainer_fastpath._core._stats cimport EntryStats
 
 
 cdef class Public:
     cdef readonly EntryStats stats
-    cdef readonly tuple names
-    cdef readonly tuple defaults
+    cdef readonly Signature signature
     cdef readonly dict globals
     cdef object original
-    cdef str _signature
 
     cdef tuple arguments(self, tuple args, dict kwargs)
     cdef object apply_all(self, object node, object inputs)

@@ -10,10 +10,8 @@ the stock function's frame).
 """
 from chainer_fastpath._core import _registry
 from chainer_fastpath._core import _stats
+from chainer_fastpath._core._signature cimport Signature
 from chainer_fastpath._fast_call cimport apply_or_debug
-
-
-cdef object _MISSING = object()
 
 
 cdef class Public:
@@ -23,11 +21,9 @@ cdef class Public:
 
     def __init__(self, row, module, names, defaults):
         self.stats = _stats.entry(row)
-        self.names = tuple(names)
-        self.defaults = tuple(defaults)
+        self.signature = Signature(names, defaults)
         self.globals = module.__dict__
         self.original = None
-        self._signature = 'arguments not ({})'.format(', '.join(names))
 
     def bind(self, replacement, original):
         """Keeps ``original`` (the first given) to fall back to, lets
@@ -40,38 +36,11 @@ cdef class Public:
 
     cdef tuple arguments(self, tuple args, dict kwargs):
         """The parameters' values for a call ``f(*args, **kwargs)``, bound
-        as Python binds them; None, counted, where Python would raise (an
-        argument missing, given twice or unknown, or too many)."""
-        cdef Py_ssize_t n = len(args), m = len(self.names), i
-        cdef Py_ssize_t first_default = m - len(self.defaults)
-        if n > m:
-            self.stats.fallback(self._signature)
-            return None
-        if not kwargs and n >= first_default:
-            # Positional arguments only: the usual call.
-            if n == m:
-                return args
-            return args + self.defaults[n - first_default:]
-        cdef list values = list(args)
-        for i in range(n, m):
-            values.append(self.defaults[i - first_default]
-                          if i >= first_default else _MISSING)
-        if kwargs:
-            for name, value in kwargs.items():
-                for i in range(m):
-                    if self.names[i] == name:
-                        break
-                else:
-                    i = -1
-                if i < n:
-                    self.stats.fallback(self._signature)
-                    return None
-                values[i] = value
-        for i in range(first_default):
-            if values[i] is _MISSING:
-                self.stats.fallback(self._signature)
-                return None
-        return tuple(values)
+        as Python binds them; None, counted, where Python would raise."""
+        cdef tuple values = self.signature.bind(args, kwargs)
+        if values is None:
+            self.stats.fallback(self.signature.mismatch)
+        return values
 
     cdef object apply_all(self, object node, object inputs):
         """``node.apply(inputs)``, counted; None in debug mode, where

@@ -11,6 +11,7 @@ from chainer import function_node
 from chainer import variable
 
 from chainer_fastpath._core._audit cimport StockMethods, method_is
+from chainer_fastpath._core._signature cimport Signature
 from chainer_fastpath._core._stats cimport EntryStats
 from chainer_fastpath._core import _stats
 
@@ -38,8 +39,20 @@ def bind(owner, attribute, original):
     return unchain_backward
 
 
-def unchain_backward(self):
+cdef Signature _signature = Signature(('self',))
+
+
+def unchain_backward(*args, **kwargs):
     """Drop-in for ``chainer.Variable.unchain_backward``."""
+    cdef tuple values = _signature.bind(args, kwargs)
+    if values is None:
+        # Python's TypeError, worded as for stock's method.
+        _stats_unchain.fallback(_signature.mismatch)
+        return _original(*args, **kwargs)
+    return _unchain_backward(values[0])
+
+
+cdef _unchain_backward(self):
     reason = None
     if type(self) is not _Variable and type(self) is not _Parameter:
         reason = 'Variable subclass'
