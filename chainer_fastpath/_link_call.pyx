@@ -10,6 +10,8 @@ rest per call. Link hooks, global or local, a mixin's ``__call__``, a
 class whose ``Link`` methods were replaced and debug mode (whose node
 stacks show this frame) run the original, counted.
 """
+import collections
+
 import chainer
 from chainer import link as link_module
 from chainer import link_hook
@@ -26,6 +28,8 @@ cdef object _check_init_done = _Link.__dict__['_Link__check_init_done']
 cdef object _n_local_hooks = _Link.__dict__['_n_local_link_hooks']
 cdef object _stock_get_link_hooks = chainer._get_link_hooks
 cdef object _thread_local = chainer._thread_local
+cdef object _OrderedDict = collections.OrderedDict
+cdef object _MISSING = object()
 cdef object _ForwardPostprocessCallbackArgs = (
     link_hook._ForwardPostprocessCallbackArgs)
 
@@ -128,10 +132,13 @@ def __call__(self, *args, **kwargs):
     cdef object hooks = None
     if reason is None:
         # chainer._get_link_hooks(), the dict stock holds through the call.
-        hooks = getattr(_thread_local, 'link_hooks', None)
-        if hooks is None:
+        hooks = getattr(_thread_local, 'link_hooks', _MISSING)
+        if hooks is _MISSING:
             hooks = _stock_get_link_hooks()
-        if hooks:
+        if type(hooks) is not _OrderedDict:
+            # Set by hand to something else: stock's code, and its error.
+            reason = 'link hooks not an OrderedDict'
+        elif hooks:
             reason = 'link hooks'
         else:
             local = self._local_link_hooks

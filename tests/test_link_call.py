@@ -1,6 +1,8 @@
 """``Link.__call__`` (``_link_call.pyx``), stock vs patched: the same
 outputs, the same hook calls, the same errors, and every case the fast path
 does not take run through the original, counted."""
+import collections
+
 import numpy
 import pytest
 
@@ -8,7 +10,8 @@ import chainer
 import chainer.links as L
 
 import chainer_fastpath
-from chainer_fastpath.testing import assert_same, check_same, run_both
+from chainer_fastpath.testing import (
+    assert_same, check_same, error_of, run_both)
 
 
 class MLP(chainer.Chain):
@@ -204,3 +207,17 @@ def test_forward_errors_propagate_as_stock():
         return str(info.value)
     stock, patched = run_both(fn)
     assert stock == patched == 'bad input 5'
+
+
+@pytest.mark.parametrize('value', [None, {}, collections.OrderedDict()])
+def test_link_hooks_set_by_hand_as_stock(value):
+    # Stock reads chainer._thread_local.link_hooks as it finds it: None
+    # fails there (no .values()); a plain dict works.
+    def fn():
+        saved = chainer._get_link_hooks()
+        chainer._thread_local.link_hooks = value
+        try:
+            return error_of(lambda: MLP()(_x())) or 'no error'
+        finally:
+            chainer._thread_local.link_hooks = saved
+    check_same(fn)
