@@ -223,8 +223,12 @@ def _torch_cells(e, with_torch):
     if TORCH not in e:
         return ('-', '-')
     torch_time = statistics.median(e[TORCH])
-    return (_fmt_time(torch_time), '{:.2f}'.format(
-        statistics.median(e['patched']) / torch_time))
+    # The range over the pairs measured one after the other: how far one
+    # repeat's ratio strays from the ratio of the medians.
+    pairs = [p / t for p, t in zip(e['patched'], e[TORCH])]
+    return (_fmt_time(torch_time), '{:.2f} ({:.2f}-{:.2f})'.format(
+        statistics.median(e['patched']) / torch_time, min(pairs),
+        max(pairs)))
 
 
 def _floor_cells(e):
@@ -277,8 +281,8 @@ def format_table(results, with_torch):
                 + _torch_floor_cells(results[n], with_torch)
                 for n in sections['workloads']]
         lines += _render(rows, ('workload',) + timing
-                         + ('PyTorch', 'patched/PyTorch', 'arithmetic',
-                            'floor/PyTorch')) + ['']
+                         + ('PyTorch', 'patched/PyTorch (min-max)',
+                            'arithmetic', 'floor/PyTorch')) + ['']
     if 'programs' in sections:
         rows = [(n, 'skipped: ' + results[n]['skipped'])
                 if 'skipped' in results[n] else
@@ -290,6 +294,8 @@ def format_table(results, with_torch):
                  'pairs measured one after the other.')
     if 'workloads' in sections:
         lines.append('patched/PyTorch above 1: PyTorch eager is faster; '
+                     'median patched time over median PyTorch time (min-max '
+                     'over the pairs measured one after the other); '
                      'floor/PyTorch: the same were the patched time its '
                      'arithmetic alone, the least the row can reach without '
                      'other arithmetic.')

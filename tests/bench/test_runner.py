@@ -25,7 +25,7 @@ def _results(torch=True):
                               'patched': 'accuracy 0.9'}},
     }
     if torch:
-        results['mlp_train']['torch'] = [2 * ms]
+        results['mlp_train']['torch'] = [2 * ms, 4 * ms]
     results['mlp_train']['arithmetic'] = 0.25
     return results
 
@@ -39,10 +39,11 @@ def test_table_with_torch_column():
     table = runner.format_table(_results(), with_torch=True)
     assert 'PyTorch' in table.splitlines()[0]
     row = _row(table, 'mlp_train').split()
-    # 4.5 ms / 1 ms; patched 1 ms against PyTorch's 2 ms, a quarter of it
-    # arithmetic: 0.25 ms against 2 ms.
+    # 4.5 ms / 1 ms; patched 1 ms against PyTorch's 3 ms (pairs 1/2 and
+    # 1/4), a quarter of it arithmetic: 0.25 ms against 3 ms.
     assert row[1:] == ['4.50', 'ms', '1.00', 'ms', '4.50x', '(4.00-5.00)',
-                       'yes', '2.00', 'ms', '0.50', '25%', '0.12']
+                       'yes', '3.00', 'ms', '0.33', '(0.25-0.50)', '25%',
+                       '0.08']
     # A workload without a PyTorch twin: dashes, not n/a; nor a floor.
     assert _row(table, 'add').split()[-4:] == ['-', '-', 'n/a', 'n/a']
     assert runner.NO_TORCH not in table
