@@ -3,7 +3,8 @@
 processes taking turns, reported side by side.
 
 Each mode's repeats of a workload alternate with the other modes', so that
-drift on the machine hits them alike, and only one process runs at a time.
+drift on the machine hits them alike, and only one process runs at a time,
+always on the same CPU.
 """
 import argparse
 import importlib.util
@@ -50,16 +51,33 @@ def installed(module):
     return importlib.util.find_spec(module) is not None
 
 
-class Worker:
-    """A running worker process of one mode (see :mod:`.worker`)."""
+def one_cpu():
+    """The CPU the benchmark processes run on: the last one this process
+    may use; None where processes cannot be pinned (not Linux).
 
-    def __init__(self, mode):
+    On one CPU the pairs compare like with like: a virtual machine's CPUs
+    can differ in speed for seconds at a time (another guest's load on a
+    sibling thread), and a process tends to stay on the CPU it ran on, so
+    that two unpinned processes measured a millisecond apart can be on a
+    fast and a slow one."""
+    if not hasattr(os, 'sched_getaffinity'):
+        return None
+    return max(os.sched_getaffinity(0))
+
+
+class Worker:
+    """A running worker process of one mode (see :mod:`.worker`), pinned
+    to ``cpu`` unless it is None."""
+
+    def __init__(self, mode, cpu=None):
         self.mode = mode
         env = dict(os.environ, CHAINER_FASTPATH='1', **ONE_THREAD)
         self.proc = subprocess.Popen(
             [sys.executable, '-m', 'chainer_fastpath.bench.worker', mode],
             env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
             text=True)
+        if cpu is not None:
+            os.sched_setaffinity(self.proc.pid, {cpu})
 
     def ask(self, *command):
         """Sends one command and returns the worker's answer."""
@@ -117,7 +135,8 @@ def measure_all(names, rounds, repeats, with_torch=False):
     mode run (``stock``, ``patched``, ``torch``), ``result`` (the digest)
     and ``note`` by mode, or ``skipped`` with the reason.
 
-    Each round starts one worker per mode. Workload by workload, the
+    Each round starts one worker per mode, all on one CPU
+    (:func:`one_cpu`). Workload by workload, the
     workers build it, then take turns running one repeat each, in an order
     that reverses from repeat to repeat; the k-th times of the modes were
     measured next to each other, so drift on the machine hits them alike.
@@ -125,8 +144,9 @@ def measure_all(names, rounds, repeats, with_torch=False):
     modes = list(MODES) + ([TORCH] if with_torch else [])
     results = {n: {'result': {}, 'note': {}} for n in names}
     total, done = rounds * len(names) * repeats, 0
+    cpu = one_cpu()
     for r in range(rounds):
-        workers = {m: Worker(m) for m in modes}
+        workers = {m: Worker(m, cpu) for m in modes}
         try:
             # Started together, they must all have finished importing
             # before the first timing.
@@ -171,7 +191,7 @@ def measure_floors(names, results):
         if why:
             entry['floor_skipped'] = why
             continue
-        worker = Worker('patched')
+        worker = Worker('patched', one_cpu())
         try:
             worker.answer()
             worker.ask('setup', name, WORKLOADS[name][1])
@@ -265,9 +285,10 @@ def _notes(results):
     return notes
 
 
-def format_table(results, with_torch):
+def format_table(results, with_torch, cpu=None):
     """The tables (workloads, then programs), and lines under them: what
-    the columns mean, notes, and why PyTorch or the floor is n/a."""
+    the columns mean, the CPU the processes ran on, notes, and why PyTorch
+    or the floor is n/a."""
     timing = ('stock', 'patched', 'speedup (min-max)', 'same result')
     lines = []
     sections = {}
@@ -292,6 +313,8 @@ def format_table(results, with_torch):
                          + ('arithmetic', 'patched/floor')) + ['']
     lines.append('speedup: stock/patched time, median (min-max) over the '
                  'pairs measured one after the other.')
+    if cpu is not None:
+        lines.append('Every process ran on CPU {}, one at a time.'.format(cpu))
     if 'workloads' in sections:
         lines.append('patched/PyTorch above 1: PyTorch eager is faster; '
                      'median patched time over median PyTorch time (min-max '
@@ -355,7 +378,7 @@ def main(argv):
     with_torch = installed('torch')
     results = measure_all(names, rounds, repeats, with_torch)
     measure_floors(list(results), results)
-    print(format_table(results, with_torch))
+    print(format_table(results, with_torch, one_cpu()))
     if args.json:
         with open(args.json, 'w') as f:
             json.dump(results, f, indent=1)

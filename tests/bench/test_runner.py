@@ -1,5 +1,7 @@
 """The side-by-side runner: table, PyTorch column, --plot, exit status,
 the same-result decision."""
+import os
+
 import numpy
 import pytest
 
@@ -67,9 +69,11 @@ def test_table_marks_mismatch_skip_and_notes():
 class _FakeWorker:
     """Stands in for a worker process: logs each command it is asked."""
     log = []
+    cpus = []
 
-    def __init__(self, mode):
+    def __init__(self, mode, cpu=None):
         self.mode = mode
+        self.cpus.append(cpu)
 
     def answer(self):
         self.log.append((self.mode, 'ready'))
@@ -89,7 +93,7 @@ class _FakeWorker:
 
 def test_repeats_alternate_modes_one_at_a_time(monkeypatch):
     monkeypatch.setattr(runner, 'Worker', _FakeWorker)
-    _FakeWorker.log = []
+    _FakeWorker.log, _FakeWorker.cpus = [], []
     results = runner.measure_all(['digits_trainer', 'mlp_train'], rounds=2,
                                  repeats=3, with_torch=True)
     runs = [m for m, c in _FakeWorker.log if c == 'run']
@@ -113,6 +117,26 @@ def test_repeats_alternate_modes_one_at_a_time(monkeypatch):
     log = [c for m, c in _FakeWorker.log]
     first_setup = log.index('setup')
     assert log[:first_setup] == ['ready'] * 3
+    # All on the same CPU.
+    assert _FakeWorker.cpus == [runner.one_cpu()] * 6
+
+
+@pytest.mark.skipif(runner.one_cpu() is None, reason='no CPU affinity here')
+def test_worker_runs_on_the_cpu_given():
+    cpu = runner.one_cpu()
+    w = runner.Worker('stock', cpu)
+    try:
+        assert w.answer() == {'ready': True}
+        assert os.sched_getaffinity(w.proc.pid) == {cpu}
+    finally:
+        w.close()
+
+
+def test_table_names_the_cpu():
+    table = runner.format_table(_results(), with_torch=True, cpu=1)
+    assert 'Every process ran on CPU 1, one at a time.' in table.splitlines()
+    assert 'Every process ran' not in runner.format_table(
+        _results(), with_torch=True)
 
 
 def test_speedup_pairs_neighbouring_measurements():
