@@ -15,14 +15,19 @@ cdef class UfuncLoop:
 
 
 cdef class FloatLoops:
+    cdef readonly object ufunc
     cdef tuple loops     # UfuncLoop for float32, for float64
 
     cdef UfuncLoop for_type(self, int typenum)
 
 
 cdef class Binary(FloatLoops):
+    cdef UfuncLoop _loop_of(self, object a, object b)
     cdef object call(self, object a, object b, int *raised)
     cdef bint into_rows(self, object a, object b, int *raised) except -1
+    cdef bint into(self, object a, object b, int *raised) except -1
+    cdef object quiet(self, object a, object b, int *raised)
+    cdef object quiet_in_place(self, object a, object b, int *raised)
 
 
 cdef class Reduction(FloatLoops):

@@ -10,7 +10,7 @@ floating-point flags (``_fpe``) and gives the work back to NumPy.
 import numpy
 
 from chainer_fastpath._core._fpe cimport (
-    all_flags, buffer_size, clear_flags, fetestexcept)
+    all_flags, buffer_size, clear_flags, fetestexcept, quiet2, quiet_into)
 from chainer_fastpath._core._ndarray cimport (
     CFP_NPY_ALIGNED, CFP_NPY_C_CONTIGUOUS, CFP_NPY_DOUBLE, CFP_NPY_FLOAT,
     CFP_NPY_WRITEABLE,
@@ -98,6 +98,7 @@ cdef class FloatLoops:
     """A ufunc's loops whose operands are all float32, all float64."""
 
     def __init__(self, ufunc):
+        self.ufunc = ufunc
         self.loops = (UfuncLoop(ufunc, CFP_NPY_FLOAT),
                       UfuncLoop(ufunc, CFP_NPY_DOUBLE))
 
@@ -132,6 +133,36 @@ cdef class Binary(FloatLoops):
         done = self.into_rows(a, b, &raised)
         return done, raised
 
+    def apply_into(self, a, b):
+        """``(self.into(a, b), raised flags)``, for the tests."""
+        cdef int raised = 0
+        done = self.into(a, b, &raised)
+        return done, raised
+
+    cdef UfuncLoop _loop_of(self, object a, object b):
+        """The loop for operands ``a`` and ``b``: None unless both are
+        ndarrays of one canonical float32 or float64 dtype."""
+        if (type(a) is not _ndarray or type(b) is not _ndarray
+                or not layout_ok() or cfp_descr_of(a) != cfp_descr_of(b)
+                or not canonical(a)):
+            return None
+        return self.for_type(cfp_typenum(a))
+
+    cdef object quiet(self, object a, object b, int *raised):
+        """``_fpe.quiet2(self.ufunc, a, b, raised)``, by the loop where
+        ``call`` takes the operands."""
+        y = self.call(a, b, raised)
+        if y is None:
+            y = quiet2(self.ufunc, a, b, raised)
+        return y
+
+    cdef object quiet_in_place(self, object a, object b, int *raised):
+        """``_fpe.quiet_into(self.ufunc, a, b, a, raised)``, by the loop
+        where ``into`` takes the operands; returns ``a``."""
+        if self.into(a, b, raised):
+            return a
+        return quiet_into(self.ufunc, a, b, a, raised)
+
     cdef object call(self, object a, object b, int *raised):
         """``ufunc(a, b)`` with NumPy's error handling off, adding the
         floating-point flags it raised to ``raised``; None (nothing done)
@@ -139,15 +170,10 @@ cdef class Binary(FloatLoops):
         float32 or float64 dtype, each 0-d (broadcast), 1-d or
         C-contiguous, and those not 0-d of one shape.
         """
-        if (type(a) is not _ndarray or type(b) is not _ndarray
-                or not layout_ok() or cfp_descr_of(a) != cfp_descr_of(b)
-                or not canonical(a)):
-            return None
-        cdef int typenum = cfp_typenum(a)
-        cdef UfuncLoop loop = self.for_type(typenum)
+        cdef UfuncLoop loop = self._loop_of(a, b)
         if loop is None:
             return None
-        cdef Py_ssize_t itemsize = 4 if typenum == CFP_NPY_FLOAT else 8
+        cdef Py_ssize_t itemsize = _itemsize(a)
         cdef Py_ssize_t steps[3]
         if not (_operand_stride(a, itemsize, &steps[0])
                 and _operand_stride(b, itemsize, &steps[1])):
@@ -182,6 +208,56 @@ cdef class Binary(FloatLoops):
         loop.function(args, &count, steps, loop.data)
         raised[0] |= fetestexcept(all_flags())
         return out
+
+    cdef bint into(self, object a, object b, int *raised) except -1:
+        """``ufunc(a, b, out=a)`` with NumPy's error handling off, adding the
+        flags it raised to ``raised``; False (nothing done) unless ``a`` and
+        ``b`` are aligned ndarrays of one shape (not 0-d) and one canonical
+        float32 or float64 dtype, ``a`` C-contiguous and writeable, ``b``
+        1-d or C-contiguous and apart from ``a`` in memory: the operands
+        NumPy's trivial path takes, which calls the loop once over them,
+        ``a`` as first operand and as output, with its strides."""
+        cdef UfuncLoop loop = self._loop_of(a, b)
+        if loop is None:
+            return False
+        cdef int nd = cfp_nd(a), k
+        if (nd == 0 or cfp_nd(b) != nd
+                or cfp_flags(a) & _WRITABLE_C_ALIGNED != _WRITABLE_C_ALIGNED):
+            return False
+        cdef Py_ssize_t itemsize = _itemsize(a)
+        cdef Py_ssize_t steps[3]
+        if not _operand_stride(b, itemsize, &steps[1]):
+            return False
+        cdef Py_ssize_t count = 1
+        for k in range(nd):
+            if cfp_dims(b)[k] != cfp_dims(a)[k]:
+                return False
+            count *= cfp_dims(a)[k]
+        if count == 0:
+            return True
+        cdef char *a_data = cfp_data(a)
+        cdef char *b_low = cfp_data(b)
+        cdef char *b_high = b_low + (count - 1) * steps[1]
+        if steps[1] < 0:
+            b_low, b_high = b_high, b_low
+        if (b_low < a_data + count * itemsize
+                and b_high + itemsize > a_data):
+            return False
+        steps[0] = itemsize
+        steps[2] = itemsize
+        if count == 1:
+            # NumPy's trivial path gives a one-element operation stride 0
+            # (PyArray_TRIVIAL_PAIR_ITERATION_STRIDE): the loop then takes
+            # its reduction branch, which keeps the other NaN.
+            steps[0] = steps[1] = steps[2] = 0
+        cdef char *args[3]
+        args[0] = a_data
+        args[1] = cfp_data(b)
+        args[2] = a_data
+        clear_flags(all_flags())
+        loop.function(args, &count, steps, loop.data)
+        raised[0] |= fetestexcept(all_flags())
+        return True
 
     cdef bint into_rows(self, object a, object b, int *raised) except -1:
         """``ufunc(a, b, out=a)`` for ``a`` a C-contiguous 2-d array and
@@ -282,6 +358,11 @@ cdef void _repeat_into(char *buffer, Py_ssize_t count, const char *b,
 
 cdef int _WRITABLE_C_ALIGNED = (CFP_NPY_C_CONTIGUOUS | CFP_NPY_ALIGNED
                                 | CFP_NPY_WRITEABLE)
+
+
+cdef inline Py_ssize_t _itemsize(object a):
+    """The item size of the float32 or float64 array ``a``."""
+    return 4 if cfp_typenum(a) == CFP_NPY_FLOAT else 8
 
 
 cdef inline bint _operand_stride(object a, Py_ssize_t itemsize,

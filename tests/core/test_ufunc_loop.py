@@ -126,6 +126,63 @@ def test_other_operands_are_left_to_the_ufunc(case):
     assert Binary(numpy.add)(a, b) == (None, 0)
 
 
+# name -> layout of ``a`` and ``b`` for ``ufunc(a, b, out=a)``
+INTO_LAYOUTS = ['1', '2', '17', '33', '64', '3x5', '2x3x4', 'empty',
+                'empty_2d']
+
+
+@pytest.mark.parametrize('b_layout', ['same', 'strided_1d'])
+@pytest.mark.parametrize('layout', INTO_LAYOUTS)
+@pytest.mark.parametrize('dtype', DTYPES)
+@pytest.mark.parametrize('ufunc', UFUNCS, ids=lambda u: u.__name__)
+def test_into_same_bits_as_the_ufunc_in_place(ufunc, dtype, layout,
+                                              b_layout):
+    # NumPy's in-place loop on one element keeps the other NaN than its
+    # loop into a new array: the same loop, called the same way, must.
+    if b_layout == 'strided_1d' and len(LAYOUTS[layout][0]) != 1:
+        pytest.skip('a strided 1-d operand')
+    rng = numpy.random.RandomState(2)
+    loop = Binary(ufunc)
+    for _ in range(20):
+        a = _operand(layout, dtype, rng)
+        if b_layout == 'same':
+            b = _operand(layout, dtype, rng)
+        else:
+            b = _specials(dtype, 3 * a.size, rng)[::3]
+        expected = a.copy()
+        with numpy.errstate(all='ignore'):
+            ufunc(expected, b, out=expected)
+        before = a.__array_interface__['data'][0]
+        assert loop.apply_into(a, b)[0]
+        assert a.__array_interface__['data'][0] == before
+        assert bits(a) == bits(expected)
+
+
+# name -> operands ``into`` leaves to the ufunc, untouched
+INTO_NOT_TAKEN = dict(NOT_TAKEN, **{
+    'same_array': lambda: (lambda a: (a, a))(numpy.ones(3, numpy.float32)),
+    'overlapping': lambda: (lambda base: (base[1:], base[:-1]))(
+        numpy.ones(4, numpy.float32)),
+    'strided_out': lambda: (numpy.ones(6, numpy.float32)[::2],
+                            numpy.ones(3, numpy.float32)),
+    'read_only': lambda: (numpy.broadcast_to(
+        numpy.ones(3, numpy.float32), (2, 3)),
+        numpy.ones((2, 3), numpy.float32)),
+    '0d_both': lambda: (numpy.ones((), numpy.float32),
+                        numpy.ones((), numpy.float32)),
+    '0d_operand': lambda: (numpy.ones(3, numpy.float32),
+                           numpy.ones((), numpy.float32)),
+})
+
+
+@pytest.mark.parametrize('case', sorted(INTO_NOT_TAKEN))
+def test_into_other_operands_are_left_to_the_ufunc(case):
+    a, b = INTO_NOT_TAKEN[case]()
+    before = numpy.array(a, copy=True)
+    assert Binary(numpy.add).apply_into(a, b) == (False, 0)
+    assert bits(numpy.asarray(a)) == bits(before)
+
+
 # name -> (rows, width, the row operand from an array of twice its length)
 ROW_LAYOUTS = {
     '1x1': (1, 1, None),
@@ -167,18 +224,21 @@ def test_rows_same_bits_as_the_ufunc_in_place(ufunc, dtype, layout,
 
 
 @pytest.mark.parametrize('values', [
-    ([[3e38, 1.0]], [3e38, 2.0]),           # overflow
-    ([[numpy.inf, 1.0]], [-numpy.inf, 0.0]),  # invalid
-    ([[1.0, 2.0]], [3.0, 4.0]),             # none
+    ([3e38, 1.0], [3e38, 2.0]),             # overflow
+    ([numpy.inf, 1.0], [-numpy.inf, 0.0]),  # invalid
+    ([1.0, 2.0], [3.0, 4.0]),               # none
 ])
-def test_rows_raise_the_ufuncs_flags(values):
+@pytest.mark.parametrize('method', ['add_rows', 'apply_into'])
+def test_in_place_raises_the_ufuncs_flags(method, values):
     a, b = (numpy.array(v, numpy.float32) for v in values)
+    if method == 'add_rows':
+        a = a[None]     # one row
     expected = a.copy()
     flags = []
     with numpy.errstate(all='call',
                         call=lambda kind, flag: flags.append(flag)):
         numpy.add(expected, b, out=expected)
-    done, raised = Binary(numpy.add).add_rows(a, b)
+    done, raised = getattr(Binary(numpy.add), method)(a, b)
     assert done and raised == fenv_flags(sum(set(flags)))
 
 

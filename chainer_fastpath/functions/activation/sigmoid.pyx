@@ -18,6 +18,7 @@ from chainer_fastpath._core._fpe cimport acts, quiet1, quiet2
 from chainer_fastpath._core._registry cimport NOT_HANDLED, compiled
 from chainer_fastpath._core._retained cimport (
     activation_grad, activation_inputs, array_of)
+from chainer_fastpath._core._ufunc_loop cimport Binary
 from chainer_fastpath._public cimport Public
 
 cdef object _tanh = numpy.tanh
@@ -25,6 +26,7 @@ cdef object _np_add = numpy.add
 cdef object _np_subtract = numpy.subtract
 cdef object _np_multiply = numpy.multiply
 cdef object _utils = chainer.utils
+cdef Binary _multiply_loop = Binary(_np_multiply)
 
 
 cdef object _forward(object node, tuple inputs, ConfigView config):
@@ -57,9 +59,9 @@ cdef object _backward(object func, tuple indexes, tuple grad_outputs):
         return NOT_HANDLED
     one = y.dtype.type(1)
     cdef int raised = 0
-    gx = quiet2(_np_multiply, gy, y, &raised)
-    gx = quiet2(_np_multiply, gx, quiet2(_np_subtract, one, y, &raised),
-                &raised)
+    gx = _multiply_loop.quiet(gy, y, &raised)
+    gx = _multiply_loop.quiet(gx, quiet2(_np_subtract, one, y, &raised),
+                              &raised)
     if acts(raised):
         return NOT_HANDLED
     return activation_grad(y_node, gy_var, gx)

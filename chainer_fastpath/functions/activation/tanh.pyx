@@ -18,12 +18,14 @@ from chainer_fastpath._core._fpe cimport acts, quiet1, quiet2
 from chainer_fastpath._core._registry cimport NOT_HANDLED, compiled
 from chainer_fastpath._core._retained cimport (
     activation_grad, activation_inputs, array_of)
+from chainer_fastpath._core._ufunc_loop cimport Binary
 from chainer_fastpath._public cimport Public
 
 cdef object _np_tanh = numpy.tanh
 cdef object _np_subtract = numpy.subtract
 cdef object _np_multiply = numpy.multiply
 cdef object _utils = chainer.utils
+cdef Binary _multiply_loop = Binary(_np_multiply)
 
 
 cdef object _forward(object node, tuple x, ConfigView config):
@@ -49,9 +51,9 @@ cdef object _backward(object func, tuple indexes, tuple grad_outputs):
     y = array_of(y_node)
     one = y.dtype.type(1)
     cdef int raised = 0
-    gx = quiet2(_np_subtract, one, quiet2(_np_multiply, y, y, &raised),
+    gx = quiet2(_np_subtract, one, _multiply_loop.quiet(y, y, &raised),
                 &raised)
-    gx = quiet2(_np_multiply, gy, gx, &raised)
+    gx = _multiply_loop.quiet(gy, gx, &raised)
     if acts(raised):
         return NOT_HANDLED
     return activation_grad(y_node, gy_var, gx)

@@ -46,27 +46,17 @@ cdef inline object _forced(object y, int raised):
     return forced(y),
 
 
-cdef inline object _binary(Binary loop, object ufunc, object a, object b,
-                           int *raised):
-    """``ufunc(a, b)``, NumPy's error handling off: through the ufunc's loop
-    where ``loop`` takes the operands, through the ufunc otherwise."""
-    y = loop.call(a, b, raised)
-    if y is None:
-        y = quiet2(ufunc, a, b, raised)
-    return y
-
-
 # -- forwards ---------------------------------------------------------------
 
 cdef object _add(object node, tuple x, ConfigView config):
     cdef int raised = 0
-    y = _binary(_add_loop, _np_add, x[0], x[1], &raised)
+    y = _add_loop.quiet(x[0], x[1], &raised)
     return _forced(y, raised)
 
 
 cdef object _sub(object node, tuple x, ConfigView config):
     cdef int raised = 0
-    y = _binary(_subtract_loop, _np_subtract, x[0], x[1], &raised)
+    y = _subtract_loop.quiet(x[0], x[1], &raised)
     return _forced(y, raised)
 
 
@@ -74,7 +64,7 @@ cdef object _mul(object node, tuple x, ConfigView config):
     # Mul.forward: may broadcast.
     retain_inputs(node, (0, 1))
     cdef int raised = 0
-    y = _binary(_multiply_loop, _np_multiply, x[0], x[1], &raised)
+    y = _multiply_loop.quiet(x[0], x[1], &raised)
     return _forced(y, raised)
 
 
@@ -234,7 +224,7 @@ cdef object _mul_grad(object func, tuple indexes, tuple grad_outputs):
     cdef int raised = 0
     cdef list products = []
     for i in indexes:
-        products.append(quiet2(_np_multiply, gy, xs[1 - i], &raised))
+        products.append(_multiply_loop.quiet(gy, xs[1 - i], &raised))
     if acts(raised):
         return NOT_HANDLED
     cdef list ret = []
