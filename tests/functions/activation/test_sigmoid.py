@@ -12,6 +12,15 @@ from chainer_fastpath.testing import (
 # name -> builds (under the shared seed) and returns (fn, args)
 APPLY_CASES = {
     'sigmoid': lambda: (F.sigmoid, [_v(4, 3)]),
+    'sigmoid_0d': lambda: (F.sigmoid, [_v()]),
+    'sigmoid_one': lambda: (F.sigmoid, [_v(1)]),
+    # More elements than the loop takes a 0-d operand for: NumPy's call.
+    'sigmoid_large': lambda: (F.sigmoid, [_v(5000)]),
+    'sigmoid_float64': lambda: (F.sigmoid, [_v(4, 3, dtype=numpy.float64)]),
+    'sigmoid_float16': lambda: (F.sigmoid, [_v(4, 3, dtype=numpy.float16)]),
+    'sigmoid_extremes': lambda: (F.sigmoid, [numpy.array(
+        [numpy.nan, -numpy.inf, numpy.inf, 0.0, -0.0, 1e-45, 88.7, -104.0],
+        numpy.float32)]),
 }
 
 # name -> f(dtype) building inputs and returning (inputs, output)
