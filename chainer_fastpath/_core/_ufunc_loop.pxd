@@ -32,3 +32,10 @@ cdef class Binary(FloatLoops):
 
 cdef class Reduction(FloatLoops):
     cdef object all(self, object a, bint keepdims, int *raised)
+
+
+cdef class Constant:
+    cdef readonly object value
+    cdef object f32, f64    # 0-d arrays of value
+
+    cdef object like(self, object x)

@@ -360,6 +360,35 @@ cdef int _WRITABLE_C_ALIGNED = (CFP_NPY_C_CONTIGUOUS | CFP_NPY_ALIGNED
                                 | CFP_NPY_WRITEABLE)
 
 
+cdef class Constant:
+    """A number as stock writes it beside an array ``x``,
+    ``x.dtype.type(value)``, in the form ``Binary`` takes: for a float32 or
+    float64 ndarray, the 0-d array of that dtype NumPy itself turns the
+    scalar into (NumPy 1.x casts a scalar and a 0-d array alike)."""
+
+    def __init__(self, value):
+        self.value = value
+        self.f32 = numpy.full((), value, numpy.float32)
+        self.f64 = numpy.full((), value, numpy.float64)
+        self.f32.flags.writeable = False
+        self.f64.flags.writeable = False
+
+    cdef object like(self, object x):
+        """``value`` in ``x``'s dtype: a shared read-only 0-d array for a
+        float32 or float64 ndarray, else ``x.dtype.type(value)``."""
+        if type(x) is _ndarray and layout_ok():
+            num = cfp_typenum(x)
+            if num == CFP_NPY_FLOAT:
+                return self.f32
+            if num == CFP_NPY_DOUBLE:
+                return self.f64
+        return x.dtype.type(self.value)
+
+    def __call__(self, x):
+        """``self.like(x)``, for the tests."""
+        return self.like(x)
+
+
 cdef inline Py_ssize_t _itemsize(object a):
     """The item size of the float32 or float64 array ``a``."""
     return 4 if cfp_typenum(a) == CFP_NPY_FLOAT else 8

@@ -4,7 +4,7 @@ import numpy
 import pytest
 
 from chainer_fastpath._core._fpe import fenv_flags
-from chainer_fastpath._core._ufunc_loop import Binary, Reduction
+from chainer_fastpath._core._ufunc_loop import Binary, Constant, Reduction
 from chainer_fastpath.testing import bits
 
 UFUNCS = [numpy.add, numpy.subtract, numpy.multiply, numpy.maximum]
@@ -338,3 +338,29 @@ def test_reduction_leaves_other_arrays_to_the_ufunc(case):
          'subclass': lambda: numpy.ones((1, 3), numpy.float32).view(
              numpy.matrix)}[case]()
     assert Reduction(numpy.add)(a) == (None, 0)
+
+
+@pytest.mark.parametrize('value', [0.5, 1, -2.75])
+@pytest.mark.parametrize('dtype', DTYPES + [numpy.float16, numpy.int32])
+def test_constant_is_the_operand_numpy_makes_of_stocks_scalar(value, dtype):
+    rng = numpy.random.RandomState(3)
+    x = (_specials(dtype, 7, rng) if dtype in DTYPES
+         else numpy.arange(7).astype(dtype))
+    c = Constant(value)(x)
+    scalar = x.dtype.type(value)
+    assert numpy.asarray(c).dtype == x.dtype
+    assert bits(numpy.asarray(c)) == bits(numpy.asarray(scalar))
+    if dtype in DTYPES:
+        assert type(c) is numpy.ndarray and c.shape == ()
+        assert not c.flags.writeable
+        # As an operand it gives what the scalar gives, bit for bit.
+        with numpy.errstate(all='ignore'):
+            assert bits(Binary(numpy.subtract)(c, x)[0]) == bits(
+                numpy.subtract(scalar, x))
+    else:
+        assert type(c) is dtype
+
+
+def test_constant_beside_a_subclass_is_the_scalar():
+    m = numpy.ones(3, numpy.float32).view(numpy.matrix)
+    assert type(Constant(1)(m)) is numpy.float32

@@ -14,13 +14,11 @@ from chainer.functions.activation import sigmoid
 
 from chainer_fastpath._core._attrs cimport retain_outputs
 from chainer_fastpath._core._config cimport ConfigView
-from chainer_fastpath._core._fpe cimport acts, quiet1, quiet2
-from chainer_fastpath._core._ndarray cimport (
-    CFP_NPY_DOUBLE, CFP_NPY_FLOAT, cfp_typenum, layout_ok)
+from chainer_fastpath._core._fpe cimport acts, quiet1
 from chainer_fastpath._core._registry cimport NOT_HANDLED, compiled
 from chainer_fastpath._core._retained cimport (
     activation_grad, activation_inputs, array_of)
-from chainer_fastpath._core._ufunc_loop cimport Binary
+from chainer_fastpath._core._ufunc_loop cimport Binary, Constant
 from chainer_fastpath._public cimport Public
 
 cdef object _tanh = numpy.tanh
@@ -30,29 +28,16 @@ cdef object _np_multiply = numpy.multiply
 cdef object _utils = chainer.utils
 cdef Binary _multiply_loop = Binary(_np_multiply)
 cdef Binary _add_loop = Binary(_np_add)
-# Stock's ``x.dtype.type(0.5)`` as NumPy turns it into an operand: a 0-d
-# array of x's dtype (NumPy 1.x casts a scalar and a 0-d array alike).
-cdef object _HALF32 = numpy.full((), 0.5, numpy.float32)
-cdef object _HALF64 = numpy.full((), 0.5, numpy.float64)
-
-
-cdef object _half_of(object x):
-    """0.5 in ``x``'s dtype, a 0-d array for a float32 or float64 ndarray
-    (which ``Binary`` takes), else the scalar stock makes."""
-    if type(x) is numpy.ndarray and layout_ok():
-        num = cfp_typenum(x)
-        if num == CFP_NPY_FLOAT:
-            return _HALF32
-        if num == CFP_NPY_DOUBLE:
-            return _HALF64
-    return x.dtype.type(0.5)
+cdef Binary _subtract_loop = Binary(_np_subtract)
+cdef Constant _HALF = Constant(0.5)
+cdef Constant _ONE = Constant(1)
 
 
 cdef object _forward(object node, tuple inputs, ConfigView config):
     # FunctionNode.forward -> Sigmoid.forward_cpu.
     assert len(inputs) > 0
     x = inputs[0]
-    half = _half_of(x)
+    half = _HALF.like(x)
     cdef int raised = 0
     t = quiet1(_tanh, _multiply_loop.quiet(x, half, &raised), &raised)
     t = _add_loop.quiet(_multiply_loop.quiet(t, half, &raised), half,
@@ -76,11 +61,10 @@ cdef object _backward(object func, tuple indexes, tuple grad_outputs):
     y = array_of(y_node)
     if y.dtype.kind != 'f' or gy.dtype.kind != 'f':
         return NOT_HANDLED
-    one = y.dtype.type(1)
     cdef int raised = 0
     gx = _multiply_loop.quiet(gy, y, &raised)
-    gx = _multiply_loop.quiet(gx, quiet2(_np_subtract, one, y, &raised),
-                              &raised)
+    gx = _multiply_loop.quiet(
+        gx, _subtract_loop.quiet(_ONE.like(y), y, &raised), &raised)
     if acts(raised):
         return NOT_HANDLED
     return activation_grad(y_node, gy_var, gx)

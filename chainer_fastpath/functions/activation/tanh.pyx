@@ -14,11 +14,11 @@ from chainer.functions.activation import tanh
 
 from chainer_fastpath._core._attrs cimport retain_outputs
 from chainer_fastpath._core._config cimport ConfigView
-from chainer_fastpath._core._fpe cimport acts, quiet1, quiet2
+from chainer_fastpath._core._fpe cimport acts, quiet1
 from chainer_fastpath._core._registry cimport NOT_HANDLED, compiled
 from chainer_fastpath._core._retained cimport (
     activation_grad, activation_inputs, array_of)
-from chainer_fastpath._core._ufunc_loop cimport Binary
+from chainer_fastpath._core._ufunc_loop cimport Binary, Constant
 from chainer_fastpath._public cimport Public
 
 cdef object _np_tanh = numpy.tanh
@@ -26,6 +26,8 @@ cdef object _np_subtract = numpy.subtract
 cdef object _np_multiply = numpy.multiply
 cdef object _utils = chainer.utils
 cdef Binary _multiply_loop = Binary(_np_multiply)
+cdef Binary _subtract_loop = Binary(_np_subtract)
+cdef Constant _ONE = Constant(1)
 
 
 cdef object _forward(object node, tuple x, ConfigView config):
@@ -49,10 +51,9 @@ cdef object _backward(object func, tuple indexes, tuple grad_outputs):
         return NOT_HANDLED
     y_node, gy_var, gy = args
     y = array_of(y_node)
-    one = y.dtype.type(1)
     cdef int raised = 0
-    gx = quiet2(_np_subtract, one, _multiply_loop.quiet(y, y, &raised),
-                &raised)
+    gx = _subtract_loop.quiet(
+        _ONE.like(y), _multiply_loop.quiet(y, y, &raised), &raised)
     gx = _multiply_loop.quiet(gy, gx, &raised)
     if acts(raised):
         return NOT_HANDLED

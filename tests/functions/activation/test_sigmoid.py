@@ -26,6 +26,9 @@ APPLY_CASES = {
 # name -> f(dtype) building inputs and returning (inputs, output)
 BACKWARD_CASES = {
     'sigmoid': lambda d: applied(F.sigmoid, _v(3, 4, dtype=d)),
+    'sigmoid_0d': lambda d: applied(F.sigmoid, _v(dtype=d)),
+    # More elements than the loop takes a 0-d operand for: NumPy's call.
+    'sigmoid_large': lambda d: applied(F.sigmoid, _v(5000, dtype=d)),
 }
 
 

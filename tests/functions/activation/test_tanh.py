@@ -17,6 +17,9 @@ APPLY_CASES = {
 # name -> f(dtype) building inputs and returning (inputs, output)
 BACKWARD_CASES = {
     'tanh': lambda d: applied(F.tanh, _v(3, 4, dtype=d)),
+    'tanh_0d': lambda d: applied(F.tanh, _v(dtype=d)),
+    # More elements than the loop takes a 0-d operand for: NumPy's call.
+    'tanh_large': lambda d: applied(F.tanh, _v(5000, dtype=d)),
 }
 
 
