@@ -74,7 +74,7 @@ from chainer_fastpath._core._registry cimport (
     NOT_HANDLED, Compiled, lookup_node, run_backward, run_backward_into,
     stock_callees)
 from chainer_fastpath._core._stock_warning cimport StockWarning
-from chainer_fastpath._core._ufunc_loop cimport Binary
+from chainer_fastpath._core._ufunc_loop cimport add_loop
 from chainer_fastpath._core import _stats
 
 cdef EntryStats _stats_backward = _stats.entry('Variable.backward')
@@ -104,8 +104,6 @@ cdef object _base_accumulate = FunctionNode.__dict__['backward_accumulate']
 cdef object _original_backward = None
 
 cdef object _ndarray = numpy.ndarray
-cdef object _np_add = numpy.add
-cdef Binary _add_loop = Binary(_np_add)
 cdef object _np_multiply = numpy.multiply
 cdef object _np_number = numpy.number
 cdef object _np_array = numpy.array
@@ -520,12 +518,12 @@ cdef class _Engine:
                 rg = a_rg or grad_requires_grad(b)
                 if (a is self.owned.get(node) and a_rg == rg
                         and sums_in_place_exactly(aa, ba)):
-                    _add_loop.quiet_in_place(aa, ba, &raised)
+                    add_loop.quiet_in_place(aa, ba, &raised)
                     if acts(raised):
                         _act_as_stock_sum(aa.dtype, raised)
                     del lst[1]
                     return
-                y = _add_loop.quiet(aa, ba, &raised)
+                y = add_loop.quiet(aa, ba, &raised)
                 if acts(raised):
                     _act_as_stock_sum(aa.dtype, raised)
                 if type(y) is not _ndarray:

@@ -30,6 +30,10 @@ cdef class Binary(FloatLoops):
     cdef object quiet_in_place(self, object a, object b, int *raised)
 
 
+# NumPy's add, subtract and multiply, one instance each for every module.
+cdef Binary add_loop, subtract_loop, multiply_loop
+
+
 cdef class Reduction(FloatLoops):
     cdef object all(self, object a, bint keepdims, int *raised)
 

@@ -356,6 +356,11 @@ cdef void _repeat_into(char *buffer, Py_ssize_t count, const char *b,
         pos = 0
 
 
+add_loop = Binary(numpy.add)
+subtract_loop = Binary(numpy.subtract)
+multiply_loop = Binary(numpy.multiply)
+
+
 cdef int _WRITABLE_C_ALIGNED = (CFP_NPY_C_CONTIGUOUS | CFP_NPY_ALIGNED
                                 | CFP_NPY_WRITEABLE)
 

@@ -18,17 +18,12 @@ from chainer_fastpath._core._fpe cimport acts, quiet1
 from chainer_fastpath._core._registry cimport NOT_HANDLED, compiled
 from chainer_fastpath._core._retained cimport (
     activation_grad, activation_inputs, array_of)
-from chainer_fastpath._core._ufunc_loop cimport Binary, Constant
+from chainer_fastpath._core._ufunc_loop cimport (
+    Constant, add_loop, multiply_loop, subtract_loop)
 from chainer_fastpath._public cimport Public
 
 cdef object _tanh = numpy.tanh
-cdef object _np_add = numpy.add
-cdef object _np_subtract = numpy.subtract
-cdef object _np_multiply = numpy.multiply
 cdef object _utils = chainer.utils
-cdef Binary _multiply_loop = Binary(_np_multiply)
-cdef Binary _add_loop = Binary(_np_add)
-cdef Binary _subtract_loop = Binary(_np_subtract)
 cdef Constant _HALF = Constant(0.5)
 cdef Constant _ONE = Constant(1)
 
@@ -39,9 +34,9 @@ cdef object _forward(object node, tuple inputs, ConfigView config):
     x = inputs[0]
     half = _HALF.like(x)
     cdef int raised = 0
-    t = quiet1(_tanh, _multiply_loop.quiet(x, half, &raised), &raised)
-    t = _add_loop.quiet(_multiply_loop.quiet(t, half, &raised), half,
-                        &raised)
+    t = quiet1(_tanh, multiply_loop.quiet(x, half, &raised), &raised)
+    t = add_loop.quiet(multiply_loop.quiet(t, half, &raised), half,
+                       &raised)
     if acts(raised):
         return NOT_HANDLED
     y = _utils.force_array(t)
@@ -62,9 +57,9 @@ cdef object _backward(object func, tuple indexes, tuple grad_outputs):
     if y.dtype.kind != 'f' or gy.dtype.kind != 'f':
         return NOT_HANDLED
     cdef int raised = 0
-    gx = _multiply_loop.quiet(gy, y, &raised)
-    gx = _multiply_loop.quiet(
-        gx, _subtract_loop.quiet(_ONE.like(y), y, &raised), &raised)
+    gx = multiply_loop.quiet(gy, y, &raised)
+    gx = multiply_loop.quiet(
+        gx, subtract_loop.quiet(_ONE.like(y), y, &raised), &raised)
     if acts(raised):
         return NOT_HANDLED
     return activation_grad(y_node, gy_var, gx)

@@ -18,15 +18,12 @@ from chainer_fastpath._core._fpe cimport acts, quiet1
 from chainer_fastpath._core._registry cimport NOT_HANDLED, compiled
 from chainer_fastpath._core._retained cimport (
     activation_grad, activation_inputs, array_of)
-from chainer_fastpath._core._ufunc_loop cimport Binary, Constant
+from chainer_fastpath._core._ufunc_loop cimport (
+    Constant, multiply_loop, subtract_loop)
 from chainer_fastpath._public cimport Public
 
 cdef object _np_tanh = numpy.tanh
-cdef object _np_subtract = numpy.subtract
-cdef object _np_multiply = numpy.multiply
 cdef object _utils = chainer.utils
-cdef Binary _multiply_loop = Binary(_np_multiply)
-cdef Binary _subtract_loop = Binary(_np_subtract)
 cdef Constant _ONE = Constant(1)
 
 
@@ -52,9 +49,9 @@ cdef object _backward(object func, tuple indexes, tuple grad_outputs):
     y_node, gy_var, gy = args
     y = array_of(y_node)
     cdef int raised = 0
-    gx = _subtract_loop.quiet(
-        _ONE.like(y), _multiply_loop.quiet(y, y, &raised), &raised)
-    gx = _multiply_loop.quiet(gy, gx, &raised)
+    gx = subtract_loop.quiet(
+        _ONE.like(y), multiply_loop.quiet(y, y, &raised), &raised)
+    gx = multiply_loop.quiet(gy, gx, &raised)
     if acts(raised):
         return NOT_HANDLED
     return activation_grad(y_node, gy_var, gx)

@@ -32,7 +32,7 @@ from chainer_fastpath._core._ndarray cimport (
     cfp_flags, cfp_nd, layout_ok, new_shaped)
 from chainer_fastpath._core._objects cimport node_data
 from chainer_fastpath._core._registry cimport NOT_HANDLED, compiled
-from chainer_fastpath._core._ufunc_loop cimport Binary
+from chainer_fastpath._core._ufunc_loop cimport add_loop
 from chainer_fastpath._core._retained cimport array_of, requires_grad_of
 from chainer_fastpath._public cimport Public
 
@@ -57,7 +57,6 @@ cdef double _HALF_MAX = numpy.finfo(numpy.float16).max
 # What ndarray.sum calls, without numpy.core._methods._sum around it.
 cdef object _add_reduce = numpy.add.reduce
 # ``y += b``: add's loop per row where it takes the operands.
-cdef Binary _add_loop = Binary(_np_add)
 
 
 cdef object _forward(object node, tuple inputs, ConfigView config):
@@ -75,7 +74,7 @@ cdef object _forward(object node, tuple inputs, ConfigView config):
         return NOT_HANDLED
     cdef int raised = 0
     if len(inputs) == 3:
-        if not _add_loop.into_rows(y, b, &raised):
+        if not add_loop.into_rows(y, b, &raised):
             quiet_into(_np_add, y, b, y, &raised)
         if acts(raised):
             return NOT_HANDLED

@@ -24,7 +24,8 @@ from chainer_fastpath._core._ndarray cimport (
 from chainer_fastpath._core._registry cimport NOT_HANDLED, compiled
 from chainer_fastpath._core._retained cimport (
     float_operands, requires_grad_of, retained_inputs)
-from chainer_fastpath._core._ufunc_loop cimport Binary
+from chainer_fastpath._core._ufunc_loop cimport (
+    add_loop, multiply_loop, subtract_loop)
 from chainer_fastpath._force_array cimport forced
 from chainer_fastpath.functions.math.sum cimport sum_to_grad
 
@@ -33,9 +34,6 @@ cdef object _preprocess_const = basic_math._preprocess_const
 cdef object _np_add = numpy.add
 cdef object _np_subtract = numpy.subtract
 cdef object _np_multiply = numpy.multiply
-cdef Binary _add_loop = Binary(_np_add)
-cdef Binary _subtract_loop = Binary(_np_subtract)
-cdef Binary _multiply_loop = Binary(_np_multiply)
 
 
 cdef inline object _forced(object y, int raised):
@@ -50,13 +48,13 @@ cdef inline object _forced(object y, int raised):
 
 cdef object _add(object node, tuple x, ConfigView config):
     cdef int raised = 0
-    y = _add_loop.quiet(x[0], x[1], &raised)
+    y = add_loop.quiet(x[0], x[1], &raised)
     return _forced(y, raised)
 
 
 cdef object _sub(object node, tuple x, ConfigView config):
     cdef int raised = 0
-    y = _subtract_loop.quiet(x[0], x[1], &raised)
+    y = subtract_loop.quiet(x[0], x[1], &raised)
     return _forced(y, raised)
 
 
@@ -64,7 +62,7 @@ cdef object _mul(object node, tuple x, ConfigView config):
     # Mul.forward: may broadcast.
     retain_inputs(node, (0, 1))
     cdef int raised = 0
-    y = _multiply_loop.quiet(x[0], x[1], &raised)
+    y = multiply_loop.quiet(x[0], x[1], &raised)
     return _forced(y, raised)
 
 
@@ -224,7 +222,7 @@ cdef object _mul_grad(object func, tuple indexes, tuple grad_outputs):
     cdef int raised = 0
     cdef list products = []
     for i in indexes:
-        products.append(_multiply_loop.quiet(gy, xs[1 - i], &raised))
+        products.append(multiply_loop.quiet(gy, xs[1 - i], &raised))
     if acts(raised):
         return NOT_HANDLED
     cdef list ret = []
