@@ -21,7 +21,11 @@ import chainer.functions
 from chainer import variable
 from chainer.functions.math import basic_math
 
+from cpython.object cimport PyObject
+
 from chainer_fastpath._core._config cimport debug_mode
+from chainer_fastpath._core._dicts cimport cfp_dict_item_keyed, cfp_keyed_memo
+from chainer_fastpath._core._objects cimport construct
 from chainer_fastpath._fast_call cimport apply_or_debug
 from chainer_fastpath._core._stats cimport EntryStats
 from chainer_fastpath._core import _registry
@@ -35,6 +39,7 @@ cdef object _preprocess_rhs = basic_math._preprocess_rhs
 # Stock's functions read the node classes and helpers as globals, from the
 # module's dict: so do these (cheaper than the module's attribute lookup).
 cdef dict _globals = basic_math.__dict__
+cdef cfp_keyed_memo _global_reads
 
 # Counted under the name of the stock function each one replaces.
 cdef EntryStats _stats_add = _stats.entry('basic_math.add')
@@ -93,13 +98,17 @@ cdef inline bint _array_in_debug(EntryStats stats) except -1:
 cdef inline bint _plain_variable(object x):
     # The stock helper is looked up per call: a test may replace it.
     return ((type(x) is _Variable or type(x) is _Parameter)
-            and _globals.get('_preprocess_rhs') is _preprocess_rhs)
+            and cfp_dict_item_keyed(&_global_reads, _globals,
+                                    '_preprocess_rhs')
+            == <PyObject *>_preprocess_rhs)
 
 
 cdef inline object _stock(str name):
     """basic_math's global ``name``, as stock's functions read it."""
-    found = _globals.get(name)
-    return found if found is not None else getattr(basic_math, name)
+    cdef PyObject *found = cfp_dict_item_keyed(&_global_reads, _globals, name)
+    if found is not NULL and <object>found is not None:
+        return <object>found
+    return getattr(basic_math, name)
 
 
 cdef inline bint _number(object x):
@@ -112,12 +121,12 @@ def add(*xs):
     y = None
     if len(xs) == 2:
         if _plain_variable(xs[1]):
-            y = _applied(_stats_add, _stock('Add')(), xs)
+            y = _applied(_stats_add, construct(_stock('Add')), xs)
         elif _number(xs[1]):
             y = _applied(_stats_add, _stock('AddConstant')(xs[1]), (xs[0],))
         elif type(xs[1]) is _ndarray and not _array_in_debug(_stats_add):
             rhs = _stock('_preprocess_rhs')(xs[0], xs[1])
-            y = _applied(_stats_add, _stock('Add')(), (xs[0], rhs))
+            y = _applied(_stats_add, construct(_stock('Add')), (xs[0], rhs))
         else:
             _stats_add.fallback(_NOT_PLAIN)
     else:
@@ -129,12 +138,12 @@ def sub(self, rhs):
     """Drop-in for ``Variable.__sub__``."""
     y = None
     if _plain_variable(rhs):
-        y = _applied(_stats_sub, _stock('Sub')(), (self, rhs))
+        y = _applied(_stats_sub, construct(_stock('Sub')), (self, rhs))
     elif _number(rhs):
         y = _applied(_stats_sub, _stock('AddConstant')(-rhs), (self,))
     elif type(rhs) is _ndarray and not _array_in_debug(_stats_sub):
         rhs = _stock('_preprocess_rhs')(self, rhs)
-        y = _applied(_stats_sub, _stock('Sub')(), (self, rhs))
+        y = _applied(_stats_sub, construct(_stock('Sub')), (self, rhs))
     else:
         _stats_sub.fallback(_NOT_PLAIN)
     return y if y is not None else _originals['sub'](self, rhs)
@@ -147,7 +156,7 @@ def rsub(self, rhs):
         y = _applied(_stats_rsub, _stock('SubFromConstant')(rhs), (self,))
     elif type(rhs) is _ndarray and not _array_in_debug(_stats_rsub):
         rhs = _stock('_preprocess_rhs')(self, rhs)
-        y = _applied(_stats_rsub, _stock('Sub')(), (rhs, self))
+        y = _applied(_stats_rsub, construct(_stock('Sub')), (rhs, self))
     else:
         _stats_rsub.fallback('left-hand side of rsub not a Python number')
     return y if y is not None else _originals['rsub'](self, rhs)
@@ -157,13 +166,13 @@ def mul(self, rhs):
     """Drop-in for ``Variable.__mul__``."""
     y = None
     if _plain_variable(rhs):
-        y = _applied(_stats_mul, _stock('Mul')(), (self, rhs))
+        y = _applied(_stats_mul, construct(_stock('Mul')), (self, rhs))
     elif _number(rhs):
         y = _applied(_stats_mul, _stock('MulConstant')(rhs), (self,))
     elif type(rhs) is _ndarray and not _array_in_debug(_stats_mul):
         # Not a scalar: stock's next step, looked up as stock does.
         rhs = _stock('_preprocess_rhs')(self, rhs)
-        y = _applied(_stats_mul, _stock('Mul')(), (self, rhs))
+        y = _applied(_stats_mul, construct(_stock('Mul')), (self, rhs))
     else:
         _stats_mul.fallback(_NOT_PLAIN)
     return y if y is not None else _originals['mul'](self, rhs)

@@ -16,9 +16,11 @@ from chainer import function_node
 from chainer import variable
 from chainer.functions.math import basic_math
 
+from cpython.object cimport PyObject
+
 from chainer_fastpath._core._attrs cimport (
-    cfp_attr, cfp_attr_enable, cfp_class_has, cfp_getattr as get,
-    cfp_setattr as put, get_site, lookup_site, set_site)
+    cfp_attr, cfp_attr_enable, cfp_class_has, cfp_class_value,
+    cfp_getattr as get, cfp_setattr as put, get_site, lookup_site, set_site)
 from chainer_fastpath._core import _attrs
 from chainer_fastpath._core._audit cimport (
     StockMethods, method_is_at, stock_replaced)
@@ -284,8 +286,12 @@ cdef object _apply(object self, object inputs):
         # Stock's list is its own; the caller's may change meanwhile.
         input_vars = tuple(inputs)
 
+    cdef PyObject *label_found
     if not cfp_class_has(self, &_label_site, _label):
-        label = type(self).label
+        if cfp_class_value(self, &_label_site, &label_found):
+            label = <object>label_found if label_found is not NULL else None
+        else:
+            label = type(self).label
         if label is not _label and not _label_is_pure(self, label):
             # Stock evaluates the label for its array-compatibility message
             # on every call; an overridden label may raise.

@@ -14,7 +14,10 @@ import numpy
 
 from chainer import utils
 
+from cpython.object cimport PyObject
+
 from chainer_fastpath._core._audit cimport stock_replaced
+from chainer_fastpath._core._dicts cimport cfp_dict_item, cfp_item_memo
 from chainer_fastpath._core._stats cimport EntryStats
 from chainer_fastpath._core import _stats
 
@@ -27,6 +30,7 @@ cdef object _array = numpy.array
 # path steps aside.
 cdef bint _ndarray_is_never_scalar = False
 cdef dict _utils_globals = utils.__dict__
+cdef cfp_item_memo _installed_read
 
 
 TARGETS = ((utils, 'force_array'),)
@@ -72,7 +76,8 @@ cdef object forced(object y):
     stock code looks it up: ``y`` itself, without the call, for an ndarray
     while the installed function is this module's."""
     if (type(y) is _ndarray and _ndarray_is_never_scalar
-            and _utils_globals.get('force_array') is force_array):
+            and cfp_dict_item(&_installed_read, _utils_globals, 'force_array')
+            == <PyObject *>force_array):
         _stats_force.fast += 1
         return y
     return utils.force_array(y)

@@ -10,6 +10,10 @@ the stock function's frame).
 """
 from chainer_fastpath._core import _registry
 from chainer_fastpath._core import _stats
+from cpython.object cimport PyObject
+
+from chainer_fastpath._core._dicts cimport cfp_dict_item_keyed
+from chainer_fastpath._core._objects cimport construct
 from chainer_fastpath._core._signature cimport Signature
 from chainer_fastpath._fast_call cimport apply_or_debug
 
@@ -64,6 +68,13 @@ cdef class Public:
         y, = outputs
         return y
 
+    cdef object read_global(self, str name):
+        """The global ``name`` of the stock function's module, read as its
+        body reads it, per call; None where there is none."""
+        cdef PyObject *found = cfp_dict_item_keyed(&self.global_reads,
+                                                   self.globals, name)
+        return <object>found if found is not NULL else None
+
     cdef object stock(self, tuple args, dict kwargs):
         """The stock function called as the replacement was."""
         return self.original(*args, **kwargs)
@@ -77,9 +88,9 @@ cdef class Public:
         reads it."""
         cdef tuple values = self.arguments(args, kwargs)
         if values is not None:
-            cls = self.globals.get(node_class)
+            cls = self.read_global(node_class)
             if cls is not None:
-                y = self.apply(cls(), values, unpack)
+                y = self.apply(construct(cls), values, unpack)
                 if y is not None:
                     return y
         return self.stock(args, kwargs)

@@ -407,6 +407,19 @@ static inline int cfp_class_has(PyObject *obj, cfp_attr *a,
     return values != NULL && (w->index < 0 || values[w->index] == NULL);
 }
 
+/* 1 with what ``obj``'s class has as ``<name>`` (borrowed, NULL where it
+ * has nothing; before any descriptor's ``__get__``) where a LOOKUP cache
+ * serves the class; 0 where it does not (look the generic way). */
+static inline int cfp_class_value(PyObject *obj, cfp_attr *a,
+                                  PyObject **value)
+{
+    cfp_attr_way *w = cfp_attr_way_for(a, obj);
+    if (w == NULL)
+        return 0;
+    *value = w->class_value;
+    return 1;
+}
+
 /* The slot's value for ``obj`` found the cached way, borrowed; NULL where
  * the cache does not serve ``obj`` (for the layout check). */
 static inline PyObject *cfp_attr_fast_read(PyObject *obj, cfp_attr *a)
@@ -497,6 +510,12 @@ static inline void cfp_memo_take(cfp_class_memo *m, PyObject *obj,
 
 static inline int cfp_class_has(PyObject *obj, cfp_attr *a,
                                 PyObject *original)
+{
+    return 0;
+}
+
+static inline int cfp_class_value(PyObject *obj, cfp_attr *a,
+                                  PyObject **value)
 {
     return 0;
 }

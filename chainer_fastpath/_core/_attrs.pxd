@@ -11,6 +11,7 @@ cdef extern from "_attrs.h":
     object cfp_getattr(object obj, cfp_attr *a)
     int cfp_setattr(object obj, cfp_attr *a, object value) except -1
     bint cfp_class_has(object obj, cfp_attr *a, object original)
+    bint cfp_class_value(object obj, cfp_attr *a, PyObject **value)
     ctypedef struct cfp_class_memo:
         pass
     bint cfp_memo_holds(cfp_class_memo *m, object obj)

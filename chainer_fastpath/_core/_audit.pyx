@@ -27,6 +27,7 @@ from chainer_fastpath._core import _attrs
 from chainer_fastpath._core._attrs cimport (
     cfp_attr, cfp_attr_enable, cfp_class_has, cfp_memo_holds, cfp_memo_take,
     lookup_site)
+from chainer_fastpath._core._dicts cimport cfp_dict_version
 
 cfp_attr_enable(_attrs.FAST)
 
@@ -38,25 +39,6 @@ cdef extern from *:
     }
     """
     unsigned int cfp_type_version(PyTypeObject *tp)
-
-cdef extern from *:
-    # PEP 509's version of a dict, changed by every change to it; 0 where
-    # CPython has none (3.14), which makes every caller compare names.
-    """
-    #if PY_VERSION_HEX < 0x030E0000
-    #pragma GCC diagnostic push
-    #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
-    static inline unsigned long long cfp_dict_version(PyObject *d) {
-        return ((PyDictObject *)d)->ma_version_tag;
-    }
-    #pragma GCC diagnostic pop
-    #else
-    static inline unsigned long long cfp_dict_version(PyObject *d) {
-        return 0;
-    }
-    #endif
-    """
-    unsigned long long cfp_dict_version(object d)
 
 cdef extern from *:
     # What the interpreter uses for ``obj.name(...)``: 1 with the plain

@@ -1,31 +1,17 @@
 """Per-call reads of ``chainer.config`` and the thread's function hooks at C
 speed, same values as stock."""
 cimport cython
-from cpython.dict cimport PyDict_GetItem, PyDict_GetItemWithError
+from cpython.dict cimport PyDict_GetItemWithError
 from cpython.object cimport PyObject
 from cpython.pystate cimport PyThreadState_GetDict
 
 from libc.stdint cimport uint64_t
 
+from chainer_fastpath._core._dicts cimport (
+    cfp_dict_item, cfp_dict_version, cfp_item_memo)
+
 cdef extern from "Python.h":
     Py_ssize_t PyDict_GET_SIZE(object)
-
-cdef extern from *:
-    # A dict's version: CPython gives every dict state a number of its own
-    # (PEP 509), bumped on each change; deprecated from 3.12, still kept.
-    """
-    #if defined(__GNUC__)
-    #pragma GCC diagnostic push
-    #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
-    #endif
-    static inline uint64_t cfp_dict_version(PyObject *d) {
-        return ((PyDictObject *)d)->ma_version_tag;
-    }
-    #if defined(__GNUC__)
-    #pragma GCC diagnostic pop
-    #endif
-    """
-    uint64_t cfp_dict_version(PyObject *d)
 
 import _thread
 
@@ -70,6 +56,9 @@ cdef class PerThread:
 
 
 cdef PerThread _hook_dicts = PerThread(_thread_local)
+cdef cfp_item_memo _hooks_read
+cdef cfp_item_memo _config_read
+cdef cfp_item_memo _debug_local_read, _debug_global_read
 
 # The last LocalConfig seen, with the objects its constructor stored: they
 # never change (its __setattr__ writes to the thread-local object).
@@ -104,8 +93,10 @@ cdef class ConfigView:
         global _last_config, _last_local_dicts, _last_global
         global _last_global_dict
         cdef ConfigView view = ConfigView.__new__(ConfigView)
-        # Looked up per call: a test may swap the module's config object.
-        cdef PyObject *found = PyDict_GetItem(_module_dict, 'config')
+        # Read per call (memoized): a test may swap the module's config
+        # object.
+        cdef PyObject *found = cfp_dict_item(&_config_read, _module_dict,
+                                             'config')
         config = <object>found if found is not NULL else configuration.config
         if config is not _last_config:
             if type(config) is not _LocalConfig:
@@ -139,9 +130,9 @@ cdef class ConfigView:
                 if (read.local == <PyObject *>self._local
                         and read.global_dict == <PyObject *>self._global_dict
                         and read.local_version
-                        == cfp_dict_version(<PyObject *>self._local)
+                        == cfp_dict_version(self._local)
                         and read.global_version
-                        == cfp_dict_version(<PyObject *>self._global_dict)):
+                        == cfp_dict_version(self._global_dict)):
                     return <object>read.value
                 break
         else:
@@ -153,9 +144,9 @@ cdef class ConfigView:
         read = &_reads[i]
         read.name = <PyObject *>name
         read.local = <PyObject *>self._local
-        read.local_version = cfp_dict_version(<PyObject *>self._local)
+        read.local_version = cfp_dict_version(self._local)
         read.global_dict = <PyObject *>self._global_dict
-        read.global_version = cfp_dict_version(<PyObject *>self._global_dict)
+        read.global_version = cfp_dict_version(self._global_dict)
         read.value = value
         return <object>value
 
@@ -184,8 +175,8 @@ cdef class ConfigView:
 cdef object function_hooks():
     """``chainer.get_function_hooks()``: the thread's dict, read directly
     once it exists."""
-    cdef PyObject *found = PyDict_GetItemWithError(_hook_dicts.get(),
-                                                   'function_hooks')
+    cdef PyObject *found = cfp_dict_item(&_hooks_read, _hook_dicts.get(),
+                                         'function_hooks')
     if found is not NULL:
         return <object>found
     return _get_function_hooks()
@@ -198,15 +189,17 @@ cdef bint debug_mode() except -1:
     # ConfigView.current().get('debug') without making a view: Link.__call__
     # asks on every call. (The operators learn it from apply: see
     # _fast_call.apply_or_debug.)
-    cdef PyObject *found = PyDict_GetItem(_module_dict, 'config')
+    cdef PyObject *found = cfp_dict_item(&_config_read, _module_dict,
+                                         'config')
     if (found is NULL or <object>found is not _last_config
             or _last_global_dict is None):
         return bool(ConfigView.current().get('debug'))
     cdef dict local = _last_local_dicts.get()
-    found = (PyDict_GetItemWithError(local, 'debug')
+    found = (cfp_dict_item(&_debug_local_read, local, 'debug')
              if PyDict_GET_SIZE(local) != 0 else NULL)
     if found is NULL:
-        found = PyDict_GetItemWithError(_last_global_dict, 'debug')
+        found = cfp_dict_item(&_debug_global_read, _last_global_dict,
+                              'debug')
         if found is NULL:
             return bool(getattr(_last_global, 'debug'))
     return bool(<object>found)

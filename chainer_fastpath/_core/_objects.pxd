@@ -1,4 +1,5 @@
 cdef object bare(type cls)
+cdef object construct(object cls)
 cdef object new_variable(object data, bint requires_grad, object creator,
                          object rank)
 cdef object weak_ref(object obj)

@@ -62,6 +62,30 @@ cdef object bare(type cls):
     return (<PyTypeObject*>cls).tp_new(cls, <PyObject*>_NO_ARGS, NULL)
 
 
+cdef extern from *:
+    """
+    /* Whether ``cls()`` runs nothing but object's own __new__ and __init__:
+     * a class of the plain metaclass whose slots are object's (a __new__
+     * or __init__ defined, or assigned later, anywhere in the MRO replaces
+     * them). */
+    static inline int cfp_constructs_plainly(PyObject *cls) {
+        PyTypeObject *tp = (PyTypeObject *)cls;
+        return (Py_TYPE(cls) == &PyType_Type
+                && tp->tp_new == PyBaseObject_Type.tp_new
+                && tp->tp_init == PyBaseObject_Type.tp_init);
+    }
+    """
+    bint cfp_constructs_plainly(object cls)
+
+
+cdef object construct(object cls):
+    """``cls()``: for a class constructed by object's own slots, the
+    instance made by its __new__ directly."""
+    if cfp_constructs_plainly(cls):
+        return (<PyTypeObject*>cls).tp_new(cls, <PyObject*>_NO_ARGS, NULL)
+    return cls()
+
+
 cdef inline object _bare(type cls):
     return (<PyTypeObject*>cls).tp_new(cls, <PyObject*>_NO_ARGS, NULL)
 

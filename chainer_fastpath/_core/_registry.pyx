@@ -19,7 +19,10 @@ from chainer.backends import intel64
 from chainer.function import Function, FunctionAdapter
 from chainer.function_node import FunctionNode
 
+from cpython.object cimport PyObject
+
 from chainer_fastpath._core._audit cimport StockMethods
+from chainer_fastpath._core._dicts cimport cfp_dict_item_keyed, cfp_keyed_memo
 from chainer_fastpath._core._stats cimport EntryStats
 from chainer_fastpath._core import _stats
 
@@ -125,6 +128,13 @@ cdef Compiled compiled(object cls, forward_t forward, tuple forward_methods,
 
 
 cdef dict _entries = {}
+# Every node's class is looked up there, once or twice per call.
+cdef cfp_keyed_memo _entry_reads
+
+
+cdef inline object _entry_of(object cls):
+    cdef PyObject *entry = cfp_dict_item_keyed(&_entry_reads, _entries, cls)
+    return <object>entry if entry is not NULL else None
 
 
 def register(entries):
@@ -141,16 +151,16 @@ def registered():
 
 cdef Compiled lookup(object cls):
     """The entry of ``cls``, or None."""
-    return <Compiled>_entries.get(cls)
+    return <Compiled>_entry_of(cls)
 
 
 cdef Compiled lookup_node(object node):
     """The entry of ``node``: of its class, or for a FunctionAdapter of its
     Function's; or None."""
-    entry = _entries.get(type(node))
+    entry = _entry_of(type(node))
     if entry is None and type(node) is _adapter:
         function = node._function
-        entry = _entries.get(type(function))
+        entry = _entry_of(type(function))
         if entry is not None and not (<Compiled>entry).adapted:
             return None
     return <Compiled>entry
@@ -158,7 +168,7 @@ cdef Compiled lookup_node(object node):
 
 cdef object run_forward(object node, tuple in_data, ConfigView config):
     """``node.forward(in_data)`` compiled, or NOT_HANDLED."""
-    entry = _entries.get(type(node))
+    entry = _entry_of(type(node))
     if entry is None:
         if type(node) is _adapter:
             return _run_adapted_forward(node, in_data, config)
@@ -174,7 +184,7 @@ cdef object _run_adapted_forward(object node, tuple in_data,
     # FunctionAdapter.forward: retain every input, then the Function's
     # forward; the compiled forward is given the adapter.
     function = node._function
-    entry = _entries.get(type(function))
+    entry = _entry_of(type(function))
     if entry is None:
         return NOT_HANDLED
     cdef Compiled c = <Compiled>entry

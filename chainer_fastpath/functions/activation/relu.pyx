@@ -24,6 +24,7 @@ from chainer_fastpath._core._ufunc_loop cimport Binary
 from chainer_fastpath._public cimport Public
 from chainer_fastpath._force_array cimport forced
 
+cdef type _ndarray = numpy.ndarray
 cdef object _maximum = numpy.maximum
 cdef object _np_multiply = numpy.multiply
 cdef object _utils = chainer.utils
@@ -41,7 +42,7 @@ cdef object _forward(object node, tuple inputs, ConfigView config):
     x, = inputs
     cdef int raised = 0
     y = None
-    if type(x) is numpy.ndarray and layout_ok():
+    if type(x) is _ndarray and layout_ok():
         num = cfp_typenum(x)
         if num == CFP_NPY_FLOAT or num == CFP_NPY_DOUBLE:
             y = _maximum_loop.call(

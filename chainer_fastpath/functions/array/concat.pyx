@@ -167,7 +167,7 @@ def concat_(*args, **kwargs):
     cdef tuple values = _concat.arguments(args, kwargs)
     if values is not None:
         xs, axis = values
-        cls = _concat.globals.get('Concat')
+        cls = _concat.read_global('Concat')
         if cls is not None:
             if (cls is _Concat and type(axis) is int
                     and _concat_init.on_class()):

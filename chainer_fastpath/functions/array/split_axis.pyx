@@ -110,7 +110,7 @@ cdef object _node(object cls, object indices_or_sections, object axis):
     cdef type t = type(indices_or_sections)
     if (cls is not _SplitAxis or not (t is int or t is list or t is tuple)
             or not _split_axis_init.on_class()
-            or _split_axis.globals.get('_get_indices_or_sections')
+            or _split_axis.read_global('_get_indices_or_sections')
             is not _get_indices_or_sections):
         return cls(indices_or_sections, axis)
     node = bare(_SplitAxis)
@@ -131,7 +131,7 @@ def split_axis_(*args, **kwargs):
     cdef tuple values = _split_axis.arguments(args, kwargs)
     if values is not None:
         x, indices_or_sections, axis, force_tuple = values
-        cls = _split_axis.globals.get('SplitAxis')
+        cls = _split_axis.read_global('SplitAxis')
         if cls is not None:
             res = _split_axis.apply_all(
                 _node(cls, indices_or_sections, axis), (x,))

@@ -267,7 +267,7 @@ def linear_(*args, **kwargs):
     cdef tuple values = _linear.arguments(args, kwargs)
     if values is not None:
         x, W, b, n_batch_axes = values
-        cls = _linear.globals.get('LinearFunction')
+        cls = _linear.read_global('LinearFunction')
         if (cls is not None and type(n_batch_axes) is int
                 and n_batch_axes == 1 and 0 <= _ndim(x) <= 2):
             y = _linear.apply(cls(), (x, W) if b is None else (x, W, b))

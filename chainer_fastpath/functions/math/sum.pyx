@@ -9,6 +9,9 @@ from chainer.functions.array import reshape
 from chainer.functions.math import sum as sum_mod
 
 from chainer_fastpath._core._apply cimport apply_detached
+from chainer_fastpath._core import _attrs
+from chainer_fastpath._core._attrs cimport (
+    cfp_attr, cfp_attr_enable, cfp_getattr as get, get_site)
 from chainer_fastpath._core._config cimport ConfigView
 from chainer_fastpath._core._fpe cimport acts, quiet_begin, quiet_end
 from chainer_fastpath._core._audit cimport StockMethods
@@ -19,6 +22,8 @@ from chainer_fastpath._core._ufunc_loop cimport Reduction
 from chainer_fastpath._core._registry cimport NOT_HANDLED, compiled
 from chainer_fastpath._public cimport Public
 
+cfp_attr_enable(_attrs.FAST)
+
 cdef object _utils = chainer.utils
 cdef object _asarray = numpy.asarray
 # ndarray.sum(axis, keepdims=k) is numpy.core._methods._sum, which calls
@@ -26,6 +31,8 @@ cdef object _asarray = numpy.asarray
 # defaults.
 cdef object _add_reduce = numpy.add.reduce
 cdef Reduction _sum_all = Reduction(numpy.add)
+cdef cfp_attr _axis = get_site('axis')
+cdef cfp_attr _keepdims = get_site('keepdims')
 
 
 cdef object _forward(object node, tuple inputs, ConfigView config):
@@ -34,8 +41,8 @@ cdef object _forward(object node, tuple inputs, ConfigView config):
     if len(inputs) != 1:
         return NOT_HANDLED
     x = inputs[0]
-    axis = node.axis
-    keepdims = node.keepdims
+    axis = get(node, &_axis)
+    keepdims = get(node, &_keepdims)
     cdef int raised = 0
     if axis is None and type(keepdims) is bool:
         y = _sum_all.all(x, keepdims, &raised)
@@ -69,8 +76,8 @@ cdef object spread_grad(object func, object gy_var, object gy):
     reduction's shape."""
     shape = func.inputs[0].shape
     cdef Py_ssize_t ndim = len(shape)
-    axis = func.axis
-    if not (ndim == 0 or axis is None or func.keepdims):
+    axis = get(func, &_axis)
+    if not (ndim == 0 or axis is None or get(func, &_keepdims)):
         # The summed axes put back: a Reshape node to a list, which no
         # shape equals; its type check passes where gy has the sum's
         # shape.
@@ -145,7 +152,7 @@ def sum_(*args, **kwargs):
     cdef tuple values = _sum.arguments(args, kwargs)
     if values is not None:
         x, axis, keepdims = values
-        cls = _sum.globals.get('Sum')
+        cls = _sum.read_global('Sum')
         if cls is not None:
             y = _sum.apply(_node(cls, axis, keepdims), (x,))
             if y is not None:
