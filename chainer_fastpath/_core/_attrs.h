@@ -131,6 +131,16 @@ static inline PyObject *cfp_dict(PyObject *obj)
 #endif
 }
 
+/* The values array of ``dict`` where it is a split dict on the key table
+ * ``keys``, else NULL. (PyDictValues begins with its values in 3.11 and
+ * 3.12.) */
+static inline PyObject **cfp_split_values_of(PyObject *dict, void *keys)
+{
+    PyDictObject *d = (PyDictObject *)dict;
+    return ((void *)d->ma_keys == keys && d->ma_values != NULL)
+        ? (PyObject **)d->ma_values : NULL;
+}
+
 /* A new key's slot appended to the instance's insertion order: the
  * bytes before the values hold the order, the count at [-2]. */
 static inline void cfp_values_add_order(PyObject **values, Py_ssize_t ix)
@@ -304,10 +314,16 @@ static CFP_NOINLINE PyObject *cfp_getattr_slow(PyObject *obj, cfp_attr *a)
             v = w->index >= 0 ? values[w->index] : NULL;
         } else if ((dict = cfp_dict(obj)) != NULL) {
             /* The instance's dict, then the class's value: the generic
-             * read where no data descriptor has the name. */
-            v = PyDict_GetItemWithError(dict, a->name);
-            if (v == NULL && PyErr_Occurred())
-                return NULL;
+             * read where no data descriptor has the name. A dict made from
+             * the instance's values (its ``__dict__`` asked for) keeps
+             * them, in the class's key table, while it stays split. */
+            if (w->index >= 0 && cfp_split_values_of(dict, w->keys)) {
+                v = cfp_split_values_of(dict, w->keys)[w->index];
+            } else {
+                v = PyDict_GetItemWithError(dict, a->name);
+                if (v == NULL && PyErr_Occurred())
+                    return NULL;
+            }
         } else {
             return PyObject_GetAttr(obj, a->name);
         }

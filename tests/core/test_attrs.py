@@ -231,6 +231,47 @@ def test_an_instance_with_a_dict_of_its_own():
         Site('missing', 'get').get(obj)
 
 
+def _read(read, obj):
+    try:
+        return read(obj)
+    except AttributeError as e:
+        return 'AttributeError: {}'.format(e)
+
+
+@pytest.mark.parametrize('change', [
+    None, 'value replaced', 'key deleted', 'key new to the class',
+    'non-str key'])
+def test_read_from_the_dict_made_from_the_instances_values(change):
+    # Asking for ``__dict__`` makes a dict that takes over the instance's
+    # values, split on the class's key table until something makes it a
+    # table of its own.
+    class Node:
+        shared = 'class'
+
+    first = Node()
+    first.a, first.b = 1, 2
+    obj = Node()
+    obj.a, obj.b = 3, 4
+    names = ('a', 'b', 'shared', 'c')
+    sites = {n: Site(n, 'get') for n in names}
+    for n in names:
+        _read(sites[n].get, first)
+    d = obj.__dict__
+    if change == 'value replaced':
+        d['a'] = 'new'
+    elif change == 'key deleted':
+        del d['a']
+    elif change == 'key new to the class':
+        d['c'] = 5
+    elif change == 'non-str key':
+        d[1] = 'one'
+    for n in names:
+        assert _read(sites[n].get, obj) == _read(
+            lambda o: getattr(o, n), obj)
+        assert _read(sites[n].get, first) == _read(
+            lambda o: getattr(o, n), first)
+
+
 def test_many_classes_through_one_site():
     # More classes than ways, so that some share one: each still reads and
     # writes its own instances' attributes, in any order of access.
