@@ -127,8 +127,9 @@ def _load():
     _layout_ok = _check_layout()
     if _layout_ok:
         _load_new_like()
-    # Kept alive by NumPy for the life of the process.
-    for code in '?bBhHiIlLqQefdgFDG':
+    # Kept alive by NumPy for the life of the process. Searched in this
+    # order: float32 and float64 first, the dtypes nearly every array has.
+    for code in 'fd?bBhHiIlLqQegFDG':
         dtype = numpy.dtype(code)
         if dtype.isbuiltin == 1 and _n_canonical < 32:
             _canonical[_n_canonical] = <void *>dtype
