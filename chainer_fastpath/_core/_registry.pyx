@@ -15,6 +15,8 @@ the instance; anything else runs the node's own methods. A compiled function
 returns ``NOT_HANDLED``, before changing anything, for a case it leaves to
 stock.
 """
+import sys
+
 from chainer.backends import intel64
 from chainer.function import Function, FunctionAdapter
 from chainer.function_node import FunctionNode
@@ -75,7 +77,7 @@ cdef class Compiled:
         if methods.originals == (_base_check_data,
                                  owner.__dict__.get('check_type_forward')):
             self.check_methods = methods
-            self.check_attributes = tuple(type_check)
+            self.check_attributes = tuple([sys.intern(n) for n in type_check])
 
     @property
     def parts(self):

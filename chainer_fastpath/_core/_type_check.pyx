@@ -17,6 +17,11 @@ import numpy
 
 from chainer import function_node
 
+from cpython.object cimport PyObject
+
+from chainer_fastpath._core import _attrs
+from chainer_fastpath._core._attrs cimport (
+    cfp_attr, cfp_attr_enable, cfp_getattr, get_site)
 from chainer_fastpath._core._audit cimport method_is
 from chainer_fastpath._core._ndarray cimport (
     builtin_typenum, cfp_dims, cfp_nd, layout_ok)
@@ -28,6 +33,8 @@ cdef type _FunctionNode = function_node.FunctionNode
 cdef object _base_check = _FunctionNode.check_type_forward
 cdef object _base_check_data = _FunctionNode._check_data_type_forward
 
+cfp_attr_enable(_attrs.FAST)
+
 # key -> True for checks that passed
 cdef dict _passed = {}
 cdef Py_ssize_t _MAX_ENTRIES = 4096
@@ -38,6 +45,29 @@ def audited_classes():
     """The classes whose passed checks are cached."""
     return frozenset([cls for cls, entry in _registry.registered().items()
                       if entry.check_methods is not None])
+
+
+# The node attributes in the keys are a handful of names (``axis``,
+# ``keepdims``...), read on every call: one attribute cache per name.
+cdef enum:
+    _N_SITES = 16
+cdef cfp_attr _sites[_N_SITES]
+cdef int _n_sites = 0
+
+
+cdef object _attribute(object node, str name):
+    """``getattr(node, name)`` for an interned ``name``, through its
+    cache."""
+    global _n_sites
+    cdef int i
+    for i in range(_n_sites):
+        if _sites[i].name == <PyObject *>name:
+            return cfp_getattr(node, &_sites[i])
+    if _n_sites == _N_SITES:
+        return getattr(node, name)
+    _sites[_n_sites] = get_site(name)
+    _n_sites += 1
+    return cfp_getattr(node, &_sites[_n_sites - 1])
 
 
 cdef Py_ssize_t _pack(type cls, tuple in_data, char *buf) except -2:
@@ -95,7 +125,7 @@ cdef int check_types(object node, tuple in_data) except -1:
             return 0
         key = PyBytes_FromStringAndSize(buf, size)
         if attributes:
-            key = (key,) + tuple([_attribute_key(getattr(node, name))
+            key = (key,) + tuple([_attribute_key(_attribute(node, name))
                                   for name in attributes])
     if key is not None:
         try:
@@ -146,7 +176,7 @@ cdef bint _same_values(object node, tuple names, tuple values) except -1:
     if values is None:
         return False
     for i in range(len(names)):
-        v = getattr(node, <str>names[i])
+        v = _attribute(node, <str>names[i])
         w = values[i]
         if v is not w and not (type(v) is int and type(w) is int and v == w):
             return False
