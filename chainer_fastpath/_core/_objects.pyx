@@ -82,7 +82,7 @@ cdef object construct(object cls):
     """``cls()``: for a class constructed by object's own slots, the
     instance made by its __new__ directly."""
     if cfp_constructs_plainly(cls):
-        return (<PyTypeObject*>cls).tp_new(cls, <PyObject*>_NO_ARGS, NULL)
+        return _bare(<type>cls)
     return cls()
 
 
