@@ -25,8 +25,7 @@ from cpython.object cimport PyObject
 
 from chainer_fastpath._core._config cimport debug_mode
 from chainer_fastpath._core._dicts cimport cfp_dict_item_keyed, cfp_keyed_memo
-from chainer_fastpath._core._objects cimport construct
-from chainer_fastpath._fast_call cimport apply_or_debug
+from chainer_fastpath._fast_call cimport apply_new, apply_or_debug
 from chainer_fastpath._core._stats cimport EntryStats
 from chainer_fastpath._core import _registry
 from chainer_fastpath._core import _stats
@@ -77,7 +76,17 @@ cdef object _applied(EntryStats stats, object node, tuple inputs):
     """The output of ``node.apply(inputs)``, counted; None in debug mode,
     where nothing was applied and the original must run (stock's node
     stacks show the operator's frame)."""
-    outputs = apply_or_debug(node, inputs)
+    return _counted(stats, apply_or_debug(node, inputs))
+
+
+cdef inline object _applied_new(EntryStats stats, object cls,
+                                tuple inputs):
+    """``_applied(stats, cls(), inputs)``, for a node class that
+    ``construct`` makes (``apply_new``)."""
+    return _counted(stats, apply_new(cls, inputs))
+
+
+cdef inline object _counted(EntryStats stats, object outputs):
     if outputs is None:
         stats.fallback('debug mode')
         return None
@@ -121,12 +130,12 @@ def add(*xs):
     y = None
     if len(xs) == 2:
         if _plain_variable(xs[1]):
-            y = _applied(_stats_add, construct(_stock('Add')), xs)
+            y = _applied_new(_stats_add, _stock('Add'), xs)
         elif _number(xs[1]):
             y = _applied(_stats_add, _stock('AddConstant')(xs[1]), (xs[0],))
         elif type(xs[1]) is _ndarray and not _array_in_debug(_stats_add):
             rhs = _stock('_preprocess_rhs')(xs[0], xs[1])
-            y = _applied(_stats_add, construct(_stock('Add')), (xs[0], rhs))
+            y = _applied_new(_stats_add, _stock('Add'), (xs[0], rhs))
         else:
             _stats_add.fallback(_NOT_PLAIN)
     else:
@@ -138,12 +147,12 @@ def sub(self, rhs):
     """Drop-in for ``Variable.__sub__``."""
     y = None
     if _plain_variable(rhs):
-        y = _applied(_stats_sub, construct(_stock('Sub')), (self, rhs))
+        y = _applied_new(_stats_sub, _stock('Sub'), (self, rhs))
     elif _number(rhs):
         y = _applied(_stats_sub, _stock('AddConstant')(-rhs), (self,))
     elif type(rhs) is _ndarray and not _array_in_debug(_stats_sub):
         rhs = _stock('_preprocess_rhs')(self, rhs)
-        y = _applied(_stats_sub, construct(_stock('Sub')), (self, rhs))
+        y = _applied_new(_stats_sub, _stock('Sub'), (self, rhs))
     else:
         _stats_sub.fallback(_NOT_PLAIN)
     return y if y is not None else _originals['sub'](self, rhs)
@@ -156,7 +165,7 @@ def rsub(self, rhs):
         y = _applied(_stats_rsub, _stock('SubFromConstant')(rhs), (self,))
     elif type(rhs) is _ndarray and not _array_in_debug(_stats_rsub):
         rhs = _stock('_preprocess_rhs')(self, rhs)
-        y = _applied(_stats_rsub, construct(_stock('Sub')), (rhs, self))
+        y = _applied_new(_stats_rsub, _stock('Sub'), (rhs, self))
     else:
         _stats_rsub.fallback('left-hand side of rsub not a Python number')
     return y if y is not None else _originals['rsub'](self, rhs)
@@ -166,13 +175,13 @@ def mul(self, rhs):
     """Drop-in for ``Variable.__mul__``."""
     y = None
     if _plain_variable(rhs):
-        y = _applied(_stats_mul, construct(_stock('Mul')), (self, rhs))
+        y = _applied_new(_stats_mul, _stock('Mul'), (self, rhs))
     elif _number(rhs):
         y = _applied(_stats_mul, _stock('MulConstant')(rhs), (self,))
     elif type(rhs) is _ndarray and not _array_in_debug(_stats_mul):
         # Not a scalar: stock's next step, looked up as stock does.
         rhs = _stock('_preprocess_rhs')(self, rhs)
-        y = _applied(_stats_mul, construct(_stock('Mul')), (self, rhs))
+        y = _applied_new(_stats_mul, _stock('Mul'), (self, rhs))
     else:
         _stats_mul.fallback(_NOT_PLAIN)
     return y if y is not None else _originals['mul'](self, rhs)

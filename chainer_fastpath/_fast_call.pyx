@@ -27,14 +27,19 @@ from chainer_fastpath._core._audit cimport (
 from chainer_fastpath._core._stats cimport EntryStats
 from chainer_fastpath._core import _stats
 from chainer_fastpath._core._objects cimport (
-    dtype_of, new_variable, shape_of, untracked_refs, weak_ref)
+    construct, constructs_plainly, dtype_of, new_variable, shape_of,
+    untracked_refs, weak_ref)
 from chainer_fastpath._core._tuples cimport nones, set_item
 from chainer_fastpath._core._apply cimport check_outputs, none_layouts
 from chainer_fastpath._core._config cimport ConfigView, function_hooks
-from chainer_fastpath._core._registry cimport NOT_HANDLED, run_forward
-from chainer_fastpath._core._type_check cimport check_types
+from chainer_fastpath._core import _registry
+from chainer_fastpath._core._registry cimport (
+    NOT_HANDLED, Compiled, lookup, run_forward)
+from chainer_fastpath._core._type_check cimport check_types, passed_before
 
 cdef EntryStats _stats_apply = _stats.entry('FunctionNode.apply')
+# The applies of new nodes that made no node (apply_new).
+cdef EntryStats _stats_nodeless = _stats.entry('FunctionNode.apply, no node')
 
 cfp_attr_enable(_attrs.FAST)
 # The inputs' and the node's state, read and written through per-site
@@ -89,16 +94,7 @@ cdef StockMethods _node_setter = StockMethods(
     _VariableNode, ('data', '_update_data_info'))
 
 
-def _constant_labels():
-    # Label properties that only return a constant string: evaluating them
-    # can neither fail nor change anything, so the fast path may skip it.
-    m = basic_math
-    return frozenset(cls.__dict__['label']
-                     for cls in (m.Neg, m.Absolute, m.Add, m.Sub, m.Mul,
-                                 m.Div))
-
-
-cdef frozenset _CONSTANT_LABELS = _constant_labels()
+cdef frozenset _CONSTANT_LABELS = _registry.CONSTANT_LABELS
 
 
 def _value_labels():
@@ -196,6 +192,33 @@ cdef inline object _values(object hooks):
     return hooks.values()
 
 
+cdef inline str _gather(object inputs, tuple in_tuple, bint *raw,
+                        bint *requires_grad):
+    """One pass over ``inputs`` (a tuple or list as long as ``in_tuple``):
+    puts each one's array in ``in_tuple``, sets ``raw`` where one is an
+    ndarray and ``requires_grad`` where a Variable requires a gradient.
+    Returns why the inputs are not for the fast path, or None."""
+    cdef Py_ssize_t i
+    cdef str reason
+    for i in range(len(in_tuple)):
+        x = inputs[i]
+        t = type(x)
+        if t is _ndarray:
+            raw[0] = True
+            y = x
+        elif t is _Variable or t is _Parameter:
+            y = (<list>get(x, &_data))[0]
+            reason = _unsupported_variable(x, y)
+            if reason is not None:
+                return reason
+            if get(x, &_requires_grad):
+                requires_grad[0] = True
+        else:
+            return _unsupported_other(x)
+        set_item(in_tuple, i, y)
+    return None
+
+
 cdef object _input_variable(object x):
     """``chainer.as_variable`` for a raw array input."""
     return new_variable(x, False, None, 0)
@@ -211,27 +234,87 @@ cdef object apply_or_debug(object node, object inputs):
     caller (a Variable operator) must run its original code instead, whose
     frame stock's stack shows. Costs nothing outside debug mode, where
     ``apply`` reads the mode anyway."""
+    return _apply_or_debug(node, inputs, None)
+
+
+cdef object _apply_or_debug(object node, object inputs, ConfigView config):
+    # apply_or_debug, given the configuration if it was read already.
     global _caller_node
     _caller_node = node
     try:
         if method_is_at(node, &_apply_site, _patched_apply):
-            return _apply(node, inputs)
+            return _apply(node, inputs, config)
         return node.apply(inputs)
     finally:
         _caller_node = None
 
 
+cdef object apply_new(object cls, tuple inputs):
+    """``cls().apply(inputs)``, or None in debug mode as
+    :func:`apply_or_debug`, for a node class that ``construct`` makes.
+
+    Without backprop the node is garbage once ``apply`` returns: where
+    nothing could see it meanwhile either (no function hook, a ``nodeless``
+    compiled forward, a type check passed before, the class's state as
+    registered), the outputs are made without one."""
+    cdef ConfigView config = ConfigView.current()
+    if not config.get('enable_backprop'):
+        outputs = _apply_unrecorded(cls, inputs, config)
+        if outputs is not NOT_HANDLED:
+            return outputs
+    return _apply_or_debug(construct(cls), inputs, config)
+
+
+cdef object _apply_unrecorded(object cls, tuple inputs, ConfigView config):
+    # What _apply does for a new node of cls, in no-backprop mode, when the
+    # node's own state cannot matter; or NOT_HANDLED, before anything is
+    # done, for _apply to do.
+    cdef Compiled entry = lookup(cls)
+    if (entry is None or entry.nodeless is None
+            or not constructs_plainly(cls) or not entry.nodeless.on_class()
+            or config.get('debug')
+            or config.get('schedule_func') is not None
+            or stock_replaced() is not None or function_hooks()):
+        return NOT_HANDLED
+    cdef Py_ssize_t i, n = len(inputs)
+    cdef tuple in_tuple = nones(n)
+    cdef bint raw = False, requires_grad = False
+    if (n == 0 or _gather(inputs, in_tuple, &raw, &requires_grad) is not None
+            or (config.get('type_check')
+                and not passed_before(entry, in_tuple))):
+        return NOT_HANDLED
+    outputs = entry.forward(None, in_tuple, config)
+    if outputs is NOT_HANDLED:
+        return NOT_HANDLED
+    _stats_nodeless.fast += 1
+    cdef Py_ssize_t n_out = len(<tuple>outputs)
+    if n_out != 1 or type((<tuple>outputs)[0]) is not _ndarray:
+        # Stock's checks, and errors about a node as stock's would be.
+        check_outputs(construct(cls), outputs, cls.is_elementwise)
+    cdef tuple ret = nones(n_out)
+    for i in range(n_out):
+        y = (<tuple>outputs)[i]
+        if type(y) is _ndarray:
+            y = new_variable(y, requires_grad, None, 0)
+        else:
+            y = _Variable(y, requires_grad=requires_grad)
+        set_item(ret, i, y)
+    return ret
+
+
 def apply(self, inputs):
     """Drop-in for ``FunctionNode.apply``; same results, same errors."""
-    return _apply(self, inputs)
+    return _apply(self, inputs, None)
 
 
 cdef object _patched_apply = apply
 cdef cfp_attr _apply_site = lookup_site('apply')
 
 
-cdef object _apply(object self, object inputs):
-    cdef ConfigView config = ConfigView.current()
+cdef object _apply(object self, object inputs, ConfigView config):
+    # ``config``: the current configuration where the caller read it.
+    if config is None:
+        config = ConfigView.current()
     cdef str reason = None
     cdef Py_ssize_t i, n = 0
     cdef bint requires_grad = False, raw = False
@@ -254,26 +337,9 @@ cdef object _apply(object self, object inputs):
     elif stock_replaced() is not None:
         reason = stock_replaced()
     else:
-        # One pass: check every input and gather what stock gathers.
         n = len(inputs)
         in_tuple = nones(n)
-        for i in range(n):
-            x = inputs[i]
-            t = type(x)
-            if t is _ndarray:
-                raw = True
-                y = x
-            elif t is _Variable or t is _Parameter:
-                y = (<list>get(x, &_data))[0]
-                reason = _unsupported_variable(x, y)
-                if reason is not None:
-                    break
-                if get(x, &_requires_grad):
-                    requires_grad = True
-            else:
-                reason = _unsupported_other(x)
-                break
-            set_item(in_tuple, i, y)
+        reason = _gather(inputs, in_tuple, &raw, &requires_grad)
     if reason is not None:
         _stats_apply.fallback(reason)
         return _original_apply(self, inputs)

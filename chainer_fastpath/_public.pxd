@@ -12,6 +12,7 @@ cdef class Public:
 
     cdef tuple arguments(self, tuple args, dict kwargs)
     cdef object apply_all(self, object node, object inputs)
+    cdef object _counted(self, object outputs)
     cdef object apply(self, object node, object inputs, bint unpack=*)
     cdef object read_global(self, str name)
     cdef object stock(self, tuple args, dict kwargs)

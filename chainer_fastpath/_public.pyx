@@ -13,9 +13,18 @@ from chainer_fastpath._core import _stats
 from cpython.object cimport PyObject
 
 from chainer_fastpath._core._dicts cimport cfp_dict_item_keyed
-from chainer_fastpath._core._objects cimport construct
 from chainer_fastpath._core._signature cimport Signature
-from chainer_fastpath._fast_call cimport apply_or_debug
+from chainer_fastpath._fast_call cimport apply_new, apply_or_debug
+
+
+cdef inline object _first(object outputs, bint unpack):
+    # ``y, = outputs`` (``outputs[0]`` where not ``unpack``); None for None.
+    if outputs is None:
+        return None
+    if not unpack:
+        return outputs[0]
+    y, = outputs
+    return y
 
 
 cdef class Public:
@@ -49,7 +58,10 @@ cdef class Public:
     cdef object apply_all(self, object node, object inputs):
         """``node.apply(inputs)``, counted; None in debug mode, where
         nothing was applied."""
-        outputs = apply_or_debug(node, inputs)
+        return self._counted(apply_or_debug(node, inputs))
+
+    cdef object _counted(self, object outputs):
+        # apply_all's count of what apply_or_debug or apply_new returned.
         if outputs is None:
             self.stats.fallback('debug mode')
             return None
@@ -60,13 +72,7 @@ cdef class Public:
         """``y, = node.apply(inputs)`` (or ``node.apply(inputs)[0]`` where
         not ``unpack``), counted; None in debug mode, where nothing was
         applied."""
-        outputs = self.apply_all(node, inputs)
-        if outputs is None:
-            return None
-        if not unpack:
-            return outputs[0]
-        y, = outputs
-        return y
+        return _first(self.apply_all(node, inputs), unpack)
 
     cdef object read_global(self, str name):
         """The global ``name`` of the stock function's module, read as its
@@ -90,7 +96,7 @@ cdef class Public:
         if values is not None:
             cls = self.read_global(node_class)
             if cls is not None:
-                y = self.apply(construct(cls), values, unpack)
+                y = _first(self._counted(apply_new(cls, values)), unpack)
                 if y is not None:
                     return y
         return self.stock(args, kwargs)

@@ -157,10 +157,16 @@ cdef cfp_attr _output_retained = set_site('_output_indexes_to_retain')
 
 cdef int retain_inputs(object node, object indexes) except -1:
     """``node._input_indexes_to_retain = indexes``, as a compiled forward
-    leaves what stock's ``retain_inputs`` would."""
+    leaves what stock's ``retain_inputs`` would; nothing where ``node`` is
+    None (a ``nodeless`` forward's)."""
+    if node is None:
+        return 0
     return cfp_setattr(node, &_input_retained, indexes)
 
 
 cdef int retain_outputs(object node, object indexes) except -1:
-    """``node._output_indexes_to_retain = indexes``."""
+    """``node._output_indexes_to_retain = indexes``; nothing where ``node``
+    is None."""
+    if node is None:
+        return 0
     return cfp_setattr(node, &_output_retained, indexes)

@@ -90,9 +90,12 @@ cdef tuple _slot_types = (types.WrapperDescriptorType,
 def is_chainers(obj):
     """Whether ``obj`` is Chainer's own code: a function whose globals are
     a module of the ``chainer`` package, a property or bound class method
-    made of such functions, or a slot of a built-in type. A replacement
+    made of such functions, or a slot of a built-in type; or None, True or
+    False, a class constant that is the same whoever set it. A replacement
     made before chainer_fastpath first looked (a mock, a user's function)
     is not, and is never taken for the original."""
+    if obj is None or obj is True or obj is False:
+        return True
     t = type(obj)
     if t is _python_function:
         name = obj.__globals__.get('__name__')

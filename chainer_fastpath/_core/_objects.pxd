@@ -1,5 +1,6 @@
 cdef object bare(type cls)
 cdef object construct(object cls)
+cdef bint constructs_plainly(object cls)
 cdef object new_variable(object data, bint requires_grad, object creator,
                          object rank)
 cdef object weak_ref(object obj)

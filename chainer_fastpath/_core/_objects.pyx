@@ -78,6 +78,12 @@ cdef extern from *:
     bint cfp_constructs_plainly(object cls)
 
 
+cdef bint constructs_plainly(object cls):
+    """Whether ``cls()`` runs nothing but object's own ``__new__`` and
+    ``__init__``."""
+    return cfp_constructs_plainly(cls)
+
+
 cdef object construct(object cls):
     """``cls()``: for a class constructed by object's own slots, the
     instance made by its __new__ directly."""

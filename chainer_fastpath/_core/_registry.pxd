@@ -4,7 +4,10 @@ from chainer_fastpath._core._config cimport ConfigView
 # What a compiled function returns for a case it leaves to stock.
 cdef object NOT_HANDLED
 
-# ``node.forward(in_data)`` for an exact, audited node.
+# ``node.forward(in_data)`` for an exact, audited node; for a ``nodeless``
+# entry, ``node`` may be None (no node is made, see ``_fast_call.apply_new``):
+# the forward then reads nothing from it, and what it would store on it
+# (``retain_inputs``, ``retain_outputs``, flags) goes nowhere.
 ctypedef object (*forward_t)(object node, tuple in_data, ConfigView config)
 # ``node.backward(indexes, grad_outputs)`` on NumPy arrays, for a caller
 # that records no graph and has no function hook.
@@ -28,6 +31,9 @@ cdef class Compiled:
     cdef readonly tuple backward_callees
     cdef readonly StockMethods check_methods
     cdef readonly tuple check_attributes
+    # Where the forward takes a node of None: what of the class stock's
+    # ``apply`` reads from a new node, as it was when registered.
+    cdef readonly StockMethods nodeless
     # _type_check's: the inputs' part of the key of the last check of cls
     # that passed, and the values of its check_attributes then.
     cdef bytes passed_memo
@@ -39,6 +45,7 @@ cdef Compiled compiled(object cls, forward_t forward, tuple forward_methods,
                        tuple type_check, backward_into_t backward_into=*,
                        Py_ssize_t into_index=*, tuple backward_methods=*,
                        object check_owner=*)
+cdef Compiled nodeless(Compiled entry)
 cdef Compiled lookup(object cls)
 cdef Compiled lookup_node(object node)
 cdef object run_forward(object node, tuple in_data, ConfigView config)

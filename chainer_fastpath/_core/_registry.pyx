@@ -20,6 +20,7 @@ import sys
 from chainer.backends import intel64
 from chainer.function import Function, FunctionAdapter
 from chainer.function_node import FunctionNode
+from chainer.functions.math import basic_math
 
 from cpython.object cimport PyObject
 
@@ -50,6 +51,45 @@ cdef StockMethods _adapter_backward = StockMethods(
     FunctionAdapter, _BACKWARD_METHODS)
 
 cdef EntryStats _stats_backward = _stats.entry('FunctionNode.backward')
+
+
+def _constant_labels():
+    # Label properties that only return a constant string: evaluating them
+    # can neither fail nor change anything, so a fast path may skip it.
+    m = basic_math
+    return frozenset(cls.__dict__['label']
+                     for cls in (m.Neg, m.Absolute, m.Add, m.Sub, m.Mul,
+                                 m.Div))
+
+
+CONSTANT_LABELS = _constant_labels()
+
+# What stock's ``apply`` reads from a node besides its forward and its type
+# check, and the values a new node of a ``nodeless`` entry's class must find
+# there for ``apply`` to need no node: no local hooks, no layouts. (With
+# every input's layout None, an elementwise node's outputs get None too.)
+cdef object _base = FunctionNode.__dict__
+cdef dict _NODELESS_STATE = {
+    '_local_function_hooks': None,
+    '_output_layouts': None,
+    'check_layout_forward': _base['check_layout_forward'],
+    'output_layouts': _base['output_layouts'],
+    '_n_local_function_hooks': _base['_n_local_function_hooks'],
+}
+
+
+cdef StockMethods _nodeless_methods(object cls, tuple forward_methods):
+    """The audit of a ``nodeless`` entry of ``cls``, or None where a new
+    node of ``cls`` holds state other than ``_NODELESS_STATE``'s or a label
+    whose evaluation could be seen."""
+    for name, value in _NODELESS_STATE.items():
+        if getattr(cls, name) is not value:
+            return None
+    label = getattr(cls, 'label')
+    if label is not _base['label'] and label not in CONSTANT_LABELS:
+        return None
+    return StockMethods(cls, forward_methods + _CHECK_METHODS + (
+        'label', 'is_elementwise') + tuple(_NODELESS_STATE))
 
 
 cdef class Compiled:
@@ -126,6 +166,19 @@ cdef Compiled compiled(object cls, forward_t forward, tuple forward_methods,
         entry.backward_callees = backward_callees
         entry.backward_into = backward_into
         entry.into_index = into_index
+    return entry
+
+
+cdef Compiled nodeless(Compiled entry):
+    """Marks ``entry``'s forward as one that takes a node of None
+    (``forward_t``), so that where nothing could see a new node, none is
+    made (``_fast_call.apply_new``); returns ``entry``. Left unmarked where
+    the class's type check is not cached without node attributes, or where
+    a new node of it holds state other than stock's defaults."""
+    if (entry.forward is not NULL and entry.check_methods is not None
+            and not entry.check_attributes):
+        entry.nodeless = _nodeless_methods(
+            entry.cls, entry.forward_methods.names)
     return entry
 
 

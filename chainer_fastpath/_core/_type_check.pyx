@@ -70,7 +70,7 @@ cdef object _attribute(object node, str name):
     return cfp_getattr(node, &_sites[_n_sites - 1])
 
 
-cdef Py_ssize_t _pack(type cls, tuple in_data, char *buf) except -2:
+cdef inline Py_ssize_t _pack(type cls, tuple in_data, char *buf) except -2:
     """Writes the part of the cache key the inputs make into ``buf``: the
     class, then each input's dtype number and shape. Returns its size, or
     -1 when an input cannot be keyed."""
@@ -141,6 +141,28 @@ cdef int check_types(object node, tuple in_data) except -1:
         _passed[key] = True
         _remember(entry, key)
     return 0
+
+
+cdef bint passed_before(Compiled entry, tuple in_data) except -1:
+    """Whether the check of ``entry.cls``, a class whose key has no node
+    attributes, passed before for inputs of ``in_data``'s dtypes and
+    shapes: then stock's check would pass again, and no node is needed to
+    run it."""
+    cdef char buf[_KEY_BYTES]
+    cdef bytes memo = entry.passed_memo
+    if entry.check_methods is None or entry.check_attributes:
+        return False
+    cdef Py_ssize_t size = _pack(entry.cls, in_data, buf)
+    if size < 0:
+        return False
+    if (memo is not None and PyBytes_GET_SIZE(memo) == size
+            and memcmp(PyBytes_AS_STRING(memo), buf, size) == 0):
+        return True
+    key = PyBytes_FromStringAndSize(buf, size)
+    if key in _passed:
+        _remember(entry, key)
+        return True
+    return False
 
 
 cdef object _attribute_key(object value):

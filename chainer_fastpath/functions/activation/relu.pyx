@@ -18,7 +18,7 @@ from chainer_fastpath._core._fpe cimport acts, quiet2
 from chainer_fastpath._core._grads cimport grad_requires_grad, new_grad
 from chainer_fastpath._core._ndarray cimport (
     CFP_NPY_DOUBLE, CFP_NPY_FLOAT, cfp_typenum, layout_ok)
-from chainer_fastpath._core._registry cimport NOT_HANDLED, compiled
+from chainer_fastpath._core._registry cimport NOT_HANDLED, compiled, nodeless
 from chainer_fastpath._core._retained cimport activation_inputs, array_of
 from chainer_fastpath._core._ufunc_loop cimport Binary
 from chainer_fastpath._public cimport Public
@@ -87,11 +87,11 @@ def relu_(*args, **kwargs):
 
 
 ENTRIES = (
-    compiled(relu.ReLU,
-             _forward, ('forward', 'forward_cpu', 'retain_outputs'),
-             _backward, backward_callees=(
-                 (relu.ReLUGrad2, 'check_type_forward'),
-                 (relu.ReLUGrad2, 'forward'),
-                 (relu.ReLUGrad2, 'forward_cpu')),
-             type_check=()),
+    nodeless(compiled(relu.ReLU,
+                      _forward, ('forward', 'forward_cpu', 'retain_outputs'),
+                      _backward, backward_callees=(
+                          (relu.ReLUGrad2, 'check_type_forward'),
+                          (relu.ReLUGrad2, 'forward'),
+                          (relu.ReLUGrad2, 'forward_cpu')),
+                      type_check=())),
 )

@@ -15,7 +15,7 @@ from chainer.functions.activation import sigmoid
 from chainer_fastpath._core._attrs cimport retain_outputs
 from chainer_fastpath._core._config cimport ConfigView
 from chainer_fastpath._core._fpe cimport acts, quiet1
-from chainer_fastpath._core._registry cimport NOT_HANDLED, compiled
+from chainer_fastpath._core._registry cimport NOT_HANDLED, compiled, nodeless
 from chainer_fastpath._core._retained cimport (
     activation_grad, activation_inputs, array_of)
 from chainer_fastpath._core._ufunc_loop cimport (
@@ -41,7 +41,8 @@ cdef object _forward(object node, tuple inputs, ConfigView config):
         return NOT_HANDLED
     y = _utils.force_array(t)
     retain_outputs(node, (0,))
-    node._use_cudnn = False
+    if node is not None:
+        node._use_cudnn = False
     return y,
 
 
@@ -83,11 +84,11 @@ def sigmoid_(*args, **kwargs):
 
 
 ENTRIES = (
-    compiled(sigmoid.Sigmoid,
-             _forward, ('forward', 'forward_cpu', 'retain_outputs'),
-             _backward, backward_callees=(
-                 (sigmoid.SigmoidGrad, 'check_type_forward'),
-                 (sigmoid.SigmoidGrad, 'forward'),
-                 (sigmoid.SigmoidGrad, 'forward_cpu')),
-             type_check=()),
+    nodeless(compiled(sigmoid.Sigmoid,
+                      _forward, ('forward', 'forward_cpu', 'retain_outputs'),
+                      _backward, backward_callees=(
+                          (sigmoid.SigmoidGrad, 'check_type_forward'),
+                          (sigmoid.SigmoidGrad, 'forward'),
+                          (sigmoid.SigmoidGrad, 'forward_cpu')),
+                      type_check=())),
 )

@@ -15,7 +15,7 @@ from chainer.functions.activation import tanh
 from chainer_fastpath._core._attrs cimport retain_outputs
 from chainer_fastpath._core._config cimport ConfigView
 from chainer_fastpath._core._fpe cimport acts, quiet1
-from chainer_fastpath._core._registry cimport NOT_HANDLED, compiled
+from chainer_fastpath._core._registry cimport NOT_HANDLED, compiled, nodeless
 from chainer_fastpath._core._retained cimport (
     activation_grad, activation_inputs, array_of)
 from chainer_fastpath._core._ufunc_loop cimport (
@@ -36,7 +36,8 @@ cdef object _forward(object node, tuple x, ConfigView config):
         return NOT_HANDLED
     y = _utils.force_array(t)
     retain_outputs(node, (0,))
-    node._use_cudnn = False
+    if node is not None:
+        node._use_cudnn = False
     return y,
 
 
@@ -75,11 +76,11 @@ def tanh_(*args, **kwargs):
 
 
 ENTRIES = (
-    compiled(tanh.Tanh,
-             _forward, ('forward', 'forward_cpu', 'retain_outputs'),
-             _backward, backward_callees=(
-                 (tanh.TanhGrad, 'check_type_forward'),
-                 (tanh.TanhGrad, 'forward'),
-                 (tanh.TanhGrad, 'forward_cpu')),
-             type_check=()),
+    nodeless(compiled(tanh.Tanh,
+                      _forward, ('forward', 'forward_cpu', 'retain_outputs'),
+                      _backward, backward_callees=(
+                          (tanh.TanhGrad, 'check_type_forward'),
+                          (tanh.TanhGrad, 'forward'),
+                          (tanh.TanhGrad, 'forward_cpu')),
+                      type_check=())),
 )

@@ -21,7 +21,7 @@ from chainer_fastpath._core._grads cimport (
     grad_array, grad_raw, grad_requires_grad, new_grad)
 from chainer_fastpath._core._ndarray cimport (
     CFP_NPY_DOUBLE, CFP_NPY_FLOAT, CFP_NPY_HALF, builtin_typenum, layout_ok)
-from chainer_fastpath._core._registry cimport NOT_HANDLED, compiled
+from chainer_fastpath._core._registry cimport NOT_HANDLED, compiled, nodeless
 from chainer_fastpath._core._retained cimport (
     float_operands, requires_grad_of, retained_inputs)
 from chainer_fastpath._core._ufunc_loop cimport (
@@ -341,21 +341,22 @@ cdef tuple _CONSTANT_NODES = (
     (basic_math, '_preprocess_const'))
 
 ENTRIES = (
-    compiled(basic_math.Add, _add, ('forward',),
-             _add_grad, _SUM_TO, type_check=()),
+    nodeless(compiled(basic_math.Add, _add, ('forward',),
+                      _add_grad, _SUM_TO, type_check=())),
     compiled(basic_math.AddConstant, _add_constant, ('forward',),
              _add_constant_grad, (), type_check=()),
-    compiled(basic_math.Sub, _sub, ('forward',), _sub_grad,
-             _SUM_TO + ((basic_math.Neg, 'forward'),
-                        (chainer.Variable, '__neg__')), type_check=()),
+    nodeless(compiled(basic_math.Sub, _sub, ('forward',), _sub_grad,
+                      _SUM_TO + ((basic_math.Neg, 'forward'),
+                                 (chainer.Variable, '__neg__')),
+                      type_check=())),
     compiled(basic_math.SubFromConstant, _sub_from_constant, ('forward',),
              _neg_grad, _CONSTANT_NODES, type_check=()),
-    compiled(basic_math.Mul, _mul, ('forward', 'retain_inputs'),
-             _mul_grad, _SUM_TO + (
-                 (basic_math.Mul, 'check_type_forward'),
-                 (basic_math.Mul, 'forward'),
-                 (chainer.Variable, '__mul__')),
-             type_check=()),
+    nodeless(compiled(basic_math.Mul, _mul, ('forward', 'retain_inputs'),
+                      _mul_grad, _SUM_TO + (
+                          (basic_math.Mul, 'check_type_forward'),
+                          (basic_math.Mul, 'forward'),
+                          (chainer.Variable, '__mul__')),
+                      type_check=())),
     compiled(basic_math.MulConstant, _mul_constant, ('forward',),
              _mul_constant_grad, _CONSTANT_NODES, type_check=()),
     compiled(basic_math.Neg, NULL, (), _neg_grad, _CONSTANT_NODES,
