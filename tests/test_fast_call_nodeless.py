@@ -177,6 +177,24 @@ def test_methods_replaced_on_the_class_are_called(monkeypatch, owner, name):
     assert stock[0] == [name]
 
 
+def test_del_given_to_the_class_runs(monkeypatch):
+    died = []
+
+    def __del__(self):
+        died.append(type(self).__name__)
+
+    monkeypatch.setattr(relu.ReLU, '__del__', __del__, raising=False)
+
+    def run():
+        del died[:]
+        with chainer.no_backprop_mode():
+            for _ in range(3):
+                F.relu(_v(2))
+        return list(died)
+
+    assert run_both(run) == (['ReLU'] * 3,) * 2
+
+
 def test_init_given_to_the_class_runs(monkeypatch):
     made = []
 

@@ -78,10 +78,23 @@ cdef extern from *:
     bint cfp_constructs_plainly(object cls)
 
 
+cdef extern from *:
+    """
+    /* Whether an instance of ``cls`` dies without running code of its own:
+     * no __del__ (a finalizer slot) anywhere in the MRO. */
+    static inline int cfp_dies_quietly(PyObject *cls) {
+        PyTypeObject *tp = (PyTypeObject *)cls;
+        return tp->tp_finalize == NULL && tp->tp_del == NULL;
+    }
+    """
+    bint cfp_dies_quietly(object cls)
+
+
 cdef bint constructs_plainly(object cls):
     """Whether ``cls()`` runs nothing but object's own ``__new__`` and
-    ``__init__``."""
-    return cfp_constructs_plainly(cls)
+    ``__init__``, and its instances have no ``__del__``: making one and
+    dropping it runs no code of the class."""
+    return cfp_constructs_plainly(cls) and cfp_dies_quietly(cls)
 
 
 cdef object construct(object cls):
