@@ -122,9 +122,11 @@ cdef class Compiled:
     @property
     def parts(self):
         """What is compiled: some of ``forward``, ``backward``,
-        ``backward_into``, ``type_check``."""
+        ``backward_into``, ``type_check``, and ``nodeless`` where a forward
+        without backprop may run with no node."""
         return tuple([name for name, present in (
             ('forward', self.forward is not NULL),
+            ('nodeless', self.nodeless is not None),
             ('backward', self.backward is not NULL),
             ('backward_into', self.backward_into is not NULL),
             ('type_check', self.check_methods is not None)) if present])
