@@ -177,38 +177,21 @@ def test_methods_replaced_on_the_class_are_called(monkeypatch, owner, name):
     assert stock[0] == [name]
 
 
-def test_del_given_to_the_class_runs(monkeypatch):
-    died = []
+@pytest.mark.parametrize('method', ['__init__', '__del__'])
+def test_init_or_del_given_to_the_class_runs(monkeypatch, method):
+    called = []
 
-    def __del__(self):
-        died.append(type(self).__name__)
+    def stand_in(self):
+        called.append(type(self).__name__)
 
-    monkeypatch.setattr(relu.ReLU, '__del__', __del__, raising=False)
+    monkeypatch.setattr(relu.ReLU, method, stand_in, raising=False)
 
     def run():
-        del died[:]
+        del called[:]
         with chainer.no_backprop_mode():
             for _ in range(3):
                 F.relu(_v(2))
-        return list(died)
-
-    assert run_both(run) == (['ReLU'] * 3,) * 2
-
-
-def test_init_given_to_the_class_runs(monkeypatch):
-    made = []
-
-    def __init__(self):
-        made.append(type(self).__name__)
-
-    monkeypatch.setattr(relu.ReLU, '__init__', __init__, raising=False)
-
-    def run():
-        del made[:]
-        with chainer.no_backprop_mode():
-            for _ in range(3):
-                F.relu(_v(2))
-        return list(made)
+        return list(called)
 
     assert run_both(run) == (['ReLU'] * 3,) * 2
 

@@ -114,12 +114,9 @@ cdef int check_types(object node, tuple in_data) except -1:
     cdef char buf[_KEY_BYTES]
     cdef Py_ssize_t size = _pack(cls, in_data, buf)
     cdef tuple attributes = entry.check_attributes
-    cdef bytes memo
     key = None
     if size >= 0:
-        memo = entry.passed_memo
-        if (memo is not None and PyBytes_GET_SIZE(memo) == size
-                and memcmp(PyBytes_AS_STRING(memo), buf, size) == 0
+        if (_is_memo(entry.passed_memo, buf, size)
                 and (not attributes
                      or _same_values(node, attributes, entry.passed_values))):
             return 0
@@ -143,20 +140,25 @@ cdef int check_types(object node, tuple in_data) except -1:
     return 0
 
 
+cdef inline bint _is_memo(bytes memo, char *buf, Py_ssize_t size):
+    # Whether the inputs' key part in ``buf`` is the class's last passed
+    # one (``Compiled.passed_memo``).
+    return (memo is not None and PyBytes_GET_SIZE(memo) == size
+            and memcmp(PyBytes_AS_STRING(memo), buf, size) == 0)
+
+
 cdef bint passed_before(Compiled entry, tuple in_data) except -1:
     """Whether the check of ``entry.cls``, a class whose key has no node
     attributes, passed before for inputs of ``in_data``'s dtypes and
     shapes: then stock's check would pass again, and no node is needed to
     run it."""
     cdef char buf[_KEY_BYTES]
-    cdef bytes memo = entry.passed_memo
     if entry.check_methods is None or entry.check_attributes:
         return False
     cdef Py_ssize_t size = _pack(entry.cls, in_data, buf)
     if size < 0:
         return False
-    if (memo is not None and PyBytes_GET_SIZE(memo) == size
-            and memcmp(PyBytes_AS_STRING(memo), buf, size) == 0):
+    if _is_memo(entry.passed_memo, buf, size):
         return True
     key = PyBytes_FromStringAndSize(buf, size)
     if key in _passed:
