@@ -216,6 +216,16 @@ def error_of(fn):
     return None
 
 
+def applied_state(node, inputs):
+    """``node.apply(inputs)``'s output arrays, or ``(type name, message)``
+    of its error; with the input indexes ``node`` retained meanwhile."""
+    try:
+        out = [y.array for y in node.apply(inputs)]
+    except Exception as e:
+        out = type(e).__name__, str(e)
+    return out, node._input_indexes_to_retain
+
+
 def error_after_passing(first, second):
     """Runs ``first`` (a call whose type check passes, so the patch caches
     it), then ``second``; returns the name of the type of the error

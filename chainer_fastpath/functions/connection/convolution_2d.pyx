@@ -32,6 +32,8 @@ from chainer_fastpath._core._ndarray cimport (
     CFP_NPY_DOUBLE, CFP_NPY_FLOAT, CFP_NPY_HALF, builtin_typenum, cfp_data,
     cfp_dims, cfp_strides, layout_ok)
 from chainer_fastpath._core._registry cimport NOT_HANDLED, compiled
+from chainer_fastpath.functions.connection._geometry cimport (
+    strides_ok, within)
 
 cdef type _ndarray = numpy.ndarray
 cdef object _empty = numpy.empty
@@ -73,7 +75,10 @@ cdef object im2col(object x, Py_ssize_t kh, Py_ssize_t kw, Py_ssize_t sy,
     cdef Py_ssize_t ow = _stock_outsize(shape[3], kw, sx, pw, cover_all, dx)
     if oh <= 0 or ow <= 0:
         return None     # stock's assertion
-    buffer = _empty((shape[0], oh, ow, shape[1], kh, kw), dtype=x.dtype)
+    try:
+        buffer = _empty((shape[0], oh, ow, shape[1], kh, kw), dtype=x.dtype)
+    except (MemoryError, ValueError):
+        return None     # stock's own allocations raise, as stock does
     cdef Py_ssize_t geometry[10]
     geometry[:] = [kh, kw, sy, sx, ph, pw, dy, dx, oh, ow]
     cdef const char *src = cfp_data(x)
@@ -125,7 +130,9 @@ cdef object _forward(object node, tuple inputs, ConfigView config):
     # (compiled entries are left out where iDeep is installed).
     if node.cudnn_fast or node.groups != 1 or not 2 <= len(inputs) <= 3:
         return NOT_HANDLED   # stock's errors, and grouped convolutions
-    if not _stock_helpers():
+    # Stock retains them before anything below can raise.
+    retain_inputs(node, (0, 1))
+    if not _stock_helpers() or not strides_ok(node):
         return NOT_HANDLED
     x, W = inputs[0], inputs[1]
     b = inputs[2] if len(inputs) == 3 else None
@@ -136,6 +143,8 @@ cdef object _forward(object node, tuple inputs, ConfigView config):
     if _batch_of_one(x):
         return NOT_HANDLED   # see the module's text
     kh, kw = W.shape[2:]
+    if not (within(kh, 1) and within(kw, 1)):
+        return NOT_HANDLED
     col = im2col(x, kh, kw, node.sy, node.sx, node.ph, node.pw,
                  node.cover_all, node.dy, node.dx)
     if col is None:
@@ -150,13 +159,16 @@ cdef object _forward(object node, tuple inputs, ConfigView config):
         quiet_into(_np_add, y, b, y, &raised)
         if acts(raised):
             return NOT_HANDLED
-    retain_inputs(node, (0, 1))
     return _numpy.rollaxis(y, 3, 1),
 
 
 cdef object _grad_w_forward(object node, tuple inputs, ConfigView config):
     # Convolution2DGradW.forward_cpu for one group, without iDeep.
-    if node.groups != 1 or len(inputs) != 2 or not _stock_helpers():
+    if node.groups != 1 or len(inputs) != 2:
+        return NOT_HANDLED
+    retain_inputs(node, (0, 1))     # as stock, before anything can raise
+    if (not _stock_helpers() or not strides_ok(node)
+            or not (within(node.kh, 1) and within(node.kw, 1))):
         return NOT_HANDLED
     x, gy = inputs
     if (type(gy) is not _ndarray or gy.dtype != x.dtype
@@ -175,7 +187,6 @@ cdef object _grad_w_forward(object node, tuple inputs, ConfigView config):
     if _any_one(gy.shape[1], n * oh * ow, c * kh * kw):
         return NOT_HANDLED
     gW = _numpy.tensordot(gy, col, ((0, 2, 3), (0, 4, 5)))
-    retain_inputs(node, (0, 1))
     return gW,
 
 

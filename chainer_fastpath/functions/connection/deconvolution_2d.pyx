@@ -22,6 +22,8 @@ from chainer_fastpath._core._fpe cimport (
 from chainer_fastpath._core._ndarray cimport (
     CFP_NPY_DOUBLE, CFP_NPY_FLOAT, builtin_typenum, cfp_data, layout_ok)
 from chainer_fastpath._core._registry cimport NOT_HANDLED, compiled
+from chainer_fastpath.functions.connection._geometry cimport (
+    strides_ok, within)
 
 cdef extern from "_patches.h" nogil:
     int cfp_col2im_f(float *img, const float *col, Py_ssize_t N,
@@ -68,20 +70,29 @@ cdef object _forward(object node, tuple inputs, ConfigView config):
             or (b is not None and (type(b) is not _ndarray
                                    or b.dtype != x.dtype))):
         return NOT_HANDLED   # float16's rounding, or a cast that may warn
+    retain_inputs(node, (0, 1))     # as stock, before anything can raise
     node._calc_out_size(x.shape, W.shape)   # stock's, with its errors
+    # The loop's indices are in bounds only for this geometry (_geometry).
+    if not (strides_ok(node) and within(node.outh, 1)
+            and within(node.outw, 1) and within(W.shape[2], 1)
+            and within(W.shape[3], 1) and within(x.shape[2], 0)
+            and within(x.shape[3], 0)):
+        return NOT_HANDLED
     cdef Py_ssize_t N = x.shape[0], ih = x.shape[2], iw = x.shape[3]
     cdef Py_ssize_t C = W.shape[1], kh = W.shape[2], kw = W.shape[3]
     cdef Py_ssize_t sy = node.sy, sx = node.sx, ph = node.ph, pw = node.pw
     cdef Py_ssize_t dy = node.dy, dx = node.dx
     cdef Py_ssize_t h = node.outh, w = node.outw
     cdef Py_ssize_t hp = h + 2 * ph + sy - 1, wp = w + 2 * pw + sx - 1
-    if not (hp > 0 and wp > 0 and _fits(kh, dy, sy, ih, hp)
-            and _fits(kw, dx, sx, iw, wp)):
+    if not (_fits(kh, dy, sy, ih, hp) and _fits(kw, dx, sx, iw, wp)):
         return NOT_HANDLED
     col = _numpy.tensordot(W, x, (0, 1))
-    if not col.flags.c_contiguous:
+    if not col.flags.c_contiguous or col.shape != (C, kh, kw, N, ih, iw):
         return NOT_HANDLED
-    img = _empty((N, C, hp, wp), dtype=x.dtype)
+    try:
+        img = _empty((N, C, hp, wp), dtype=x.dtype)
+    except (MemoryError, ValueError):
+        return NOT_HANDLED  # stock's own allocation raises, as stock does
     cdef Py_ssize_t geometry[8]
     geometry[:] = [kh, kw, sy, sx, dy, dx, ih, iw]
     cdef char *dst = cfp_data(img)
@@ -104,7 +115,6 @@ cdef object _forward(object node, tuple inputs, ConfigView config):
         quiet_into(_np_add, y, b.reshape((1, b.size, 1, 1)), y, &raised)
         if acts(raised):
             return NOT_HANDLED
-    retain_inputs(node, (0, 1))
     return y,
 
 

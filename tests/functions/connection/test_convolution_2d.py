@@ -9,8 +9,8 @@ from chainer.functions.connection import convolution_2d
 from chainer.utils import conv
 
 from chainer_fastpath.testing import (
-    applied, check_error_same, check_same, gradients, strided_variable,
-    variable as _v)
+    applied, applied_state, check_error_same, check_same, gradients,
+    strided_variable, variable as _v)
 from chainer_fastpath.testing.cases import function_tests
 
 
@@ -200,3 +200,57 @@ def test_bias_overflow_acts_as_stock(errstate_acts_as_stock):
         return F.convolution_2d(x, W, b).array
     for mode in ('raise', 'call', 'warn'):
         errstate_acts_as_stock(fn, mode)
+
+
+
+# Geometry the compiled patches do not take: stock's slices and numpy.pad
+# raise, or index as Python's slices do (a dilation below 1 is refused by
+# the node's constructor).
+BAD_GEOMETRY = [
+    dict(pad=(0, -1)),
+    dict(pad=-1),
+    dict(stride=-1),
+    dict(stride=(1, -2)),
+    dict(stride=0),
+    dict(pad=2 ** 40),
+    dict(stride=2 ** 63),
+    dict(stride=(numpy.int64(2), 1)),
+    dict(pad=(1, numpy.int64(1))),
+    dict(stride=True),
+]
+
+
+@pytest.mark.parametrize('kwargs', BAD_GEOMETRY)
+@pytest.mark.parametrize('kernel', [2, 5])    # 5: larger than the image
+@pytest.mark.parametrize('type_check', [True, False])
+def test_bad_geometry_as_stock(kwargs, kernel, type_check):
+    def fn():
+        x, W, b = _v(2, 3, 4, 4), _v(2, 3, kernel, kernel), _v(2)
+        node = convolution_2d.Convolution2DFunction(**kwargs)
+        return applied_state(node, (x, W, b))
+    with chainer.using_config('type_check', type_check):
+        check_same(fn)
+
+
+@pytest.mark.parametrize('kwargs', BAD_GEOMETRY)
+def test_bad_geometry_grad_w_as_stock(kwargs):
+    def fn():
+        x, gy = _v(2, 3, 4, 4), _v(2, 2, 3, 3)
+        conv2d = convolution_2d.Convolution2DFunction(**kwargs)
+        node = convolution_2d.Convolution2DGradW(
+            conv2d, (2, 3, 2, 2), numpy.float32, None)
+        return applied_state(node, (x, gy))
+    with chainer.using_config('type_check', False):
+        check_same(fn)
+
+
+@pytest.mark.parametrize('inputs', [
+    lambda: (_v(2, 3, 4, 4), _v(2, 3, 3, 3), _v(3)),   # bias of 3 for 2
+    lambda: (_v(2, 3, 4, 4), _v(2, 4, 3, 3)),           # channels differ
+])
+def test_forward_error_retains_as_stock(inputs):
+    def fn():
+        node = convolution_2d.Convolution2DFunction()
+        return applied_state(node, inputs())
+    with chainer.using_config('type_check', False):
+        check_same(fn)

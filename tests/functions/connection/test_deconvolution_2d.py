@@ -1,4 +1,7 @@
 """F.deconvolution_2d (``Deconvolution2DFunction``), stock vs patched."""
+import subprocess
+import sys
+
 import numpy
 import pytest
 
@@ -9,7 +12,7 @@ from chainer.utils import conv
 
 import chainer_fastpath
 from chainer_fastpath.testing import (
-    applied, bits, check_error_same, check_same, gradients,
+    applied, applied_state, bits, check_error_same, check_same, gradients,
     strided_variable, variable as _v)
 from chainer_fastpath.testing.cases import function_tests
 
@@ -175,3 +178,66 @@ def test_gradients_same_bits_as_stock(dtype, x_shape, w_shape, stride, pad):
     with chainer_fastpath.enabled():
         patched = grads()
     assert [bits(g) for g in patched] == [bits(g) for g in stock]
+
+
+# Geometry the compiled image sums do not take, with an outsize that the
+# type check passes where it runs: stock's slices raise, or index as
+# Python's slices do. A write outside the image would crash, so the cases
+# run in a child process.
+BAD_GEOMETRY = [
+    dict(stride=-1, outsize=(3, 3)),
+    dict(stride=-1, outsize=(2, 2)),
+    dict(stride=(1, -1), outsize=(6, 3)),
+    dict(stride=-2, outsize=(1, 1)),
+    dict(stride=0, outsize=(6, 6)),
+    dict(stride=(2, 0), outsize=(9, 6)),
+    dict(pad=(0, -1)),
+    dict(pad=-2),
+    dict(outsize=(-3, 6)),
+    dict(outsize=(6, 2 ** 40)),
+    dict(stride=2 ** 62),
+    dict(stride=(numpy.int64(2), 1)),
+    dict(pad=(1, numpy.int64(1))),
+    dict(outsize=(numpy.int64(6), 6)),
+]
+
+_CHILD = '''
+import sys
+import subprocess
+import sys
+
+import numpy
+import chainer
+from chainer.functions.connection import deconvolution_2d
+from chainer_fastpath.testing import applied_state, check_same, variable
+
+kwargs = eval(sys.argv[1], {'numpy': numpy})
+def fn():
+    x, W, b = variable(2, 3, 4, 4), variable(3, 2, 3, 3), variable(2)
+    node = deconvolution_2d.Deconvolution2DFunction(**kwargs)
+    return applied_state(node, (x, W, b))
+for type_check in (True, False):
+    with chainer.using_config('type_check', type_check):
+        check_same(fn)
+'''
+
+
+@pytest.mark.parametrize('kwargs', BAD_GEOMETRY, ids=repr)
+def test_bad_geometry_as_stock(kwargs):
+    child = subprocess.run([sys.executable, '-c', _CHILD, repr(kwargs)],
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                           universal_newlines=True)
+    assert child.returncode == 0, child.stdout[-3000:]
+
+
+@pytest.mark.parametrize('inputs', [
+    lambda: (_v(2, 3, 4, 4), _v(3, 2, 3, 3), _v(3)),   # bias of 3 for 2
+    lambda: (_v(2, 3, 1, 4), _v(3, 2, 1, 3)),           # no height
+])
+def test_forward_error_retains_as_stock(inputs):
+    def fn():
+        pad = 0 if inputs()[0].shape[2] > 1 else (1, 0)
+        node = deconvolution_2d.Deconvolution2DFunction(pad=pad)
+        return applied_state(node, inputs())
+    with chainer.using_config('type_check', False):
+        check_same(fn)
