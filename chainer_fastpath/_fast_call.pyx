@@ -23,7 +23,7 @@ from chainer_fastpath._core._attrs cimport (
     cfp_getattr as get, cfp_setattr as put, get_site, lookup_site, set_site)
 from chainer_fastpath._core import _attrs
 from chainer_fastpath._core._audit cimport (
-    StockMethods, method_is_at, stock_replaced)
+    StockMethods, class_finds, method_is_at, stock_replaced)
 from chainer_fastpath._core._stats cimport EntryStats
 from chainer_fastpath._core import _stats
 from chainer_fastpath._core._objects cimport (
@@ -272,6 +272,7 @@ cdef object _apply_unrecorded(object cls, tuple inputs, ConfigView config):
     cdef Compiled entry = lookup(cls)
     if (entry is None or entry.nodeless is None
             or not constructs_plainly(cls) or not entry.nodeless.on_class()
+            or not class_finds(cls, 'apply', _patched_apply)
             or config.get('debug')
             or config.get('schedule_func') is not None
             or stock_replaced() is not None or function_hooks()):

@@ -3,19 +3,22 @@ stock vs patched: the outputs as stock leaves them, and stock's code
 wherever the node could be seen or the class is not as registered."""
 import subprocess
 import sys
+from unittest import mock
 
 import numpy
 import pytest
 
 import chainer
 from chainer import function_hook
+from chainer import function_node
 import chainer.functions as F
 from chainer.functions.activation import relu
 from chainer.functions.activation import sigmoid
 from chainer.functions.math import basic_math
 
 from chainer_fastpath.testing import (
-    check_error_after_passing, check_error_same, run_both, variable as _v)
+    assert_same, check_error_after_passing, check_error_same, run_both,
+    variable as _v)
 
 from tests.test_fast_call import _describe
 
@@ -259,3 +262,32 @@ def test_debug_mode_applies_nodes():
     stock, patched = run_both(run)
     assert stock == patched
     assert 'NaN' in stock
+
+
+@pytest.mark.parametrize('owner', [function_node.FunctionNode, relu.ReLU,
+                                   basic_math.Add])
+@pytest.mark.parametrize('changes_output', [False, True])
+def test_apply_replaced_after_enable_is_called(owner, changes_output):
+    # A user's apply (here through mock.patch.object) installed while the
+    # patch is on: stock calls it for every node it applies.
+    def run():
+        applied = owner.apply   # the patch's while it is on
+        calls = []
+
+        def replacement(self, inputs):
+            calls.append(type(self).__name__)
+            outputs = applied(self, inputs)
+            if changes_output:
+                outputs = tuple(chainer.Variable(y.array * 2)
+                                for y in outputs)
+            return outputs
+
+        x = _v(2, 3)
+        with mock.patch.object(owner, 'apply', replacement), \
+                chainer.no_backprop_mode():
+            ys = [F.relu(x), F.add(x, x), x + x, F.relu(x)]
+        return calls, [y.array for y in ys]
+
+    stock, patched = run_both(run)
+    assert_same(stock, patched)
+    assert len(stock[0]) == {relu.ReLU: 2, basic_math.Add: 2}.get(owner, 4)

@@ -27,6 +27,7 @@ cdef class StockModule:
 
 
 cdef str stock_replaced()
+cdef bint class_finds(object cls, str name, object value)
 cdef bint method_is(object obj, str name, object original)
 cdef bint method_is_at(object obj, cfp_attr *site, object original)
 cdef unsigned int type_version(object cls)

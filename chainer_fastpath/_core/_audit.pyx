@@ -53,6 +53,16 @@ cdef extern from *:
     int _PyObject_GetMethod(PyObject *obj, PyObject *name, PyObject **method)
 
 
+cdef extern from "Python.h":
+    PyObject *_PyType_Lookup(PyTypeObject *tp, object name)
+
+
+cdef bint class_finds(object cls, str name, object value):
+    """Whether ``cls.name``, looked up on the class and its bases as the
+    interpreter looks up a method (its method cache), is ``value``."""
+    return _PyType_Lookup(<PyTypeObject *>cls, name) == <PyObject *>value
+
+
 cdef unsigned int type_version(object cls):
     """CPython's version tag of the class ``cls``, 0 when it has none."""
     return cfp_type_version(<PyTypeObject *>cls)
