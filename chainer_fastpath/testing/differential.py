@@ -3,6 +3,7 @@ for bit."""
 import contextlib
 import math
 import random
+import warnings
 
 import numpy
 
@@ -224,6 +225,17 @@ def applied_state(node, inputs):
     except Exception as e:
         out = type(e).__name__, str(e)
     return out, node._input_indexes_to_retain
+
+
+def warned(fn):
+    """``error_of(fn)`` and every warning it issued, under the filter
+    ``always``: ``(category, message, file, line)``, where a filter by
+    module or a once-per-location registry looks."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter('always')
+        error = error_of(fn)
+    return error, [(w.category, str(w.message), w.filename, w.lineno)
+                   for w in caught]
 
 
 def error_after_passing(first, second):

@@ -22,7 +22,11 @@ cdef object _min_reduce = numpy.minimum.reduce
 cdef object _select(object node, tuple inputs, object reduce):
     # SelectorBase.forward: retain x and y, then xp.asarray(_fwd(x, xp)).
     axis = node.axis
-    if len(inputs) != 1 or not (axis is None or type(axis) is tuple):
+    if (len(inputs) != 1 or not (axis is None or type(axis) is tuple)
+            or not (type(node.keepdims) is bool
+                    or type(node.keepdims) is int)):
+        # Another keepdims (numpy.bool_) may make NumPy warn: from stock's
+        # frame in NumPy's Python, not from the caller's.
         return NOT_HANDLED
     retain_inputs(node, (0,))
     retain_outputs(node, (0,))

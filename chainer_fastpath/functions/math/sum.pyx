@@ -38,11 +38,14 @@ cdef cfp_attr _keepdims = get_site('keepdims')
 cdef object _forward(object node, tuple inputs, ConfigView config):
     # Sum.forward on NumPy: numpy.asarray(x.sum(axis=self.axis,
     # keepdims=self.keepdims)).
-    if len(inputs) != 1:
+    keepdims = get(node, &_keepdims)
+    if len(inputs) != 1 or not (type(keepdims) is bool
+                                or type(keepdims) is int):
+        # Another keepdims (numpy.bool_) may make NumPy warn: from stock's
+        # frame in numpy/core/_methods.py, not from the caller's.
         return NOT_HANDLED
     x = inputs[0]
     axis = get(node, &_axis)
-    keepdims = get(node, &_keepdims)
     cdef int raised = 0
     if axis is None and type(keepdims) is bool:
         y = _sum_all.all(x, keepdims, &raised)

@@ -11,7 +11,7 @@ from chainer.functions.math import minmax
 
 from chainer_fastpath.testing import (
     applied, check_error_same, check_same, error_of,
-    outputs, strided_variable, variable as _v)
+    outputs, strided_variable, variable as _v, warned)
 from chainer_fastpath.testing.cases import function_tests
 
 
@@ -181,3 +181,13 @@ def test_nan_inputs_under_errstate_as_stock(f, mode):
                                 w.lineno) for w in caught]
 
     check_same(fn)
+
+
+@pytest.mark.parametrize('f', [F.max, F.min])
+@pytest.mark.parametrize('keepdims', [numpy.bool_(True), 1])
+@pytest.mark.parametrize('axis', [None, 1])
+def test_keepdims_not_a_bool_warns_as_stock(f, axis, keepdims):
+    x = _v(2, 3)
+    stock, _ = check_same(lambda: warned(
+        lambda: f(x, axis=axis, keepdims=keepdims).array))
+    assert stock[1] or type(keepdims) is int
