@@ -1,14 +1,15 @@
-"""``Link.__call__`` compiled: with no link hooks, ``self.forward(*args,
-**kwargs)`` after the checks stock makes.
+"""``Link.__call__`` compiled: ``self.forward(*args, **kwargs)`` after the
+checks stock makes, between the link hooks' calls where there are any.
 
 Stock builds the hook view and asks ``super(Link, self)`` for a mixin's
 ``__call__`` on every call; the miss raises and clears an AttributeError,
 which makes most of the few microseconds a model pays per link call. Here
 what depends only on the class (the private methods stock calls, a mixin's
 ``__call__``) is checked once per class and version of the class, and the
-rest per call. Link hooks, global or local, a mixin's ``__call__``, a
-class whose ``Link`` methods were replaced and debug mode (whose node
-stacks show this frame) run the original, counted.
+rest per call. Link hooks are called here as stock calls them, so that a
+recursive link reaches the depth it reaches in stock, hooked or not. A
+mixin's ``__call__``, a class whose ``Link`` methods were replaced and
+debug mode (whose node stacks show this frame) run the original, counted.
 """
 import collections
 
@@ -26,10 +27,13 @@ from chainer_fastpath._core import _stats
 cdef object _Link = link_module.Link
 cdef object _check_init_done = _Link.__dict__['_Link__check_init_done']
 cdef object _n_local_hooks = _Link.__dict__['_n_local_link_hooks']
+cdef object _local_hooks = _Link.__dict__['local_link_hooks']
 cdef object _stock_get_link_hooks = chainer._get_link_hooks
 cdef object _thread_local = chainer._thread_local
 cdef object _OrderedDict = collections.OrderedDict
 cdef object _MISSING = object()
+cdef object _ForwardPreprocessCallbackArgs = (
+    link_hook._ForwardPreprocessCallbackArgs)
 cdef object _ForwardPostprocessCallbackArgs = (
     link_hook._ForwardPostprocessCallbackArgs)
 
@@ -79,7 +83,8 @@ cdef str _audit_class(object cls):
     if not issubclass(cls, _Link):
         return 'not a Link'
     if (_lookup(cls, '_Link__check_init_done') is not _check_init_done
-            or _lookup(cls, '_n_local_link_hooks') is not _n_local_hooks):
+            or _lookup(cls, '_n_local_link_hooks') is not _n_local_hooks
+            or _lookup(cls, 'local_link_hooks') is not _local_hooks):
         return 'Link methods replaced'
     # Stock calls ``super(Link, self).__call__`` where a class after Link
     # defines one (a mixin), instead of ``forward``.
@@ -138,16 +143,19 @@ def __call__(self, *args, **kwargs):
         if type(hooks) is not _OrderedDict:
             # Set by hand to something else: stock's code, and its error.
             reason = 'link hooks not an OrderedDict'
-        elif hooks:
-            reason = 'link hooks'
-        else:
-            local = self._local_link_hooks
-            if local is not None and len(local) > 0:
-                reason = 'link hooks'
     if reason is not None:
         _stats_call.fallback(reason)
         return _original(self, *args, **kwargs)
     _stats_call.fast += 1
+    local = self._local_link_hooks
+    if local is not None and len(local) > 0:
+        hooks = _OrderedDict(hooks)
+        hooks.update(local)
+    if hooks:
+        pre_args = _ForwardPreprocessCallbackArgs(self, 'forward', args,
+                                                  kwargs)
+        for hook in _values(hooks):
+            hook.forward_preprocess(pre_args)
     out = self.forward(*args, **kwargs)
     if hooks:
         # Stock reads its view of the dict again after the forward: hooks

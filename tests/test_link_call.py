@@ -2,6 +2,7 @@
 outputs, the same hook calls, the same errors, and every case the fast path
 does not take run through the original, counted."""
 import collections
+import sys
 
 import numpy
 import pytest
@@ -67,7 +68,7 @@ def test_fast_path_is_counted():
 
 
 @pytest.mark.parametrize('where', ['global', 'local'])
-def test_link_hooks_run_the_original(where):
+def test_link_hooks_are_called_as_stock(where):
     def fn():
         model = MLP()
         hook = Recorder()
@@ -85,10 +86,42 @@ def test_link_hooks_run_the_original(where):
         chainer_fastpath.reset_stats()
         fn()
         counts = _counts()
-    if where == 'global':
-        assert counts == {'fast': 0, 'fallback': {'link hooks': 3}}
-    else:
-        assert counts == {'fast': 2, 'fallback': {'link hooks': 1}}
+    assert counts == {'fast': 3, 'fallback': {}}
+
+
+class _Recursive(chainer.Chain):
+    def forward(self, n):
+        return 0 if n == 0 else 1 + self(n - 1)
+
+
+def _deepest(call):
+    # The largest n for which call(n) does not raise RecursionError.
+    low, high = 0, sys.getrecursionlimit()
+    while low < high:
+        n = (low + high + 1) // 2
+        try:
+            call(n)
+            low = n
+        except RecursionError:
+            high = n - 1
+    return low
+
+
+@pytest.mark.parametrize('where', [None, 'global', 'local'])
+def test_recursive_link_reaches_stocks_depth(where):
+    # Stock's __call__ is one frame per call, hooked or not.
+    def fn():
+        model = _Recursive()
+        hook = Recorder()
+        if where == 'local':
+            model.add_hook(hook)
+        if where == 'global':
+            with hook:
+                return _deepest(model)
+        return _deepest(model)
+    stock, patched = run_both(fn)
+    assert stock == patched
+    assert stock > 50
 
 
 class _RegistersAHook(chainer.Link):
