@@ -43,6 +43,12 @@ def parse_args(argv):
                         help='write every measurement to FILE')
     parser.add_argument('--plot', metavar='FILE.png',
                         help='draw the speedups as a bar chart (matplotlib)')
+    parser.add_argument('--markdown', metavar='FILE',
+                        help='write the tables to FILE in Markdown, the '
+                        'summary table first')
+    parser.add_argument('--from-json', metavar='FILE',
+                        help='measure nothing: the tables (and --markdown, '
+                        '--plot) of the results saved in FILE by --json')
     return parser.parse_args(argv)
 
 
@@ -285,15 +291,13 @@ def _notes(results):
     return notes
 
 
-def format_table(results, with_torch, cpu=None):
-    """The tables (workloads, then programs), and lines under them: what
-    the columns mean, the CPU the processes ran on, notes, and why PyTorch
-    or the floor is n/a."""
+def _tables(results, with_torch):
+    """``[(header, rows)]``: the workloads' table, then the programs'."""
     timing = ('stock', 'patched', 'speedup (min-max)', 'same result')
-    lines = []
     sections = {}
     for name, e in results.items():
         sections.setdefault(SECTIONS[name], []).append(name)
+    tables = []
     if 'workloads' in sections:
         rows = [(n, 'skipped: ' + results[n]['skipped'])
                 if 'skipped' in results[n] else
@@ -301,21 +305,33 @@ def format_table(results, with_torch, cpu=None):
                 + _torch_cells(results[n], with_torch)
                 + _torch_floor_cells(results[n], with_torch)
                 for n in sections['workloads']]
-        lines += _render(rows, ('workload',) + timing
-                         + ('PyTorch', 'patched/PyTorch (min-max)',
-                            'arithmetic', 'floor/PyTorch')) + ['']
+        tables.append((('workload',) + timing
+                       + ('PyTorch', 'patched/PyTorch (min-max)',
+                          'arithmetic', 'floor/PyTorch'), rows))
     if 'programs' in sections:
         rows = [(n, 'skipped: ' + results[n]['skipped'])
                 if 'skipped' in results[n] else
                 (n,) + _timing_cells(results[n]) + _floor_cells(results[n])
                 for n in sections['programs']]
-        lines += _render(rows, ('program',) + timing
-                         + ('arithmetic', 'patched/floor')) + ['']
+        tables.append((('program',) + timing
+                       + ('arithmetic', 'patched/floor'), rows))
+    return tables
+
+
+def format_table(results, with_torch, cpu=None):
+    """The tables (workloads, then programs), and lines under them: what
+    the columns mean, the CPU the processes ran on, notes, and why PyTorch
+    or the floor is n/a."""
+    lines = []
+    tables = _tables(results, with_torch)
+    for header, rows in tables:
+        lines += _render(rows, header) + ['']
+    sections = {header[0] for header, _ in tables}
     lines.append('speedup: stock/patched time, median (min-max) over the '
                  'pairs measured one after the other.')
     if cpu is not None:
         lines.append('Every process ran on CPU {}, one at a time.'.format(cpu))
-    if 'workloads' in sections:
+    if 'workload' in sections:
         lines.append('patched/PyTorch above 1: PyTorch eager is faster; '
                      'median patched time over median PyTorch time (min-max '
                      'over the pairs measured one after the other); '
@@ -328,26 +344,90 @@ def format_table(results, with_torch, cpu=None):
     lines.append('arithmetic: the share of patched time in BLAS, '
                  "NumPy's inner loops, copies and random numbers (perf "
                  'samples).')
-    if 'programs' in sections:
+    if 'program' in sections:
         lines.append('patched/floor: patched time over its arithmetic time, '
                      '1.00 = no overhead left.')
     skipped = {e['floor_skipped'] for e in results.values()
                if 'floor_skipped' in e}
     lines += ['arithmetic: n/a, ' + why for why in sorted(skipped)]
-    if not with_torch and 'workloads' in sections:
+    if not with_torch and 'workload' in sections:
         lines.append(NO_TORCH)
     return '\n'.join(lines + _notes(results))
 
 
+#: The rows of the summary table (README): a few workloads, from one op to
+#: a large network, and a few whole programs.
+SUMMARY = ('add', 'linear', 'mlp_train', 'seq_labeler', 'lstm_lm',
+           'tree_net', 'large_mlp', 'mnist_trainer', 'ptb_lstm',
+           'word2vec_hsm', 'dqn', 'cifar_convnet')
+
+
+def _markdown(header, rows):
+    """A Markdown table; numbers right-aligned, the first column code."""
+    def cells(row):
+        return '| ' + ' | '.join(row) + ' |'
+    lines = [cells(header),
+             '| --- |' + ' ---: |' * (len(header) - 1)]
+    for row in rows:
+        row = ('`{}`'.format(row[0]),) + tuple(row[1:])
+        lines.append(cells(row + ('',) * (len(header) - len(row))))
+    return lines
+
+
+def summary_markdown(results, with_torch):
+    """The summary table in Markdown: for the rows of ``SUMMARY`` that ran,
+    the median step time stock, patched and PyTorch (``-`` without a twin)
+    and the speedup."""
+    rows = []
+    for name in SUMMARY:
+        e = results.get(name)
+        if e is None or 'skipped' in e:
+            continue
+        stock, patched, ratio, _ = _timing_cells(e)
+        torch_time = _torch_cells(e, with_torch)[0]
+        rows.append((name, stock, patched,
+                     torch_time if torch_time != 'n/a' else '-',
+                     ratio.split()[0]))
+    return '\n'.join(_markdown(
+        ('workload', 'stock', 'patched', 'PyTorch', 'speedup'), rows))
+
+
+def format_markdown(results, with_torch):
+    """The summary table, then every table of ``format_table``, in
+    Markdown."""
+    parts = ['## Summary', '', summary_markdown(results, with_torch)]
+    for header, rows in _tables(results, with_torch):
+        parts += ['', '## {}s'.format(header[0].capitalize()), '',
+                  '\n'.join(_markdown(header, rows))]
+    notes = _notes(results)
+    if notes:
+        parts += [''] + ['- ' + note for note in notes]
+    return '\n'.join(parts) + '\n'
+
+
+def has_torch(results):
+    """Whether ``results`` (as saved by ``--json``) were measured with
+    PyTorch."""
+    return any(TORCH in e for e in results.values())
+
+
 def plot(results, path):
-    """Writes a bar chart of the speedups (median, min-max error bars)."""
+    """Writes a bar chart of the speedups (median, min-max error bars),
+    and beside it, where PyTorch ran, patched time over PyTorch's."""
     import matplotlib
     matplotlib.use('Agg')
     import matplotlib.pyplot as plt
 
     names = [n for n, e in results.items() if 'skipped' not in e]
     stats = [speedup(results[n]) for n in names]
-    fig, ax = plt.subplots(figsize=(7, 0.28 * len(names) + 1.2), dpi=80)
+    versus = [statistics.median(results[n]['patched'])
+              / statistics.median(results[n][TORCH])
+              if TORCH in results[n] else None for n in names]
+    panels = 2 if any(v is not None for v in versus) else 1
+    fig, axes = plt.subplots(1, panels, sharey=True, squeeze=False,
+                             figsize=(7 if panels == 1 else 11,
+                                      0.28 * len(names) + 1.2), dpi=80)
+    ax = axes[0][0]
     y = range(len(names))
     ax.barh(y, [s[0] for s in stats], color='#4c72b0',
             xerr=[[s[0] - s[1] for s in stats], [s[2] - s[0] for s in stats]],
@@ -359,6 +439,16 @@ def plot(results, path):
     ax.set_yticklabels(names, fontsize=8)
     ax.invert_yaxis()
     ax.set_xlabel('speedup over stock Chainer (median, min-max)')
+    if panels == 2:
+        ax = axes[0][1]
+        for i, v in enumerate(versus):
+            if v is None:
+                continue
+            ax.barh(i, v, color='#55a868' if v <= 1 else '#c44e52')
+            ax.text(v, i, ' {:.2f}'.format(v), va='center', fontsize=7)
+        ax.axvline(1.0, color='black', linewidth=0.8)
+        ax.set_xlabel('patched time / PyTorch eager time (below 1: '
+                      'patched faster)')
     fig.tight_layout()
     fig.savefig(path)
     plt.close(fig)
@@ -371,17 +461,26 @@ def main(argv):
     if args.plot and not installed('matplotlib'):
         print(NO_MATPLOTLIB, file=sys.stderr)
         return 2
-    names = args.only or [n for n in WORKLOADS
-                           if args.section in (None, SECTIONS[n])]
-    rounds = args.rounds or (2 if args.quick else 3)
-    repeats = 3 if args.quick else 7
-    with_torch = installed('torch')
-    results = measure_all(names, rounds, repeats, with_torch)
-    measure_floors(list(results), results)
-    print(format_table(results, with_torch, one_cpu()))
+    if args.from_json:
+        with open(args.from_json) as f:
+            results = json.load(f)
+        with_torch = has_torch(results)
+        print(format_table(results, with_torch))
+    else:
+        names = args.only or [n for n in WORKLOADS
+                               if args.section in (None, SECTIONS[n])]
+        rounds = args.rounds or (2 if args.quick else 3)
+        repeats = 3 if args.quick else 7
+        with_torch = installed('torch')
+        results = measure_all(names, rounds, repeats, with_torch)
+        measure_floors(list(results), results)
+        print(format_table(results, with_torch, one_cpu()))
     if args.json:
         with open(args.json, 'w') as f:
             json.dump(results, f, indent=1)
+    if args.markdown:
+        with open(args.markdown, 'w') as f:
+            f.write(format_markdown(results, with_torch))
     if args.plot:
         plot(results, args.plot)
     same = all(same_result(e) for e in results.values() if 'skipped' not in e)

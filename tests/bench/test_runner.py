@@ -303,3 +303,56 @@ def test_sections_make_separate_tables():
                if line.startswith(('workload ', 'program '))]
     assert [lines[i].split()[0] for i in headers] == ['workload', 'program']
     assert lines.index(_row('\n'.join(lines), 'dqn')) > headers[1]
+
+
+def test_markdown_has_summary_then_every_table(tmp_path):
+    results = dict(_results(), **_program_results())
+    text = runner.format_markdown(results, with_torch=True)
+    lines = text.splitlines()
+    assert [line for line in lines if line.startswith('## ')] == [
+        '## Summary', '## Workloads', '## Programs']
+    # The summary: the SUMMARY rows that ran, PyTorch's time where a twin
+    # ran, '-' where none did.
+    summary = lines[lines.index('## Summary') + 2:lines.index('## Workloads')]
+    assert summary[0] == '| workload | stock | patched | PyTorch | speedup |'
+    assert summary[2] == '| `add` | 50.0 us | 10.0 us | - | 5.00x |'
+    assert summary[3] == ('| `mlp_train` | 4.50 ms | 1.00 ms | 3.00 ms '
+                          '| 4.50x |')
+    assert not any('digits_trainer' in line for line in summary)
+    # Every row of the text table is a row of the Markdown one.
+    table = runner.format_table(results, with_torch=True)
+    assert _row(table, 'dqn').split()[1:3] == ['4.00', 'ms']
+    assert ('| `dqn` | 4.00 ms | 2.00 ms | 2.00x (2.00-2.00) | yes | 25% '
+            '| 4.00 |') in text
+
+
+def test_from_json_renders_without_measuring(tmp_path, monkeypatch, capsys):
+    saved = tmp_path / 'bench.json'
+    saved.write_text(__import__('json').dumps(_results()))
+
+    def measure(*args):
+        raise AssertionError('measured')
+    monkeypatch.setattr(runner, 'measure_all', measure)
+    markdown = tmp_path / 'bench.md'
+    assert runner.main(['--from-json', str(saved),
+                        '--markdown', str(markdown)]) == 1   # 'add' differs
+    assert _row(capsys.readouterr().out, 'mlp_train')
+    assert markdown.read_text() == runner.format_markdown(_results(), True)
+
+
+def test_plot_has_a_pytorch_panel(tmp_path):
+    pytest.importorskip('matplotlib')
+    import matplotlib.pyplot as plt
+    saved = plt.subplots
+    panels = []
+
+    def subplots(*args, **kwargs):
+        panels.append(args[:2])
+        return saved(*args, **kwargs)
+    plt.subplots = subplots
+    try:
+        runner.plot(_results(), str(tmp_path / 'a.png'))
+        runner.plot(_results(torch=False), str(tmp_path / 'b.png'))
+    finally:
+        plt.subplots = saved
+    assert panels == [(1, 2), (1, 1)]
