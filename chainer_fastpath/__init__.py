@@ -15,8 +15,9 @@ import sys
 from chainer_fastpath import _numpy_distutils
 
 __version__ = '0.1.0'
-__all__ = ['enable', 'disable', 'is_enabled', 'enabled', 'stats', 'report',
-           'reset_stats', 'get_original', 'PARTS']
+__all__ = ['enable', 'disable', 'is_enabled', 'enabled', 'stats',
+           'function_stats', 'report', 'reset_stats', 'get_original',
+           'PARTS']
 
 logger = logging.getLogger('chainer_fastpath')
 
@@ -149,16 +150,38 @@ def stats():
     return _stats.snapshot()
 
 
+def function_stats():
+    """Per FunctionNode class that ran: its forwards and backwards run
+    compiled and as stock's Python, with why, ``{class path: {'name':
+    class name, 'forward': {'compiled': n, 'python': n, 'reasons':
+    {reason: n}}, 'backward': {...}}}``, the most run first."""
+    from chainer_fastpath import _report
+    from chainer_fastpath._core import _registry, _stats
+
+    return _report.function_stats(_registry.registered(),
+                                  _stats.python_runs())
+
+
 def reset_stats():
     """Sets every counter back to zero."""
-    from chainer_fastpath._core import _stats
+    from chainer_fastpath._core import _registry, _stats
 
     _stats.reset()
+    _registry.reset_counts()
 
 
-def report(file=None):
-    """Prints :func:`stats` as a table."""
-    from chainer_fastpath._report import format_report
+def report(file=None, json_file=None):
+    """Prints what ran where since the counters were reset: a headline,
+    the entry points that ran, and one row per FunctionNode class with its
+    forwards and backwards compiled or as stock's Python, and why. With
+    ``json_file`` (a path), writes the same as JSON there too."""
+    from chainer_fastpath import _report
 
-    print(format_report(stats(), is_enabled()),
+    functions = function_stats()
+    print(_report.format_report(stats(), is_enabled(), functions),
           file=sys.stdout if file is None else file)
+    if json_file is not None:
+        import json
+        with open(json_file, 'w') as f:
+            json.dump(_report.report_json(stats(), is_enabled(), functions),
+                      f, indent=1)

@@ -7,7 +7,8 @@ import sys
 def _cmd_run(args):
     from chainer_fastpath import _script
 
-    return _script.run(args.script, args.args, report=args.report)
+    return _script.run(args.script, args.args, report=args.report,
+                       report_json=args.report_json)
 
 
 def _cmd_bench(options):
@@ -51,7 +52,11 @@ def build_parser():
     run = sub.add_parser(
         'run', help='run a script unchanged with the fast path enabled')
     run.add_argument('--report', action='store_true',
-                     help='print the fast-path counters to stderr at exit')
+                     help='print at exit, to stderr, what ran compiled and '
+                     'what ran as stock Python, per entry point and per '
+                     'FunctionNode class')
+    run.add_argument('--report-json', metavar='FILE',
+                     help='write the same report to FILE as JSON at exit')
     run.add_argument('script')
     run.add_argument('args', nargs=argparse.REMAINDER)
     run.set_defaults(func=_cmd_run)

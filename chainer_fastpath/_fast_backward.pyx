@@ -52,7 +52,7 @@ from chainer.function_node import FunctionNode
 from chainer.functions.math import basic_math
 
 from chainer_fastpath._core._signature cimport Signature
-from chainer_fastpath._core._stats cimport EntryStats
+from chainer_fastpath._core._stats cimport EntryStats, python_ran
 from chainer_fastpath._core._tuples cimport nones, set_item
 from chainer_fastpath._core._attrs cimport (
     cfp_attr, cfp_attr_enable, cfp_class_has, cfp_getattr as get,
@@ -71,8 +71,8 @@ from chainer_fastpath._core._ndarray cimport (
     sums_in_place_exactly)
 from chainer_fastpath._core._objects cimport new_variable, node_data
 from chainer_fastpath._core._registry cimport (
-    NOT_HANDLED, Compiled, lookup_node, run_backward, run_backward_into,
-    stock_callees)
+    NOT_HANDLED, Compiled, lookup_node, node_class, run_backward,
+    run_backward_into, stock_callees)
 from chainer_fastpath._core._stock_warning cimport StockWarning
 from chainer_fastpath._core._ufunc_loop cimport add_loop
 from chainer_fastpath._core import _stats
@@ -813,6 +813,8 @@ cdef void _backprop_step(_Engine eng, func, tuple target_input_indexes,
         grad_inputs_tuple = tuple([
             as_variable(eng.pop_or_none(inputs[i]))
             for i in target_input_indexes])
+        python_ran(node_class(func), 'backward',
+                   'backward_accumulate overridden')
         try:
             gxs = func.backward_accumulate(
                 target_input_indexes, as_variables(grad_outputs),
@@ -831,6 +833,9 @@ cdef void _backprop_step(_Engine eng, func, tuple target_input_indexes,
             if detached:
                 gxs = run_backward(entry, func, target_input_indexes,
                                    grad_outputs, callees_stock)
+            else:
+                python_ran(node_class(func), 'backward',
+                           'graph recorded or function hook')
             if gxs is NOT_HANDLED:
                 gxs = func.backward(target_input_indexes,
                                     as_variables(grad_outputs))

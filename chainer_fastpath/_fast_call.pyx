@@ -24,7 +24,7 @@ from chainer_fastpath._core._attrs cimport (
 from chainer_fastpath._core import _attrs
 from chainer_fastpath._core._audit cimport (
     StockMethods, class_finds, method_is_at, stock_replaced)
-from chainer_fastpath._core._stats cimport EntryStats
+from chainer_fastpath._core._stats cimport EntryStats, python_ran
 from chainer_fastpath._core import _stats
 from chainer_fastpath._core._objects cimport (
     construct, constructs_plainly, dtype_of, new_variable, shape_of,
@@ -34,7 +34,7 @@ from chainer_fastpath._core._apply cimport check_outputs, none_layouts
 from chainer_fastpath._core._config cimport ConfigView, function_hooks
 from chainer_fastpath._core import _registry
 from chainer_fastpath._core._registry cimport (
-    NOT_HANDLED, Compiled, lookup, run_forward)
+    NOT_HANDLED, Compiled, lookup, node_class, run_forward)
 from chainer_fastpath._core._type_check cimport check_types, passed_before
 
 cdef EntryStats _stats_apply = _stats.entry('FunctionNode.apply')
@@ -288,6 +288,7 @@ cdef object _apply_unrecorded(object cls, tuple inputs, ConfigView config):
     if outputs is NOT_HANDLED:
         return NOT_HANDLED
     _stats_nodeless.fast += 1
+    entry.forward_calls += 1
     cdef Py_ssize_t n_out = len(<tuple>outputs)
     if n_out != 1 or type((<tuple>outputs)[0]) is not _ndarray:
         # Stock's checks, and errors about a node as stock's would be.
@@ -343,6 +344,7 @@ cdef object _apply(object self, object inputs, ConfigView config):
         reason = _gather(inputs, in_tuple, &raw, &requires_grad)
     if reason is not None:
         _stats_apply.fallback(reason)
+        python_ran(node_class(self), 'forward', reason)
         return _original_apply(self, inputs)
     _stats_apply.fast += 1
     if raw:

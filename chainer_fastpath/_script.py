@@ -1,6 +1,7 @@
 """``python -m chainer_fastpath run SCRIPT ARGS``: run a script as ``python
 SCRIPT ARGS`` would, with the fast path enabled."""
 import builtins
+import io
 import os
 import sys
 import types
@@ -14,8 +15,10 @@ def _strip_runner_frames(tb, code):
     return head if head is not None else tb
 
 
-def run(path, argv, report=False):
-    """Runs the file at ``path`` as ``__main__``; returns its exit status."""
+def run(path, argv, report=False, report_json=None):
+    """Runs the file at ``path`` as ``__main__``; returns its exit status.
+    ``report``: print the report to stderr at the end; ``report_json``:
+    write it as JSON to that path."""
     import chainer_fastpath
 
     try:
@@ -49,6 +52,8 @@ def run(path, argv, report=False):
         sys.excepthook(etype, value.with_traceback(tb), tb)
         return 1
     finally:
-        if report:
-            chainer_fastpath.report(file=sys.stderr)
+        if report or report_json:
+            chainer_fastpath.report(
+                file=sys.stderr if report else io.StringIO(),
+                json_file=report_json)
     return 0

@@ -29,6 +29,9 @@ cdef class Compiled:
     cdef backward_into_t backward_into
     cdef readonly Py_ssize_t into_index
     cdef readonly tuple backward_callees
+    # Forwards and backwards run compiled (nodeless ones included).
+    cdef public Py_ssize_t forward_calls
+    cdef public Py_ssize_t backward_calls
     cdef readonly StockMethods check_methods
     cdef readonly tuple check_attributes
     # Where the forward takes a node of None: what of the class stock's
@@ -48,6 +51,7 @@ cdef Compiled compiled(object cls, forward_t forward, tuple forward_methods,
 cdef Compiled nodeless(Compiled entry)
 cdef Compiled lookup(object cls)
 cdef Compiled lookup_node(object node)
+cdef object node_class(object node)
 cdef object run_forward(object node, tuple in_data, ConfigView config)
 cdef bint stock_callees() except -1
 cdef object run_backward(Compiled entry, object func, tuple indexes,

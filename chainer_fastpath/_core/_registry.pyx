@@ -26,7 +26,7 @@ from cpython.object cimport PyObject
 
 from chainer_fastpath._core._audit cimport StockMethods
 from chainer_fastpath._core._dicts cimport cfp_dict_item_keyed, cfp_keyed_memo
-from chainer_fastpath._core._stats cimport EntryStats
+from chainer_fastpath._core._stats cimport EntryStats, python_ran
 from chainer_fastpath._core import _stats
 
 NOT_HANDLED = object()
@@ -206,6 +206,13 @@ def registered():
     return dict(_entries)
 
 
+def reset_counts():
+    """Sets the entries' counts of compiled runs back to zero."""
+    for entry in _entries.values():
+        (<Compiled>entry).forward_calls = 0
+        (<Compiled>entry).backward_calls = 0
+
+
 cdef Compiled lookup(object cls):
     """The entry of ``cls``, or None."""
     return <Compiled>_entry_of(cls)
@@ -223,17 +230,41 @@ cdef Compiled lookup_node(object node):
     return <Compiled>entry
 
 
+cdef object node_class(object node):
+    """The class a node is counted under: its own, or for a
+    FunctionAdapter its old-style Function's."""
+    if type(node) is _adapter:
+        return type(node._function)
+    return type(node)
+
+
 cdef object run_forward(object node, tuple in_data, ConfigView config):
-    """``node.forward(in_data)`` compiled, or NOT_HANDLED."""
+    """``node.forward(in_data)`` compiled, or NOT_HANDLED (counted per
+    class with why: the caller runs stock's forward)."""
     entry = _entry_of(type(node))
     if entry is None:
         if type(node) is _adapter:
             return _run_adapted_forward(node, in_data, config)
+        python_ran(type(node), 'forward', 'not compiled')
         return NOT_HANDLED
     cdef Compiled c = <Compiled>entry
-    if c.forward is NULL or not c.forward_methods.found_by(node):
+    if c.forward is NULL:
+        python_ran(c.cls, 'forward', 'not compiled')
         return NOT_HANDLED
-    return c.forward(node, in_data, config)
+    if not c.forward_methods.found_by(node):
+        python_ran(c.cls, 'forward', 'patched or mocked method')
+        return NOT_HANDLED
+    return _counted_forward(c, node, in_data, config)
+
+
+cdef inline object _counted_forward(Compiled c, object node, tuple in_data,
+                                    ConfigView config):
+    outputs = c.forward(node, in_data, config)
+    if outputs is NOT_HANDLED:
+        python_ran(c.cls, 'forward', 'case left to stock')
+    else:
+        c.forward_calls += 1
+    return outputs
 
 
 cdef object _run_adapted_forward(object node, tuple in_data,
@@ -242,14 +273,15 @@ cdef object _run_adapted_forward(object node, tuple in_data,
     # forward; the compiled forward is given the adapter.
     function = node._function
     entry = _entry_of(type(function))
-    if entry is None:
+    if entry is None or (<Compiled>entry).forward is NULL:
+        python_ran(type(function), 'forward', 'not compiled')
         return NOT_HANDLED
     cdef Compiled c = <Compiled>entry
-    if (c.forward is NULL or not c.adapted
-            or not _adapter_forward.found_by(node)
+    if (not c.adapted or not _adapter_forward.found_by(node)
             or not c.forward_methods.found_by(function)):
+        python_ran(type(function), 'forward', 'patched or mocked method')
         return NOT_HANDLED
-    return c.forward(node, in_data, config)
+    return _counted_forward(c, node, in_data, config)
 
 
 cdef bint _backward_methods_stock(Compiled entry, object func) except -1:
@@ -319,15 +351,19 @@ cdef object run_backward(Compiled entry, object func, tuple indexes,
     if entry is None or entry.backward is NULL:
         _stats_backward.fallback('no compiled backward: '
                                  + type(func).__name__)
+        python_ran(node_class(func), 'backward', 'not compiled')
         return NOT_HANDLED
     if not callees_stock or not _backward_methods_stock(entry, func):
         _stats_backward.fallback('patched or mocked method')
+        python_ran(entry.cls, 'backward', 'patched or mocked method')
         return NOT_HANDLED
     gxs = entry.backward(func, indexes, grad_outputs)
     if gxs is NOT_HANDLED:
         _stats_backward.fallback('case left to stock: ' + entry.cls.__name__)
+        python_ran(entry.cls, 'backward', 'case left to stock')
     else:
         _stats_backward.fast += 1
+        entry.backward_calls += 1
     return gxs
 
 
@@ -341,4 +377,5 @@ cdef bint run_backward_into(Compiled entry, object func, tuple grad_outputs,
             or not entry.backward_into(func, grad_outputs, acc_var)):
         return False
     _stats_backward.fast += 1
+    entry.backward_calls += 1
     return True

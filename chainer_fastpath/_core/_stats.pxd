@@ -4,3 +4,6 @@ cdef class EntryStats:
     cdef dict _fallbacks
 
     cpdef fallback(self, str reason)
+
+
+cdef int python_ran(object cls, str part, str reason) except -1

@@ -1,8 +1,10 @@
 """Per-entry-point counters: calls that took the fast path, and fallbacks
-by reason.
+by reason; and per FunctionNode class, the forwards and backwards that ran
+as stock's Python, by reason.
 
 The fast paths ``cimport`` :class:`EntryStats` and bump ``fast`` as a C field,
-so counting costs one increment per call.
+so counting costs one increment per call. A compiled forward or backward is
+counted on its registry entry (``_registry``), for the same reason.
 """
 import logging
 
@@ -11,6 +13,8 @@ logger = logging.getLogger('chainer_fastpath')
 # name -> EntryStats, in creation order (the order of the report).
 _registry = {}
 _verbose = False
+# (class, 'forward' or 'backward') -> {reason: runs of stock's Python}
+cdef dict _python = {}
 
 
 cdef class EntryStats:
@@ -53,6 +57,21 @@ def set_verbose(bint verbose):
     _verbose = verbose
 
 
+cdef int python_ran(object cls, str part, str reason) except -1:
+    """Counts one ``part`` of a node of ``cls`` run as stock's Python."""
+    key = (cls, part)
+    reasons = _python.get(key)
+    if reasons is None:
+        reasons = _python[key] = {}
+    reasons[reason] = reasons.get(reason, 0) + 1
+    return 0
+
+
+def python_runs():
+    """``{(class, part): {reason: n}}``: what ran as stock's Python."""
+    return {key: dict(reasons) for key, reasons in _python.items()}
+
+
 def snapshot():
     return {name: s.snapshot() for name, s in _registry.items()}
 
@@ -60,3 +79,4 @@ def snapshot():
 def reset():
     for s in _registry.values():
         s.reset()
+    _python.clear()
