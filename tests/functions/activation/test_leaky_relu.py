@@ -14,7 +14,8 @@ from chainer.functions.activation import leaky_relu
 
 import chainer_fastpath
 from chainer_fastpath.testing import (
-    assert_same, check_same, error_of, run_both)
+    applied, assert_same, check_same, error_of, run_both)
+from chainer_fastpath.testing.cases import function_tests
 
 DTYPES = [numpy.float16, numpy.float32, numpy.float64]
 # >= 0 retains the output, < 0 the input; -0.0 >= 0.
@@ -56,6 +57,34 @@ def _forward_backward(shape, dtype, slope, type_check=True):
         y.grad = numpy.random.uniform(-1, 1, shape).astype(dtype)
         y.backward()
     return _state(y, x)
+
+
+# name -> builds (under the shared seed) and returns (fn, args)
+APPLY_CASES = {
+    'positive_slope': lambda: (lambda a: F.leaky_relu(a, 0.2), [_x((3, 4))]),
+    'negative_slope': lambda: (lambda a: F.leaky_relu(a, -0.3),
+                               [_x((3, 4))]),
+    'zero_slope': lambda: (lambda a: F.leaky_relu(a, 0), [_x((2, 3))]),
+}
+
+# name -> f(dtype) building inputs and returning (inputs, output)
+BACKWARD_CASES = {
+    'positive_slope': lambda d: applied(lambda a: F.leaky_relu(a, 0.2),
+                                        _x((3, 4), d)),
+    'negative_slope': lambda d: applied(lambda a: F.leaky_relu(a, -0.3),
+                                        _x((3, 4), d)),
+    'zero_slope_0d': lambda d: applied(lambda a: F.leaky_relu(a, 0),
+                                       _x((), d)),
+    # Cubed, so that the second-order gradient is not zero.
+    'cubed_positive_slope': lambda d: applied(
+        lambda a: F.sum(F.leaky_relu(a, 0.2) ** 3), _x((3, 4), d)),
+    'cubed_negative_slope': lambda d: applied(
+        lambda a: F.sum(F.leaky_relu(a, -0.3) ** 3), _x((3, 4), d)),
+}
+
+globals().update(function_tests(
+    APPLY_CASES, BACKWARD_CASES,
+    second_order=['cubed_positive_slope', 'cubed_negative_slope']))
 
 
 # --- same results as stock ---
@@ -357,17 +386,6 @@ def test_mocked_backward_method_is_called(name, spy):
 
 
 # --- double backprop stays stock's ---
-
-@pytest.mark.parametrize('slope', [0.2, -0.3])
-def test_double_backprop_same_as_stock(slope):
-    def fn():
-        x = _x((3, 4))
-        y = F.sum(F.leaky_relu(x, slope) ** 3)
-        gx, = chainer.grad([y], [x], enable_double_backprop=True)
-        F.sum(gx * gx).backward()
-        return gx.array, x.grad
-    check_same(fn)
-
 
 @pytest.mark.parametrize('slope', [0.2, -0.3])
 def test_double_backprop_does_not_use_compiled_backward(slope):

@@ -11,6 +11,7 @@ from chainer.links.loss import hierarchical_softmax
 
 from chainer_fastpath.testing import (
     FLOAT_DTYPES, check_same, error_of, gradients)
+from chainer_fastpath.testing.cases import function_tests
 
 HSM = hierarchical_softmax.BinaryHierarchicalSoftmaxFunction
 N_VOCAB = 30
@@ -50,7 +51,23 @@ def _build(units, rows=20, layout='c', scale=1.0, x_grad=True):
     return build
 
 
-CASES = {
+def _apply(units, rows=10):
+    """An apply case: the link and its inputs ``(x, t)``."""
+    def build():
+        link = _link(numpy.float32, units)
+        x, t = _inputs(numpy.float32, rows, units)
+        return link, [chainer.Variable(x), t]
+    return build
+
+
+# name -> builds (under the shared seed) and returns (fn, args)
+APPLY_CASES = {
+    'units7': _apply(7),
+    'one_row': _apply(5, rows=1),
+}
+
+# name -> f(dtype) building inputs and returning (inputs, output)
+BACKWARD_CASES = CASES = {
     'units1': _build(1),
     'units7': _build(7),
     'units100': _build(100, rows=50),
@@ -119,8 +136,9 @@ def test_compiled_instead_of_the_python_loops(compiled_instead):
         compiled_instead(fn, function)
 
 
-def test_compiled_backward_is_used(compiled_backward_is_used):
-    compiled_backward_is_used(CASES['units7'])
+# An old-style Function: its gradients have no graph (no second order).
+globals().update(function_tests(APPLY_CASES, BACKWARD_CASES,
+                                  second_order=[]))
 
 
 def test_float16_is_left_to_stock(patched_stats):

@@ -9,6 +9,7 @@ import chainer.links as L
 from chainer.functions.loss import negative_sampling
 
 from chainer_fastpath.testing import FLOAT_DTYPES, check_same, error_of
+from chainer_fastpath.testing.cases import function_tests
 
 GRAD = negative_sampling.NegativeSamplingFunctionGrad
 N_VOCAB = 20
@@ -38,13 +39,52 @@ def _case(dtype, reduce='sum', units=7, rows=30, layout='c', scale=1.0,
     return loss.array, x.grad, link.W.grad, samples
 
 
+def _link_case(reduce, units=7, rows=30):
+    """A gradient case: ``(inputs, loss)`` of the link on a random batch."""
+    def build(dtype):
+        with chainer.using_config('dtype', dtype):
+            link = L.NegativeSampling(
+                units, numpy.random.randint(1, 50, N_VOCAB), 5)
+        link.W.array[...] = numpy.random.uniform(-1, 1, link.W.shape)
+        x = chainer.Variable(numpy.random.uniform(
+            -1, 1, (rows, units)).astype(dtype))
+        t = numpy.random.randint(0, N_VOCAB, rows).astype(numpy.int32)
+        t[::4] = -1
+        return (x, link.W), link(x, t, reduce=reduce)
+    return build
+
+
+# name -> builds (under the shared seed) and returns (fn, args)
+APPLY_CASES = {
+    'sum': lambda: (lambda x, t: F.negative_sampling(
+        x, t, chainer.Variable(numpy.random.uniform(
+            -1, 1, (N_VOCAB, 7)).astype(numpy.float32)),
+        lambda shape: numpy.random.randint(0, N_VOCAB, shape), 5),
+        [chainer.Variable(numpy.random.uniform(
+            -1, 1, (30, 7)).astype(numpy.float32)),
+         numpy.random.randint(0, N_VOCAB, 30).astype(numpy.int32)]),
+}
+
+# name -> f(dtype) building inputs and returning (inputs, output)
+BACKWARD_CASES = {
+    'sum': _link_case('sum'),
+    'no_reduce': _link_case('no'),
+    'one_row': _link_case('sum', rows=1),
+}
+
+# The compiled forward of the gradient node is the part compiled.
+globals().update(function_tests(APPLY_CASES, BACKWARD_CASES,
+                                  second_order=['sum'],
+                                  compiled_backward=False))
+
+
 @pytest.mark.parametrize('dtype', FLOAT_DTYPES)
 @pytest.mark.parametrize('reduce', ['sum', 'no'])
 @pytest.mark.parametrize('options', [
     {}, {'units': 1}, {'units': 100}, {'rows': 1}, {'ignore': False},
     {'layout': 'f'}, {'layout': 'strided'}, {'sample_size': 0},
     {'sample_size': 40}])
-def test_gradients_same_as_stock(dtype, reduce, options):
+def test_loss_gradients_and_samples_same_as_stock(dtype, reduce, options):
     check_same(lambda: _case(dtype, reduce, **options))
 
 

@@ -42,9 +42,9 @@ APPLY_CASES.update({
     'max_empty_batch': lambda: (lambda a: F.max(a, axis=1), [_v(0, 3)]),
 })
 
-# The same for the index functions, whose integer outputs have no
-# gradient, and for cases stock cannot differentiate.
-INDEX_CASES = {
+# name -> builds (fn, args), for the index functions, whose integer outputs
+# have no gradient, and for cases stock cannot differentiate: forward only.
+FORWARD_CASES = {
     'argmax_strided': lambda: (lambda a: F.argmax(a, axis=0),
                                [strided_variable(3, 4)]),
     # (Stock's backward fails on byte-swapped data: forward only.)
@@ -61,19 +61,19 @@ INDEX_CASES = {
 for _f in ('argmax', 'argmin'):
     for _name, _kwargs in (('all', {}), ('axis', {'axis': 1}),
                            ('negative_axis', {'axis': -1})):
-        INDEX_CASES['{}_{}'.format(_f, _name)] = (
+        FORWARD_CASES['{}_{}'.format(_f, _name)] = (
             lambda f=_f, kw=_kwargs: (
                 lambda a: getattr(F, f)(a, **kw), [_v(2, 3, 4)]))
 
 
 @pytest.mark.parametrize('type_check', [True, False])
 @pytest.mark.parametrize('backprop', [True, False])
-@pytest.mark.parametrize('case', sorted(INDEX_CASES))
+@pytest.mark.parametrize('case', sorted(FORWARD_CASES))
 def test_index_outputs_same_as_stock(case, backprop, type_check):
     with chainer.using_config('type_check', type_check):
-        check_same(lambda: outputs(INDEX_CASES[case], False)
+        check_same(lambda: outputs(FORWARD_CASES[case], False)
                    if not backprop else
-                   _recorded_outputs(INDEX_CASES[case]))
+                   _recorded_outputs(FORWARD_CASES[case]))
 
 
 def _recorded_outputs(build):
