@@ -5,9 +5,8 @@ import pytest
 import chainer.functions as F
 from chainer.functions.activation import tanh
 
-from chainer_fastpath.testing import (
-    FLOAT_DTYPES, applied, check_gradients_same, check_outputs_same,
-    gradients, variable as _v)
+from chainer_fastpath.testing import applied, gradients, variable as _v
+from chainer_fastpath.testing.cases import function_tests
 
 # name -> builds (under the shared seed) and returns (fn, args)
 APPLY_CASES = {
@@ -23,23 +22,8 @@ BACKWARD_CASES = {
 }
 
 
-@pytest.mark.parametrize('type_check', [True, False])
-@pytest.mark.parametrize('backprop', [True, False])
-@pytest.mark.parametrize('case', sorted(APPLY_CASES))
-def test_outputs_same_as_stock(case, backprop, type_check):
-    check_outputs_same(APPLY_CASES[case], backprop, type_check)
-
-
-@pytest.mark.parametrize('dtype', FLOAT_DTYPES)
-@pytest.mark.parametrize('case', sorted(BACKWARD_CASES))
-@pytest.mark.parametrize('type_check', [True, False])
-def test_gradients_same_as_stock(case, dtype, type_check):
-    check_gradients_same(BACKWARD_CASES[case], dtype, type_check)
-
-
-@pytest.mark.parametrize('case', ['tanh'])
-def test_compiled_backward_is_used(case, compiled_backward_is_used):
-    compiled_backward_is_used(BACKWARD_CASES[case])
+globals().update(function_tests(APPLY_CASES, BACKWARD_CASES,
+                                  second_order=['tanh', 'tanh_0d']))
 
 
 @pytest.mark.parametrize('name', ['forward_cpu'])
