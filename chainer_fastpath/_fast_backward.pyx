@@ -426,9 +426,12 @@ def _candidates_replay(ops):
     popped = []
     for op in ops:
         if op is None:
+            if heap.n == 0 and not heap.tuples:
+                raise IndexError('pop from an empty heap')
             popped.append(heap.pop())
         else:
-            heap.push(op[0], op[1], op[2])
+            rank, seq, node = op
+            heap.push(rank, seq, node)
     if heap.tuples is None:
         heap._to_tuples()
     return popped, heap.tuples
@@ -897,8 +900,15 @@ cdef bint _summed_into(_Engine eng, Compiled entry, func,
             or target_input_indexes != (entry.into_index,)
             or get(func, &_get_lazy_grad_sum)):
         return False
-    node = get(func, &_get_inputs)[entry.into_index]
-    cdef list lst = grad_inputs[node]
+    # Read again after the hooks' backward_preprocess, which may have
+    # rebound it: stock's own code then raises, or goes on.
+    inputs = get(func, &_get_inputs)
+    if type(inputs) is not tuple or len(<tuple>inputs) <= entry.into_index:
+        return False
+    node = (<tuple>inputs)[entry.into_index]
+    cdef list lst = grad_inputs.get(node)
+    if lst is None:
+        return False
     if len(lst) != 1:
         return False
     a = lst[0]

@@ -970,3 +970,32 @@ def test_candidate_heap_is_laid_out_as_heapq_lays_it_out(seed):
     got_popped, got_heap = _fast_backward._candidates_replay(ops)
     assert got_popped == popped
     assert got_heap == expected
+
+
+@pytest.mark.parametrize('ops', [[None], [()], [(1, 0)], [(0, 0, 'a'), None,
+                                                          None]])
+def test_candidates_replay_refuses_bad_operations(ops):
+    # A pop from an empty heap, a push of no node: the test hook raises
+    # rather than reading past the heap.
+    from chainer_fastpath import _fast_backward
+    with pytest.raises((IndexError, ValueError)):
+        _fast_backward._candidates_replay(ops)
+
+
+class _DropsInputs(function_hook.FunctionHook):
+    name = 'drops_inputs'
+
+    def backward_preprocess(self, function, in_data, out_grad):
+        function.inputs = ()
+
+
+def test_hook_rebinding_inputs_before_the_backward_as_stock():
+    # EmbedID's gradient is summed straight into the weight's: that path
+    # reads the node's inputs after the hook has emptied them.
+    def run():
+        W = chainer.Parameter(numpy.random.rand(10, 3).astype(numpy.float32))
+        y = F.embed_id(numpy.array([1, 2], numpy.int32), W)
+        y.creator.add_hook(_DropsInputs())
+        return error_of(lambda: F.sum(y).backward())
+    stock, _ = check_same(run)
+    assert stock[0] == 'IndexError'

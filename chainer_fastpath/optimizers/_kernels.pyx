@@ -28,6 +28,7 @@ from chainer_fastpath._core import _stats
 
 from cpython.float cimport PyFloat_AS_DOUBLE
 from cpython.mem cimport PyMem_RawFree, PyMem_RawMalloc
+from cpython.object cimport PyObject
 from libc.float cimport FLT_MIN
 from libc.math cimport fabs, pow as c_pow, sqrt as c_sqrt, isfinite
 from libc.stdint cimport uint16_t
@@ -187,6 +188,10 @@ cdef struct Arrays:
     char *lo[8]
     char *hi[8]
     int fpe         # flags NumPy's casts of the scalars would raise
+    # A list (the caller's) holding the arrays registered by _add, in order:
+    # while the hyperparameters are read, Python code may replace a state
+    # and free its array, or reallocate one (resize(refcheck=False)).
+    PyObject *held
 
 
 cdef str _add(Arrays *A, object a, bint writable):
@@ -215,11 +220,32 @@ cdef str _add(Arrays *A, object a, bint writable):
     A.lo[A.count] = p
     A.hi[A.count] = p + A.n * (A.bits // 8)
     A.count += 1
+    (<list>A.held).append(a)
     return None
 
 
-cdef str _begin(Arrays *A, object data, object grad):
-    """Registers the parameter and its gradient first."""
+cdef bint _unchanged(Arrays *A):
+    """Whether every array _add registered still has the memory it had
+    then: the kernel writes through the pointers taken there."""
+    cdef int i, k
+    cdef Py_ssize_t n
+    cdef list held = <list>A.held
+    for i in range(A.count):
+        a = held[i]
+        if cfp_data(a) != A.lo[i] or cfp_nd(a) != A.nd:
+            return False
+        n = 1
+        for k in range(A.nd):
+            n *= cfp_dims(a)[k]
+        if n != A.n:
+            return False
+    return True
+
+
+cdef str _begin(Arrays *A, object data, object grad, list held):
+    """Registers the parameter and its gradient first; every array
+    registered is appended to ``held``, which the caller keeps until the
+    kernel has run."""
     cdef int i
     if not layout_ok():
         return 'numpy layout not recognised'
@@ -238,6 +264,7 @@ cdef str _begin(Arrays *A, object data, object grad):
     for i in range(A.nd):
         A.n *= A.dims[i]
     A.count = 0
+    A.held = <PyObject *>held
     memset(A.lo, 0, sizeof(A.lo))
     A.fpe = 0
     r = _add(A, data, True)
@@ -258,6 +285,8 @@ cdef str _launch(int rule, Arrays *A, double *s, int *f, bint in_place):
     cdef Py_ssize_t nbytes = A.n * (A.bits // 8)
     if A.fpe & watch:
         return 'floating-point exception'
+    if not _unchanged(A):
+        return 'array changed meanwhile'
     w[0] = A.lo[0]
     if in_place:
         for i in range(2, A.count):
@@ -391,7 +420,8 @@ cdef class _Kernel:
             self.stats.fast += 1
             return None
         data = _data(param, plain)
-        r = _begin(&A, data, grad)
+        held = []
+        r = _begin(&A, data, grad, held)
         if r is None:
             for key in self.states:
                 r = _add(&A, _state(rule, key), self.in_place)
@@ -657,6 +687,8 @@ def bind(owner, attribute, original):
 # Test helpers: NumPy's float16 conversions as the kernels do them.
 def _f32_to_f16_bits(float[::1] src, unsigned short[::1] dst):
     cdef Py_ssize_t i
+    if dst.shape[0] < src.shape[0]:
+        raise ValueError('dst is shorter than src')
     for i in range(src.shape[0]):
         dst[i] = cfp_f2h(src[i])
 
@@ -678,5 +710,7 @@ def _f64_to_f16(double x):
 
 def _f16_bits_to_f32(unsigned short[::1] src, float[::1] dst):
     cdef Py_ssize_t i
+    if dst.shape[0] < src.shape[0]:
+        raise ValueError('dst is shorter than src')
     for i in range(src.shape[0]):
         dst[i] = cfp_h2f(src[i])

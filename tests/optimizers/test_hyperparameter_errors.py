@@ -5,6 +5,7 @@ import numpy
 import pytest
 
 import chainer
+from chainer import optimizer
 from chainer import optimizers
 
 import chainer_fastpath
@@ -53,3 +54,44 @@ def test_exception_and_partial_state_same_as_stock(case, dtype):
     fallback = chainer_fastpath.stats()
     assert not any(v['fast'] for k, v in fallback.items()
                    if k.endswith('update_core_cpu'))
+
+
+class _ReplacesState(optimizer.Hyperparameter):
+    """A hyperparameter whose ``lr`` replaces the rule's momentum state and
+    fills the freed memory with a new array of 7s, the first time it is
+    read."""
+
+    def __init__(self, parent, rule, kept):
+        super().__init__(parent)
+        object.__setattr__(self, '_rule', rule)
+        object.__setattr__(self, '_kept', kept)
+
+    @property
+    def lr(self):
+        if not self._kept:
+            self._rule.state['v'] = numpy.zeros(4, numpy.float32)
+            self._kept.append(numpy.full(4, 7.0, numpy.float32))
+        return 0.1
+
+    @lr.setter
+    def lr(self, value):
+        pass
+
+
+def test_state_replaced_while_hyperparameters_are_read():
+    # Stock holds the state it read first and updates that array; nothing
+    # else is written.
+    def run():
+        param = chainer.Parameter(numpy.ones(4, numpy.float32))
+        param.grad = numpy.ones(4, numpy.float32)
+        rule = optimizers.momentum_sgd.MomentumSGDRule(lr=0.1, momentum=0.9)
+        rule._state = {}
+        rule.init_state(param)
+        kept = []
+        hp = _ReplacesState(rule.hyperparam._parent, rule, kept)
+        hp.momentum = 0.9
+        rule.hyperparam = hp
+        rule.update_core_cpu(param)
+        return param.array, rule.state['v'], kept[0]
+    stock, _ = check_same(run)
+    assert (stock[2] == 7).all()

@@ -622,3 +622,14 @@ def test_grad_var_without_array_is_reallocated():
         opt.update()
         return snapshot(model, opt)
     check_same(run)
+
+
+@pytest.mark.parametrize('name', ['_f32_to_f16_bits', '_f16_bits_to_f32'])
+def test_float16_conversion_refuses_a_short_destination(name):
+    src_dtype, dst_dtype = ((numpy.float32, numpy.uint16)
+                            if name == '_f32_to_f16_bits'
+                            else (numpy.uint16, numpy.float32))
+    from chainer_fastpath.optimizers import _kernels
+    with pytest.raises(ValueError):
+        getattr(_kernels, name)(numpy.zeros(1 << 16, src_dtype),
+                                numpy.zeros(1, dst_dtype))

@@ -87,7 +87,10 @@ cdef object _forward(object node, tuple inputs, ConfigView config):
     if not (_fits(kh, dy, sy, ih, hp) and _fits(kw, dx, sx, iw, wp)):
         return NOT_HANDLED
     col = _numpy.tensordot(W, x, (0, 1))
-    if not col.flags.c_contiguous or col.shape != (C, kh, kw, N, ih, iw):
+    # Looked up per call, as stock does: a replacement (a function hook may
+    # install one) need not return an array.
+    if (type(col) is not _ndarray or not col.flags.c_contiguous
+            or col.dtype != x.dtype or col.shape != (C, kh, kw, N, ih, iw)):
         return NOT_HANDLED
     try:
         img = _empty((N, C, hp, wp), dtype=x.dtype)

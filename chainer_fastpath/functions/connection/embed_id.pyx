@@ -82,7 +82,9 @@ cdef _EmbedGrad _embed_grad_operands(object w_shape, object ignore, object x,
     if n == 0 or gy.size != n * cols:
         return None
     cdef _EmbedGrad g = _EmbedGrad.__new__(_EmbedGrad)
-    g.xs = _ascontiguousarray(x.ravel().astype(_int64, copy=False))
+    # A copy of its own: what is checked below is what the loops index by,
+    # whatever Python code runs in between (a finalizer, another thread).
+    g.xs = x.ravel().astype(_int64)
     g.has_ignore = ignore is not None
     g.ignore = ignore if g.has_ignore else 0
     if not _indices_in_range(g.xs, g.has_ignore, g.ignore, rows):

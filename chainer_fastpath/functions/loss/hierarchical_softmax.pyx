@@ -13,7 +13,7 @@ dot products (``numpy.dot``, which picks the BLAS routine), ``exp`` and
 A floating-point flag that NumPy's errstate watches gives the whole call
 back to stock, which then warns or raises as it does.
 """
-from libc.string cimport memset
+from libc.string cimport memcpy, memset
 
 import numpy
 
@@ -106,6 +106,28 @@ cdef bint _tree_array(object a, int typenum):
             and cfp_flags(a) & CFP_NPY_C_CONTIGUOUS)
 
 
+cdef Py_ssize_t _paths_length(const char *tp, Py_ssize_t ts, const int *b,
+                              const int *p, Py_ssize_t rows,
+                              Py_ssize_t n_vocab, Py_ssize_t n_paths,
+                              Py_ssize_t n_nodes) noexcept:
+    """The total length of the samples' paths, every label inside the tree
+    and every path inside ``W``; -1 where one is not."""
+    cdef Py_ssize_t i, k, label, begin, end, total = 0
+    for i in range(rows):
+        label = (<const int *>(tp + i * ts))[0]
+        if label < 0 or label >= n_vocab:
+            return -1
+        begin = b[label]
+        end = b[label + 1]
+        if begin < 0 or end < begin or end > n_paths:
+            return -1
+        for k in range(begin, end):
+            if p[k] < 0 or p[k] >= n_nodes:
+                return -1
+        total += end - begin
+    return total
+
+
 cdef _Tree _tree(object function, object x, object t, object W):
     """The checked operands; None where stock's loops would see anything
     but float32 or float64 inputs of one dtype, labels inside the tree and
@@ -140,23 +162,40 @@ cdef _Tree _tree(object function, object x, object t, object W):
     tree.begin = numpy.empty(tree.rows, numpy.intp)
     tree.length = numpy.empty(tree.rows, numpy.intp)
     tree.max_length = 0
-    cdef Py_ssize_t i, k, label, begin, end
+    cdef Py_ssize_t total = _paths_length(tp, ts, b, p, tree.rows, n_vocab,
+                                          n_paths, n_nodes)
+    if total < 0:
+        return None
+    # The samples' paths and codes, copied as checked: the loops index W by
+    # these, whatever Python code runs meanwhile (a finalizer, or another
+    # thread while NumPy's dot has released the lock).
+    used_paths = numpy.empty(total, numpy.intc)
+    used_codes = numpy.empty(total, x.dtype)
+    cdef Py_ssize_t i, k, label, begin, end, at = 0
+    cdef Py_ssize_t itemsize = 4 if typenum == CFP_NPY_FLOAT else 8
+    cdef int *up = <int *>cfp_data(used_paths)
+    cdef char *uc = cfp_data(used_codes)
+    cdef const char *c = cfp_data(codes)
+    # Read again: the allocations above may have run Python code.
+    if (_paths_length(tp, ts, b, p, tree.rows, n_vocab, n_paths, n_nodes)
+            != total):
+        return None
     for i in range(tree.rows):
         label = (<const int *>(tp + i * ts))[0]
-        if label < 0 or label >= n_vocab:
-            return None
         begin = b[label]
         end = b[label + 1]
-        if begin < 0 or end < begin or end > n_paths:
-            return None
         for k in range(begin, end):
-            if p[k] < 0 or p[k] >= n_nodes:
+            up[at + k - begin] = p[k]
+            if up[at + k - begin] < 0 or up[at + k - begin] >= n_nodes:
                 return None
-        tree.begin[i] = begin
+        memcpy(uc + at * itemsize, c + begin * itemsize,
+               (end - begin) * itemsize)
+        tree.begin[i] = at
         tree.length[i] = end - begin
         tree.max_length = max(tree.max_length, end - begin)
+        at += end - begin
     tree.x, tree.t, tree.W = x, t, W
-    tree.paths, tree.codes = paths, codes
+    tree.paths, tree.codes = used_paths, used_codes
     tree.typenum = typenum
     tree.units = cfp_dims(x)[1]
     return tree
