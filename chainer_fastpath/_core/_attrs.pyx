@@ -109,14 +109,6 @@ def shared_keys(type cls):
     return cfp_shared_key_names(<PyTypeObject *>cls)
 
 
-def keeps_values(obj):
-    """Whether ``obj`` keeps its attributes in a values array (not a dict of
-    its own); None where the cached way is not in use."""
-    if not FAST:
-        return None
-    return cfp_values(obj) != NULL
-
-
 def _class_attribute(type cls, str name):
     for klass in cls.__mro__:
         if name in klass.__dict__:
