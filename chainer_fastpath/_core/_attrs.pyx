@@ -109,6 +109,29 @@ def shared_keys(type cls):
     return cfp_shared_key_names(<PyTypeObject *>cls)
 
 
+cdef extern from *:
+    """
+    #ifndef Py_TPFLAGS_MANAGED_DICT
+    #define Py_TPFLAGS_MANAGED_DICT 0
+    #endif
+    #define cfp_managed_dict(tp) \\
+        (Py_TPFLAGS_MANAGED_DICT != 0 \\
+         && PyType_HasFeature((PyTypeObject *)(tp), \\
+                           Py_TPFLAGS_MANAGED_DICT))
+    """
+    bint cfp_managed_dict(object tp)
+
+
+def keeps_values(obj):
+    """Whether ``obj`` keeps its attributes in a values array (not a dict of
+    its own); None where the cached way is not in use."""
+    if not FAST:
+        return None
+    if not cfp_managed_dict(type(obj)):
+        return False    # nothing before the object to read
+    return cfp_values(obj) != NULL
+
+
 def _class_attribute(type cls, str name):
     for klass in cls.__mro__:
         if name in klass.__dict__:
