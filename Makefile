@@ -13,8 +13,8 @@ export PIP_BUILD_CONSTRAINT := $(CURDIR)/constraints.txt
 SOURCES := $(shell find chainer_fastpath -name '*.pyx' -o -name '*.pxd' \
                                -o -name '*.h')
 
-.PHONY: venv build lint test bench compat clean openmpi test-mpi compat-mpi \
-        test-matrix
+.PHONY: venv build lint test bench bench-docs compat clean openmpi test-mpi \
+        compat-mpi test-matrix
 
 venv: build
 
@@ -135,6 +135,14 @@ $(VENV)/.bench-deps: $(VENV)/.deps pyproject.toml
 BENCH_ARGS ?=
 bench: build $(VENV)/.bench-deps
 	$(PY) -m chainer_fastpath bench --quick $(BENCH_ARGS)
+
+# The published run: docs/results/bench.json (every measurement),
+# docs/results/bench.md (its tables; README's results table is the summary
+# there, checked by tests/test_docs.py) and docs/bench.png.
+bench-docs: build $(VENV)/.bench-deps
+	$(PY) -m chainer_fastpath bench --quick $(BENCH_ARGS) \
+	    --json docs/results/bench.json --markdown docs/results/bench.md \
+	    --plot docs/bench.png
 
 # Chainer's upstream suite, stock vs patched: make compat CHAINER_TESTS=/path/to/chainer/tests
 compat: build
