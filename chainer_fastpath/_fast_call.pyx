@@ -138,6 +138,8 @@ def bind(owner, attribute, original):
     replacement."""
     global _original_apply
     _original_apply = original
+    # The compiled backwards stand for stock's applies: this one too.
+    _registry.accept_equivalent(original, apply)
     return apply
 
 
@@ -224,10 +226,6 @@ cdef object _input_variable(object x):
     return new_variable(x, False, None, 0)
 
 
-# The node that a compiled caller applies through apply_or_debug().
-cdef object _caller_node = None
-
-
 cdef object apply_or_debug(object node, object inputs):
     """``node.apply(inputs)``, or None (nothing done) in debug mode: there
     each node records the Python stack it was made in, so the compiled
@@ -239,14 +237,15 @@ cdef object apply_or_debug(object node, object inputs):
 
 cdef object _apply_or_debug(object node, object inputs, ConfigView config):
     # apply_or_debug, given the configuration if it was read already.
-    global _caller_node
-    _caller_node = node
-    try:
-        if method_is_at(node, &_apply_site, _patched_apply):
-            return _apply(node, inputs, config)
-        return node.apply(inputs)
-    finally:
-        _caller_node = None
+    if config is None:
+        config = ConfigView.current()
+    if config.get('debug'):
+        # Before any apply is called: the caller's original code calls it,
+        # once, as stock does.
+        return None
+    if method_is_at(node, &_apply_site, _patched_apply):
+        return _apply(node, inputs, config)
+    return node.apply(inputs)
 
 
 cdef object apply_new(object cls, tuple inputs):
@@ -329,8 +328,6 @@ cdef object _apply(object self, object inputs, ConfigView config):
     cdef object input_vars = None
 
     if config.get('debug'):
-        if self is _caller_node:
-            return None     # to apply_or_debug's caller, applying nothing
         reason = 'debug mode'
     elif config.get('schedule_func') is not None:
         reason = 'static graph (schedule_func)'

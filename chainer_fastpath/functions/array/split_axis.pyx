@@ -29,9 +29,9 @@ cdef object _forward(object node, tuple inputs, ConfigView config):
         return NOT_HANDLED
     x = inputs[0]
     axis = node.axis
-    if type(axis) is not int:
-        return NOT_HANDLED
     cdef Py_ssize_t ndim = x.ndim
+    if type(axis) is not int or not -ndim <= axis < ndim:
+        return NOT_HANDLED
     cdef Py_ssize_t ax = axis
     if ax < 0:
         ax += ndim
@@ -50,8 +50,8 @@ cdef object _forward(object node, tuple inputs, ConfigView config):
             points.append(p)
         points.append(n)
     else:
-        if type(node.sections) is not int:
-            return NOT_HANDLED
+        if type(node.sections) is not int or not 0 < node.sections < n + 1:
+            return NOT_HANDLED   # stock's error, or a count C cannot hold
         sections = node.sections
         if sections <= 0 or n % sections:
             return NOT_HANDLED

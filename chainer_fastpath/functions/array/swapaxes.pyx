@@ -10,7 +10,10 @@ from chainer_fastpath._core._registry cimport NOT_HANDLED, compiled
 
 cdef object _forward(object node, tuple inputs, ConfigView config):
     # Swapaxes.forward.
-    if len(inputs) != 1:
+    # Axes other than ints (a numpy.bool_) may make NumPy warn: from
+    # stock's frame, not the caller's.
+    if (len(inputs) != 1 or type(node.axis1) is not int
+            or type(node.axis2) is not int):
         return NOT_HANDLED
     return inputs[0].swapaxes(node.axis1, node.axis2),
 

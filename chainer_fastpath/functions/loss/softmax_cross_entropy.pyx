@@ -438,8 +438,9 @@ cdef object _forward(object node, tuple inputs, ConfigView config):
     if len(inputs) != 2:
         return NOT_HANDLED   # stock's assertion or unpacking error
     x, t = inputs
-    if node.class_weight is not None or (
-            x.ndim == t.ndim and x.shape == t.shape):
+    if (node.class_weight is not None
+            or (x.ndim == t.ndim and x.shape == t.shape)
+            or type(node.reduce) is not str):   # a numpy.str_, say
         return NOT_HANDLED
     retain_inputs(node, (0, 1))
     # _log_softmax asks this first; on NumPy only its config check counts.
