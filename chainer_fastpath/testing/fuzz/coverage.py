@@ -1,7 +1,10 @@
 """What the grammar reaches: the FunctionNode classes its programs create
 (compiled or not), the optimizers and optimizer hooks they use and the
-configurations they run under."""
+configurations they run under; and, per category of the grammar
+(argument edges, replaced methods, recursive links), what of the compiled
+code its programs run when patched."""
 import collections
+import multiprocessing
 import random
 import re
 
@@ -70,3 +73,43 @@ def report(result, registered):
         lines.append('config {}: {}'.format(key, ', '.join(
             '{} {}'.format(k, v) for k, v in counts.most_common())))
     return lines
+
+
+def _reach(category, programs, seed, skip):
+    import chainer_fastpath
+    from chainer_fastpath.testing import differential
+
+    rng = random.Random(seed)
+    operations = grammar.CATEGORY_OPERATIONS[category]
+    events, raised = collections.Counter(), collections.Counter()
+    sources = []
+    with differential._mode(True, {}):
+        chainer_fastpath.reset_stats()
+        for _ in range(programs):
+            data = bytes(rng.getrandbits(8) for _ in range(grammar.SIZE))
+            program = grammar.build(data, skip, operations)
+            source, full = program.message()
+            run = execute.run_once(execute.compile_program(source), full)
+            events.update(e[:2] for e in run.events if e[0] in (
+                'call', 'raised', 'link_pre'))
+            raised.update(name for _, name, _ in run.raised)
+            sources.append(source)
+        functions = {v['name']: (v['forward']['compiled'],
+                                 v['forward']['python'])
+                     for v in chainer_fastpath.function_stats().values()}
+        entries = {k: v['fast'] for k, v in chainer_fastpath.stats().items()}
+    return {'functions': functions, 'entries': entries, 'events': events,
+            'raised': raised, 'sources': sources}
+
+
+def reach(category, programs=200, seed=0, skip=frozenset()):
+    """Runs ``programs`` programs whose operations are drawn from
+    ``category``'s alone (``grammar.CATEGORY_OPERATIONS``), patched, in a
+    child process (a crash there does not take the caller down); returns
+    ``{'functions': {class name: (forwards compiled, forwards as stock's
+    Python)}, 'entries': {entry point: fast calls}, 'events': Counter of
+    the hooks' and replacements' (kind, what), 'raised': Counter of
+    exception names, 'sources': the programs}``."""
+    context = multiprocessing.get_context('spawn')
+    with context.Pool(1) as pool:
+        return pool.apply(_reach, (category, programs, seed, skip))

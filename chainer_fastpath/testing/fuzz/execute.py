@@ -27,7 +27,7 @@ WARNING_FILTERS = {
 
 ERRSTATES = ('default', 'ignore', 'warn', 'raise', 'call')
 
-_ADDRESS = re.compile(r'0x[0-9a-fA-F]+')
+_ADDRESS = re.compile(r"0x[0-9a-fA-F]+|(?<=id=')\d+")
 
 
 def compile_program(source):
@@ -79,6 +79,9 @@ def run_once(code, config):
     events = ns['EVENTS']
     raised = []
     with contextlib.ExitStack() as stack:
+        # What the program replaced and left so, and the recursion limit,
+        # are put back last.
+        stack.enter_context(runtime.restoring())
         caught = stack.enter_context(warnings.catch_warnings(record=True))
         # 'once' is remembered across runs in this registry, not per module.
         warnings.onceregistry.clear()

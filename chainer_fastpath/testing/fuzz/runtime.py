@@ -6,7 +6,10 @@ and once patched, from the same seeds; everything here draws its numbers from
 NumPy's global generator, which the runner seeds, so both runs see the same
 values.
 """
+import contextlib
 import math
+import sys
+from unittest import mock
 
 import numpy
 
@@ -20,7 +23,8 @@ __all__ = ['F', 'L', 'chainer', 'numpy', 'optimizers', 'optimizer_hooks',
            'Variable', 'Parameter', 'MyVariable', 'MyParameter', 'arr',
            'ints', 'Model', 'FunctionRecorder', 'LinkRecorder',
            'AddingHook', 'record_optimizer', 'quiet',
-           'ElementwiseConstant']
+           'ElementwiseConstant', 'mock', 'counting', 'Recursive',
+           'recursion_limit']
 
 Variable = chainer.Variable
 Parameter = chainer.Parameter
@@ -112,8 +116,10 @@ class FunctionRecorder(chainer.FunctionHook):
 
     name = 'FunctionRecorder'
 
-    def __init__(self, events):
+    def __init__(self, events, name=None):
         self.events = events
+        if name is not None:
+            self.name = name
 
     def _record(self, what, function, in_data):
         self.events.append((what, function.label,
@@ -162,8 +168,10 @@ class LinkRecorder(chainer.LinkHook):
 
     name = 'LinkRecorder'
 
-    def __init__(self, events):
+    def __init__(self, events, name=None):
         self.events = events
+        if name is not None:
+            self.name = name
 
     def forward_preprocess(self, args):
         self.events.append(('link_pre', type(args.link).__name__,
@@ -194,6 +202,161 @@ class ElementwiseConstant(chainer.FunctionNode):
 
     def forward(self, inputs):
         return numpy.ones(2, numpy.float32),
+
+
+def _changed(result):
+    # A replacement's changed result: float arrays negated, gradients and
+    # outputs (Variables) doubled, containers element by element.
+    if isinstance(result, (tuple, list)):
+        return type(result)(_changed(r) for r in result)
+    if isinstance(result, numpy.ndarray) and result.dtype.kind == 'f':
+        return -result
+    if isinstance(result, chainer.Variable):
+        return result * 2
+    return result
+
+
+def counting(original, label, events, mode='count'):
+    """A replacement for a method (``original``, as looked up before the
+    replacement): appends ``('call', label)`` to ``events`` on every call,
+    then, by ``mode``, calls ``original`` and returns its result ('count'),
+    its result changed (float arrays negated, Variables doubled: 'change'),
+    or returns None without calling it ('skip')."""
+    def replacement(*args, **kwargs):
+        events.append(('call', label))
+        if mode == 'skip':
+            return None
+        result = original(*args, **kwargs)
+        return _changed(result) if mode == 'change' else result
+    return replacement
+
+
+# The attributes a program may replace (after enable(), in a patched run)
+# and restore; execute.run_once puts back whatever a program left replaced.
+REPLACEABLE = (
+    (chainer.FunctionNode, 'apply'),
+    (chainer.FunctionNode, 'backward'),
+    (chainer.Link, '__call__'),
+    (chainer.Link, 'forward'),
+    (L.Linear, '__call__'),
+    (L.Linear, 'forward'),
+    (chainer.Variable, 'backward'),
+    (chainer.optimizer.UpdateRule, 'update'),
+    (chainer.optimizer.GradientMethod, 'update'),
+)
+
+
+def _replaceable():
+    from chainer.functions.activation import relu
+    from chainer.functions.connection import linear
+    from chainer.functions.math import basic_math
+    from chainer.functions.math import sum as sum_mod
+
+    pairs = list(REPLACEABLE)
+    for cls in (relu.ReLU, basic_math.Add, linear.LinearFunction,
+                sum_mod.Sum):
+        for name in ('apply', 'forward', 'forward_cpu', 'backward'):
+            pairs.append((cls, name))
+    for name in dir(optimizers):
+        rule = getattr(optimizers, name)
+        if isinstance(rule, type) and issubclass(
+                rule, chainer.optimizer.UpdateRule):
+            for method in ('update', 'update_core', 'update_core_cpu'):
+                pairs.append((rule, method))
+    return pairs
+
+
+_MISSING = object()
+
+
+@contextlib.contextmanager
+def restoring():
+    """Puts back, on exit, every attribute of :data:`REPLACEABLE` (and the
+    classes' methods the grammar replaces) and stops every patch
+    ``mock.patch`` started: what a program replaced and did not restore."""
+    saved = [(owner, name, owner.__dict__.get(name, _MISSING))
+             for owner, name in _replaceable()]
+    limit = sys.getrecursionlimit()
+    try:
+        yield
+    finally:
+        mock.patch.stopall()
+        for owner, name, value in reversed(saved):
+            if value is _MISSING:
+                if name in owner.__dict__:
+                    delattr(owner, name)
+            elif owner.__dict__.get(name, _MISSING) is not value:
+                setattr(owner, name, value)
+        sys.setrecursionlimit(limit)
+
+
+class Recursive(chainer.Chain):
+    """A chain over ``units`` features of ``dtype`` that, called with
+    ``(x, n)``, calls itself n times ('self'), its child Linear n times in a
+    loop ('child'), or a chain of n nested chains ('nested', built on the
+    first call) before its Linear."""
+
+    def __init__(self, units, how='self', dtype='float32'):
+        super().__init__()
+        self.how = how
+        with chainer.using_config('dtype', numpy.dtype(dtype)):
+            with self.init_scope():
+                self.l = L.Linear(units, units)
+
+    def forward(self, x, n):
+        if self.how == 'child':
+            for _ in range(n):
+                x = self.l(x)
+            return x
+        if self.how == 'nested':
+            link = _Nested(self.l)
+            for _ in range(n):
+                link = _Nested(link)
+            return link(x)
+        if n <= 0:
+            return self.l(x)
+        return self(F.relu(x), n - 1)
+
+
+class _Nested(chainer.Chain):
+    def __init__(self, child):
+        super().__init__()
+        with self.init_scope():
+            self.child = child
+
+    def forward(self, x):
+        return self.child(x)
+
+
+def _depth():
+    frame, depth = sys._getframe(), 0
+    while frame is not None:
+        frame, depth = frame.f_back, depth + 1
+    return depth
+
+
+@contextlib.contextmanager
+def recursion_limit(frames, events=None):
+    """The recursion limit ``frames`` above the caller's depth (put back on
+    exit), so a deep recursion raises RecursionError cheaply.
+
+    When an exception leaves the block, what the hooks appended to
+    ``events`` inside it gives way to one ``('raised', type name)``: how
+    far a recursion got before the limit depends on the frames each call
+    takes, and compiled calls take fewer; whether (and what) it raised is
+    compared."""
+    previous = sys.getrecursionlimit()
+    start = None if events is None else len(events)
+    sys.setrecursionlimit(_depth() + frames)
+    try:
+        yield
+    except BaseException as e:
+        if start is not None:
+            del events[start:]
+            events.append(('raised', type(e).__name__))
+        raise
+    finally:
+        sys.setrecursionlimit(previous)
 
 
 def namespace():

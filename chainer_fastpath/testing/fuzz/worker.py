@@ -24,7 +24,28 @@ def _check(source, config, skip):
     return compare.verdict(stock, patched, source, config, skip)
 
 
+# The address space a worker may take: a huge stride or pad makes stock
+# (or the patch) ask for arrays of many gigabytes, which then fail with
+# MemoryError at once, in both runs, instead of paging the machine out.
+MEMORY_LIMIT = 8 << 30
+
+
+def _limit_memory():
+    import resource
+
+    with open('/proc/self/maps') as f:
+        if 'asan' in f.read():
+            return      # a sanitizer's shadow memory needs its terabytes
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    if soft == resource.RLIM_INFINITY or soft > MEMORY_LIMIT:
+        resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, hard))
+
+
 def _serve(conn):
+    try:
+        _limit_memory()
+    except (ImportError, OSError, ValueError):
+        pass
     import chainer_fastpath
     from chainer_fastpath import _patch
 

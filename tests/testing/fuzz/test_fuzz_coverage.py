@@ -7,7 +7,7 @@ from chainer_fastpath.testing.fuzz import grammar
 
 def test_grammar_reaches_every_compiled_function_and_optimizer():
     functions.register_all()
-    result = coverage.measure(programs=400, seed=0)
+    result = coverage.measure(programs=1500, seed=0)
     missing = [c.__name__ for c in _registry.registered()
                if not result['nodes'][c]]
     assert missing == []
