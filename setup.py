@@ -24,11 +24,17 @@ EXTRA_CFLAGS = {
 INCLUDE_DIRS = ['chainer_fastpath/_core']
 
 
+# Flags added to every extension's compile and link, from the environment:
+# `make test-asan` builds a copy of the tree with the sanitizers this way.
+ENV_CFLAGS = os.environ.get('CHAINER_FASTPATH_EXTRA_CFLAGS', '').split()
+
+
 def extension(path):
     name = os.path.splitext(path)[0].replace(os.sep, '.')
     return Extension(name, [path], include_dirs=INCLUDE_DIRS,
-                     extra_compile_args=CFLAGS + EXTRA_CFLAGS.get(name, []))
-
+                     extra_compile_args=(CFLAGS + EXTRA_CFLAGS.get(name, [])
+                                         + ENV_CFLAGS),
+                     extra_link_args=ENV_CFLAGS)
 
 
 def extensions():

@@ -90,7 +90,8 @@ cdef inline Py_ssize_t _pack(type cls, tuple in_data, char *buf) except -2:
             return -1
         memcpy(buf + size, &num, sizeof(int))
         memcpy(buf + size + sizeof(int), &nd, sizeof(int))
-        memcpy(buf + size + 2 * sizeof(int), cfp_dims(a), n_dims)
+        if n_dims:  # a 0-d array's dims may be NULL, even for no bytes
+            memcpy(buf + size + 2 * sizeof(int), cfp_dims(a), n_dims)
         size += 2 * sizeof(int) + n_dims
     return size
 
