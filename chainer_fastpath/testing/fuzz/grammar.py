@@ -747,20 +747,36 @@ def _conv_edge(b):
     # F.convolution_2d or F.deconvolution_2d with strides, pads, dilations,
     # groups, cover_all and outsize at their edges, kernels larger than the
     # image.
-    x = b.pick_float(lambda v: len(v.shape) == 4, shape=b.choice(
-        ((1, 1, 3, 3), (2, 2, 4, 3), (0, 2, 3, 3))), dtype=b.choice(FLOATS))
+    # plain: plain float32/float64 Variables of a batch of two and every
+    # geometry value a plain valid int, the case the compiled code takes.
+    plain = b.flag()
+    if plain:
+        dtype = b.choice(('float32', 'float64'))
+        shape = b.choice(((2, 2, 4, 3), (2, 2, 6, 5)))
+        x = b.add('Variable(arr({!r}, {!r}))'.format(shape, dtype), shape,
+                  dtype)
+    else:
+        x = b.pick_float(lambda v: len(v.shape) == 4, shape=b.choice(
+            ((2, 2, 4, 3), (1, 1, 3, 3), (0, 2, 3, 3), (2, 2, 6, 5))),
+            dtype=b.choice(FLOATS))
     n, c, h, w = x.shape
     deconv = b.flag()
     kh, kw = b.choice(((2, 2), (5, 5), (1, 4), (3, 1), (4, 6)))
     out_c = b.choice((2, 1))
-    w_var = b.input((c, out_c, kh, kw) if deconv else (out_c, c, kh, kw),
-                    x.dtype, 'var')
+    w_shape = (c, out_c, kh, kw) if deconv else (out_c, c, kh, kw)
+    if plain:
+        w_var = b.add('Variable(arr({!r}, {!r}))'.format(w_shape, x.dtype),
+                      w_shape, x.dtype)
+    else:
+        w_var = b.input(w_shape, x.dtype, 'var')
     args = [x.name, w_var.name]
     if b.flag():
         args.append(b.input((out_c,), x.dtype, 'var').name)
 
-    def geometry(name, values):
-        if b.flag():
+    def geometry(name, values, valid):
+        if plain:
+            text = repr(b.choice(valid))
+        elif b.flag():
             text = _int(b, b.choice(values))
         else:
             text = '({}, {})'.format(_int(b, b.choice(values)),
@@ -768,10 +784,10 @@ def _conv_edge(b):
         args.append('{}={}'.format(name, text))
         return text
 
-    stride = geometry('stride', (1, 2, 0, -1) + HUGE)
-    pad = geometry('pad', (0, 1, -1) + HUGE)
-    dilate = geometry('dilate', (1, 2, 0, -1, 2 ** 31))
-    if b.flag():
+    stride = geometry('stride', (1, 2, 0, -1) + HUGE, (1, 2))
+    pad = geometry('pad', (0, 1, -1) + HUGE, (0, 1))
+    dilate = geometry('dilate', (1, 2, 0, -1, 2 ** 31), (1, 2))
+    if not plain and b.flag():
         args.append('groups={}'.format(_int(b, b.choice((1, 2, 0, -1)))))
     s, p, d = (_plain(stride, 1), _plain(pad), _plain(dilate, 1))
     known = None not in (s, p, d) and 'groups' not in args[-1]

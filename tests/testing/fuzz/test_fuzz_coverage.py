@@ -12,3 +12,32 @@ def test_grammar_reaches_every_compiled_function_and_optimizer():
                if not result['nodes'][c]]
     assert missing == []
     assert set(result['optimizers']) == set(grammar.OPTIMIZERS)
+
+
+def test_argument_edges_reach_compiled_forwards():
+    # Edge arguments that the compiled code takes, and those it hands to
+    # stock: both must occur, and the convolutions among the compiled.
+    result = coverage.reach('argument-edges', programs=200)
+    compiled = {name for name, (fast, _) in result['functions'].items()
+                if fast}
+    python = {name for name, (_, slow) in result['functions'].items()
+              if slow}
+    assert {'Convolution2DFunction', 'Deconvolution2DFunction',
+            'Sum'} <= compiled
+    assert python & {'Convolution2DFunction', 'Deconvolution2DFunction'}
+    assert result['raised']     # invalid geometry raises stock's errors
+
+
+def test_replaced_methods_are_called_through_the_patch():
+    result = coverage.reach('replaced-methods', programs=200)
+    called = {what for kind, what in result['events'] if kind == 'call'}
+    assert {'FunctionNode.apply', 'Link.__call__'} <= called
+    assert any(w.endswith('update_core_cpu') for w in called)
+    assert result['entries']['FunctionNode.apply'] > 0
+
+
+def test_recursive_links_run_the_compiled_link_call_under_hooks():
+    result = coverage.reach('recursive-links', programs=100)
+    assert result['entries']['Link.__call__'] > 1000
+    kinds = {kind for kind, _ in result['events']}
+    assert 'link_pre' in kinds
