@@ -71,8 +71,8 @@ from chainer_fastpath._core._ndarray cimport (
     sums_in_place_exactly)
 from chainer_fastpath._core._objects cimport new_variable, node_data
 from chainer_fastpath._core._registry cimport (
-    NOT_HANDLED, Compiled, lookup_node, node_class, run_backward,
-    run_backward_into, stock_callees)
+    NOT_HANDLED, Compiled, applies_as_stock, lookup_node, node_class,
+    run_backward, run_backward_into, stock_callees)
 from chainer_fastpath._core._stock_warning cimport StockWarning
 from chainer_fastpath._core._ufunc_loop cimport add_loop
 from chainer_fastpath._core import _stats
@@ -574,8 +574,10 @@ cdef bint _sums_unobservable() except -1:
     only stock's code: ``F.add`` is still ``basic_math.add`` (stock's, or
     this package's replacement of both), and ``Add``'s forward and type
     check are the originals. Where one is replaced or mocked, every sum
-    calls ``F.add``, as stock's do."""
-    return _functions.add is basic_math.add and _add_methods.on_class()
+    calls ``F.add``, as stock's do; and so where ``Add.apply`` is
+    replaced."""
+    return (_functions.add is basic_math.add and _add_methods.on_class()
+            and applies_as_stock(basic_math.Add))
 
 
 cdef inline object _plain_array(g):

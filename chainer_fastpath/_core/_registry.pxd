@@ -54,6 +54,7 @@ cdef Compiled lookup_node(object node)
 cdef object node_class(object node)
 cdef object run_forward(object node, tuple in_data, ConfigView config)
 cdef bint stock_callees() except -1
+cdef bint applies_as_stock(object cls) except -1
 cdef object run_backward(Compiled entry, object func, tuple indexes,
                          tuple grad_outputs, bint callees_stock)
 cdef bint run_backward_into(Compiled entry, object func, tuple grad_outputs,

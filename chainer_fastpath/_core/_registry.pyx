@@ -331,6 +331,18 @@ def _collect_callees():
     _callee_attributes = tuple(attributes)
 
 
+cdef object _stock_apply = FunctionNode.__dict__['apply']
+
+
+cdef bint applies_as_stock(object cls) except -1:
+    """Whether ``cls.apply`` is stock's, or the patch's that stands for
+    it: a node of ``cls`` that a compiled path does not make would have
+    called nothing else."""
+    current = getattr(cls, 'apply')
+    return current is _stock_apply or current is _equivalents.get(
+        _stock_apply)
+
+
 cdef bint stock_callees() except -1:
     """Whether everything the compiled backwards reproduce is still
     stock's."""
