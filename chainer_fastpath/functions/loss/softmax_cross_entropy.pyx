@@ -24,9 +24,9 @@ from chainer.functions.loss import softmax_cross_entropy
 from chainer_fastpath._core._attrs cimport retain_inputs
 from chainer_fastpath._core._grads cimport grad_array, new_grad
 from chainer_fastpath._core._ndarray cimport (
-    CFP_NPY_C_CONTIGUOUS, CFP_NPY_DOUBLE, CFP_NPY_FLOAT, CFP_NPY_INT,
-    CFP_NPY_LONG, CFP_NPY_LONGLONG, builtin_typenum, cfp_data, cfp_dims,
-    cfp_elsize, cfp_flags, cfp_nd, cfp_strides, layout_ok)
+    CFP_NPY_ALIGNED, CFP_NPY_C_CONTIGUOUS, CFP_NPY_DOUBLE, CFP_NPY_FLOAT,
+    CFP_NPY_INT, CFP_NPY_LONG, CFP_NPY_LONGLONG, builtin_typenum, cfp_data,
+    cfp_dims, cfp_elsize, cfp_flags, cfp_nd, cfp_strides, layout_ok)
 
 from chainer_fastpath._core._config cimport ConfigView
 from chainer_fastpath._core._fpe cimport (
@@ -35,6 +35,13 @@ from chainer_fastpath._core._apply cimport apply_detached
 from chainer_fastpath._core._registry cimport NOT_HANDLED, compiled
 from chainer_fastpath._core._retained cimport (
     retained_inputs, retained_inputs_require_grad)
+
+
+cdef inline bint _contiguous_aligned(object a):
+    # C-contiguous and aligned: the C loops load its items as C types.
+    return (cfp_flags(a) & (CFP_NPY_C_CONTIGUOUS | CFP_NPY_ALIGNED)
+            == (CFP_NPY_C_CONTIGUOUS | CFP_NPY_ALIGNED))
+
 
 cdef type _ndarray = numpy.ndarray
 cdef object _exp = numpy.exp
@@ -61,7 +68,7 @@ cdef int _float_typenum(object x):
     # x's type number when it is a C-contiguous, non-empty float32 or
     # float64 matrix, else -1.
     if (type(x) is not _ndarray or cfp_nd(x) != 2
-            or not cfp_flags(x) & CFP_NPY_C_CONTIGUOUS
+            or not _contiguous_aligned(x)
             or cfp_dims(x)[0] == 0 or cfp_dims(x)[1] == 0):
         return -1
     cdef int num = builtin_typenum(x)
@@ -70,7 +77,8 @@ cdef int _float_typenum(object x):
 
 cdef bint _labels_ok(object t, Py_ssize_t n):
     # A vector of n int32 or int64 labels, any stride.
-    if type(t) is not _ndarray or cfp_nd(t) != 1 or cfp_dims(t)[0] != n:
+    if (type(t) is not _ndarray or cfp_nd(t) != 1 or cfp_dims(t)[0] != n
+            or not cfp_flags(t) & CFP_NPY_ALIGNED):
         return False
     cdef int num = builtin_typenum(t)
     return ((num == CFP_NPY_INT or num == CFP_NPY_LONG
@@ -404,7 +412,7 @@ cpdef object fused_grad(object y, object t, object ignore_label,
         step = 0
     else:
         if (cfp_nd(gloss) != 1 or cfp_dims(gloss)[0] != rows
-                or not cfp_flags(gloss) & CFP_NPY_C_CONTIGUOUS):
+                or not _contiguous_aligned(gloss)):
             return None
         gl = gloss
         step = 1

@@ -30,8 +30,8 @@ from chainer_fastpath._core._attrs cimport retain_inputs, retain_outputs
 from chainer_fastpath._core._grads cimport (
     grad_array, grad_requires_grad, new_grad)
 from chainer_fastpath._core._ndarray cimport (
-    CFP_NPY_C_CONTIGUOUS, CFP_NPY_DOUBLE, CFP_NPY_FLOAT, builtin_typenum,
-    cfp_data, cfp_dims, cfp_flags, cfp_nd, layout_ok)
+    CFP_NPY_ALIGNED, CFP_NPY_C_CONTIGUOUS, CFP_NPY_DOUBLE, CFP_NPY_FLOAT,
+    builtin_typenum, cfp_data, cfp_dims, cfp_flags, cfp_nd, layout_ok)
 
 from libc.string cimport memcpy, memset
 
@@ -42,6 +42,13 @@ from chainer_fastpath._core._retained cimport (
     retained_output)
 from chainer_fastpath._core._fpe cimport (
     FE_UNDERFLOW, clear_flags, fetestexcept, watched)
+
+
+cdef inline bint _contiguous_aligned(object a):
+    # C-contiguous and aligned: the C loops load its items as C types.
+    return (cfp_flags(a) & (CFP_NPY_C_CONTIGUOUS | CFP_NPY_ALIGNED)
+            == (CFP_NPY_C_CONTIGUOUS | CFP_NPY_ALIGNED))
+
 
 cdef type _ndarray = numpy.ndarray
 cdef object _tanh = numpy.tanh
@@ -59,7 +66,7 @@ cdef int _typenum(object a, int ndim):
     """``a``'s type number when it is a C-contiguous float32 or float64
     ndarray of ``ndim`` dimensions, else -1."""
     if (type(a) is not _ndarray or cfp_nd(a) != ndim
-            or not cfp_flags(a) & CFP_NPY_C_CONTIGUOUS):
+            or not _contiguous_aligned(a)):
         return -1
     cdef int num = builtin_typenum(a)
     return num if num == CFP_NPY_FLOAT or num == CFP_NPY_DOUBLE else -1
