@@ -14,10 +14,28 @@ def test_grammar_reaches_every_compiled_function_and_optimizer():
     assert set(result['optimizers']) == set(grammar.OPTIMIZERS)
 
 
+# The compiled classes whose int, bool, float or str arguments the
+# argument-edge operations draw at their edges.
+EDGE_NODES = {
+    'Convolution2DFunction', 'Deconvolution2DFunction', 'Sum', 'Mean',
+    'Max', 'Min', 'LogSumExp', 'Softmax', 'Concat', 'Stack', 'SplitAxis',
+    'ExpandDims', 'Separate', 'Swapaxes', 'Squeeze', 'Reshape',
+    'BroadcastTo', 'Transpose', 'GetItem', 'EmbedIDFunction',
+    'SoftmaxCrossEntropy', 'LeakyReLU', 'Dropout', 'HuberLoss',
+    'LinearFunction', 'MatMul',
+}
+
+
 def test_argument_edges_reach_compiled_forwards():
     # Edge arguments that the compiled code takes, and those it hands to
     # stock: both must occur, and the convolutions among the compiled.
+    functions.register_all()
     result = coverage.reach('argument-edges', programs=200)
+    # Every class with edge arguments went through the patch's apply
+    # (which ran it compiled or handed it to stock's forward).
+    registered = {c.__name__ for c in _registry.registered()}
+    assert EDGE_NODES <= registered
+    assert EDGE_NODES - set(result['functions']) == set()
     compiled = {name for name, (fast, _) in result['functions'].items()
                 if fast}
     python = {name for name, (_, slow) in result['functions'].items()
