@@ -29,9 +29,10 @@ from chainer_fastpath._core._attrs cimport retain_inputs
 from chainer_fastpath._core._config cimport ConfigView
 from chainer_fastpath._core._fpe cimport acts, quiet_into
 from chainer_fastpath._core._ndarray cimport (
-    CFP_NPY_DOUBLE, CFP_NPY_FLOAT, CFP_NPY_HALF, builtin_typenum, cfp_data,
-    cfp_dims, cfp_strides, layout_ok)
-from chainer_fastpath._core._registry cimport NOT_HANDLED, compiled
+    CFP_NPY_ALIGNED, CFP_NPY_DOUBLE, CFP_NPY_FLOAT, CFP_NPY_HALF,
+    builtin_typenum, cfp_data, cfp_dims, cfp_flags, cfp_strides, layout_ok)
+from chainer_fastpath._core._registry cimport (
+    NOT_HANDLED, compiled, forward_callees)
 from chainer_fastpath.functions.connection._geometry cimport (
     strides_ok, within)
 
@@ -39,11 +40,11 @@ cdef type _ndarray = numpy.ndarray
 cdef object _empty = numpy.empty
 cdef object _np_add = numpy.add
 cdef object _numpy = numpy
-cdef object _conv = conv
-# Stock's forwards call these through their module at run time; while
-# either is replaced (a mock, a user's own), the node's code runs.
-cdef object _stock_im2col = conv.im2col_cpu
 cdef object _stock_outsize = conv.get_conv_outsize
+# Stock's forwards call these through their module at run time; while
+# either is replaced (a mock, a user's own), the node's code runs (the
+# registry's audit of the entries' forward callees).
+cdef tuple _HELPERS = ((conv, 'im2col_cpu'), (conv, 'get_conv_outsize'))
 
 cdef extern from "_patches.h" nogil:
     void cfp_im2col_2(uint16_t *dst, const char *src, const Py_ssize_t *shape,
@@ -64,8 +65,9 @@ cdef object im2col(object x, Py_ssize_t kh, Py_ssize_t kw, Py_ssize_t sy,
     transposed view of a C-ordered ``(n, out_h, out_w, c, kh, kw)`` array;
     None where ``x`` is not a 4-d ``numpy.ndarray`` of a native half, single
     or double dtype, or ``im2col_cpu`` would raise."""
-    if not layout_ok() or type(x) is not _ndarray or x.ndim != 4:
-        return None
+    if (not layout_ok() or type(x) is not _ndarray or x.ndim != 4
+            or not cfp_flags(x) & CFP_NPY_ALIGNED):
+        return None     # the loop loads items as C integers: aligned only
     cdef int typenum = builtin_typenum(x)
     if (typenum != CFP_NPY_HALF and typenum != CFP_NPY_FLOAT
             and typenum != CFP_NPY_DOUBLE):
@@ -120,11 +122,6 @@ cdef inline bint _batch_of_one(object x):
     return type(x) is _ndarray and x.ndim == 4 and x.shape[0] == 1
 
 
-cdef inline bint _stock_helpers():
-    return (_conv.im2col_cpu is _stock_im2col
-            and _conv.get_conv_outsize is _stock_outsize)
-
-
 cdef object _forward(object node, tuple inputs, ConfigView config):
     # Convolution2DFunction.forward_cpu for one group, without iDeep
     # (compiled entries are left out where iDeep is installed).
@@ -132,7 +129,7 @@ cdef object _forward(object node, tuple inputs, ConfigView config):
         return NOT_HANDLED   # stock's errors, and grouped convolutions
     # Stock retains them before anything below can raise.
     retain_inputs(node, (0, 1))
-    if not _stock_helpers() or not strides_ok(node):
+    if not strides_ok(node):
         return NOT_HANDLED
     x, W = inputs[0], inputs[1]
     b = inputs[2] if len(inputs) == 3 else None
@@ -167,7 +164,7 @@ cdef object _grad_w_forward(object node, tuple inputs, ConfigView config):
     if node.groups != 1 or len(inputs) != 2:
         return NOT_HANDLED
     retain_inputs(node, (0, 1))     # as stock, before anything can raise
-    if (not _stock_helpers() or not strides_ok(node)
+    if (not strides_ok(node)
             or not (within(node.kh, 1) and within(node.kw, 1))):
         return NOT_HANDLED
     x, gy = inputs
@@ -191,11 +188,13 @@ cdef object _grad_w_forward(object node, tuple inputs, ConfigView config):
 
 
 ENTRIES = (
-    compiled(convolution_2d.Convolution2DFunction, _forward,
-             ('forward', 'forward_cpu', '_check_input_layouts_all_standard',
-              'retain_inputs', '_forward_cpu_core'),
-             NULL, (), type_check=('groups',)),
-    compiled(convolution_2d.Convolution2DGradW, _grad_w_forward,
-             ('forward', 'forward_cpu', 'retain_inputs', '_forward_cpu_core'),
-             NULL, (), type_check=()),
+    forward_callees(compiled(
+        convolution_2d.Convolution2DFunction, _forward,
+        ('forward', 'forward_cpu', '_check_input_layouts_all_standard',
+         'retain_inputs', '_forward_cpu_core'),
+        NULL, (), type_check=('groups',)), _HELPERS),
+    forward_callees(compiled(
+        convolution_2d.Convolution2DGradW, _grad_w_forward,
+        ('forward', 'forward_cpu', 'retain_inputs', '_forward_cpu_core'),
+        NULL, (), type_check=()), _HELPERS),
 )
