@@ -355,7 +355,7 @@ def format_table(results, with_torch, cpu=None):
     return '\n'.join(lines + _notes(results))
 
 
-#: The rows of the summary table (README): a few workloads, from one op to
+#: The rows of the summary table: a few workloads, from one op to
 #: a large network, and a few whole programs.
 SUMMARY = ('add', 'linear', 'mlp_train', 'seq_labeler', 'lstm_lm',
            'tree_net', 'large_mlp', 'mnist_trainer', 'ptb_lstm',
