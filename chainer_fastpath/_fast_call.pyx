@@ -271,6 +271,8 @@ cdef object _apply_unrecorded(object cls, tuple inputs, ConfigView config):
     cdef Compiled entry = lookup(cls)
     if (entry is None or entry.nodeless is None
             or not constructs_plainly(cls) or not entry.nodeless.on_class()
+            or (entry.forward_functions is not None
+                and not entry.forward_functions.unchanged())
             or not class_finds(cls, 'apply', _patched_apply)
             or config.get('debug')
             or config.get('schedule_func') is not None

@@ -26,6 +26,16 @@ cdef class StockModule:
     cdef str rebound(self)
 
 
+cdef class StockFunctions:
+    cdef readonly tuple pairs      # (module, name)
+    cdef readonly tuple originals
+    cdef tuple _dicts               # the modules' dicts, each once
+    cdef unsigned long long *_versions  # theirs when last found stock's
+    cdef Py_ssize_t _n
+
+    cdef bint unchanged(self) except -1
+
+
 cdef str stock_replaced()
 cdef bint class_finds(object cls, str name, object value)
 cdef bint method_is(object obj, str name, object original)

@@ -292,3 +292,62 @@ cdef str stock_replaced():
     _numpy_version = cfp_dict_version(_numpy._dict)
     _numpy_random_version = cfp_dict_version(_numpy_random._dict)
     return None
+
+
+cdef class StockFunctions:
+    """Functions of modules, ``(module, name)``, as they were first read:
+    stock calls them by their module's name (``_preprocess_const(...)``),
+    so that one rebound there (``mock.patch.object(module, name)``) is
+    called; a compiled path that stands for them must then let stock's
+    code run. One version compare per module while none of its names was
+    rebound."""
+
+    def __cinit__(self, pairs):
+        self._versions = NULL
+        self._n = 0
+
+    def __dealloc__(self):
+        PyMem_Free(self._versions)
+
+    def __init__(self, pairs):
+        self.pairs = tuple([(m, n) for m, n in pairs])
+        if not all(type(m) is types.ModuleType for m, _ in self.pairs):
+            raise TypeError('StockFunctions audits functions of modules')
+        self.originals = tuple([getattr(m, n) for m, n in self.pairs])
+        if not all(is_chainers(f) for f in self.originals):
+            # Replaced before they were read: never taken for stock's.
+            self.originals = tuple([object() for _ in self.pairs])
+        dicts = []
+        for m, _ in self.pairs:
+            if not any(d is m.__dict__ for d in dicts):
+                dicts.append(m.__dict__)
+        self._dicts = tuple(dicts)
+        self._versions = <unsigned long long *>PyMem_Malloc(
+            max(len(dicts), 1) * sizeof(unsigned long long))
+        if self._versions == NULL:
+            raise MemoryError()
+        self._n = len(dicts)
+        cdef Py_ssize_t i
+        for i in range(self._n):
+            self._versions[i] = 0
+
+    def stock(self):
+        """``unchanged`` for Python callers (the tests)."""
+        return self.unchanged()
+
+    cdef bint unchanged(self) except -1:
+        """Whether every module still holds its original."""
+        cdef Py_ssize_t i
+        for i in range(self._n):
+            if (self._versions[i] == 0 or self._versions[i]
+                    != cfp_dict_version(self._dicts[i])):
+                break
+        else:
+            return True
+        for i in range(len(self.pairs)):
+            m, name = self.pairs[i]
+            if m.__dict__.get(name, _MISSING) is not self.originals[i]:
+                return False
+        for i in range(self._n):
+            self._versions[i] = cfp_dict_version(self._dicts[i])
+        return True

@@ -1,4 +1,4 @@
-from chainer_fastpath._core._audit cimport StockMethods
+from chainer_fastpath._core._audit cimport StockFunctions, StockMethods
 from chainer_fastpath._core._config cimport ConfigView
 
 # What a compiled function returns for a case it leaves to stock.
@@ -24,6 +24,9 @@ cdef class Compiled:
     cdef readonly bint adapted      # cls is an old-style Function's
     cdef forward_t forward
     cdef readonly StockMethods forward_methods
+    # The module functions the forward stands for, audited per call where
+    # any is declared (else None): ``.pairs``, ``(module, name)``.
+    cdef readonly StockFunctions forward_functions
     cdef backward_t backward
     cdef readonly StockMethods backward_methods
     cdef backward_into_t backward_into
@@ -48,11 +51,13 @@ cdef Compiled compiled(object cls, forward_t forward, tuple forward_methods,
                        tuple type_check, backward_into_t backward_into=*,
                        Py_ssize_t into_index=*, tuple backward_methods=*,
                        object check_owner=*)
+cdef Compiled forward_callees(Compiled entry, tuple pairs)
 cdef Compiled nodeless(Compiled entry)
 cdef Compiled lookup(object cls)
 cdef Compiled lookup_node(object node)
 cdef object node_class(object node)
 cdef object run_forward(object node, tuple in_data, ConfigView config)
+cdef bint forward_functions_stock(Compiled entry) except -1
 cdef bint stock_callees() except -1
 cdef bint applies_as_stock(object cls) except -1
 cdef object run_backward(Compiled entry, object func, tuple indexes,

@@ -24,7 +24,7 @@ from chainer.functions.math import basic_math
 
 from cpython.object cimport PyObject
 
-from chainer_fastpath._core._audit cimport StockMethods
+from chainer_fastpath._core._audit cimport StockFunctions, StockMethods
 from chainer_fastpath._core._dicts cimport cfp_dict_item_keyed, cfp_keyed_memo
 from chainer_fastpath._core._stats cimport EntryStats, python_ran
 from chainer_fastpath._core import _stats
@@ -171,6 +171,18 @@ cdef Compiled compiled(object cls, forward_t forward, tuple forward_methods,
     return entry
 
 
+cdef Compiled forward_callees(Compiled entry, tuple pairs):
+    """Declares ``pairs``, ``(module, name)`` of the module functions the
+    stock forward of ``entry`` calls by their module's name and its
+    compiled forward stands for (``basic_math._preprocess_const``); returns
+    ``entry``. While any is rebound (a mock, a user's own), the node's own
+    forward runs. Audited per call, one dict-version compare per module,
+    only for the entries that declare any."""
+    if entry.forward is not NULL and pairs:
+        entry.forward_functions = StockFunctions(pairs)
+    return entry
+
+
 cdef Compiled nodeless(Compiled entry):
     """Marks ``entry``'s forward as one that takes a node of None
     (``forward_t``), so that where nothing could see a new node, none is
@@ -254,7 +266,18 @@ cdef object run_forward(object node, tuple in_data, ConfigView config):
     if not c.forward_methods.found_by(node):
         python_ran(c.cls, 'forward', 'patched or mocked method')
         return NOT_HANDLED
+    if (c.forward_functions is not None
+            and not c.forward_functions.unchanged()):
+        python_ran(c.cls, 'forward', 'patched or mocked function')
+        return NOT_HANDLED
     return _counted_forward(c, node, in_data, config)
+
+
+cdef bint forward_functions_stock(Compiled entry) except -1:
+    """Whether the module functions ``entry``'s forward stands for are
+    still stock's (True where it declares none)."""
+    return (entry.forward_functions is None
+            or entry.forward_functions.unchanged())
 
 
 cdef inline object _counted_forward(Compiled c, object node, tuple in_data,
@@ -280,6 +303,9 @@ cdef object _run_adapted_forward(object node, tuple in_data,
     if (not c.adapted or not _adapter_forward.found_by(node)
             or not c.forward_methods.found_by(function)):
         python_ran(type(function), 'forward', 'patched or mocked method')
+        return NOT_HANDLED
+    if not forward_functions_stock(c):
+        python_ran(type(function), 'forward', 'patched or mocked function')
         return NOT_HANDLED
     return _counted_forward(c, node, in_data, config)
 
