@@ -21,7 +21,8 @@ from chainer_fastpath._core._fpe cimport (
     acts, all_flags, clear_flags, fetestexcept, quiet_into)
 from chainer_fastpath._core._ndarray cimport (
     CFP_NPY_DOUBLE, CFP_NPY_FLOAT, builtin_typenum, cfp_data, layout_ok)
-from chainer_fastpath._core._registry cimport NOT_HANDLED, compiled
+from chainer_fastpath._core._registry cimport (
+    NOT_HANDLED, compiled, forward_callees)
 from chainer_fastpath.functions.connection._geometry cimport (
     strides_ok, within)
 
@@ -37,11 +38,10 @@ cdef type _ndarray = numpy.ndarray
 cdef object _empty = numpy.empty
 cdef object _np_add = numpy.add
 cdef object _numpy = numpy
-cdef object _conv = conv
 # Stock's forward calls these through their module at run time; while
-# either is replaced (a mock, a user's own), the node's code runs.
-cdef object _stock_col2im = conv.col2im_cpu
-cdef object _stock_outsize = conv.get_deconv_outsize
+# either is replaced (a mock, a user's own), the node's code runs (the
+# registry's audit of the entry's forward callees).
+cdef tuple _HELPERS = ((conv, 'col2im_cpu'), (conv, 'get_deconv_outsize'))
 
 
 cdef inline bint _fits(Py_ssize_t k, Py_ssize_t d, Py_ssize_t s,
@@ -55,9 +55,6 @@ cdef object _forward(object node, tuple inputs, ConfigView config):
     # Deconvolution2DFunction.forward_cpu for one group, without iDeep
     # (compiled entries are left out where iDeep is installed).
     if node.groups != 1 or not 2 <= len(inputs) <= 3:
-        return NOT_HANDLED
-    if (_conv.col2im_cpu is not _stock_col2im
-            or _conv.get_deconv_outsize is not _stock_outsize):
         return NOT_HANDLED
     x, W = inputs[0], inputs[1]
     b = inputs[2] if len(inputs) == 3 else None
@@ -122,10 +119,11 @@ cdef object _forward(object node, tuple inputs, ConfigView config):
 
 
 ENTRIES = (
-    compiled(deconvolution_2d.Deconvolution2DFunction, _forward,
-             ('forward', 'forward_cpu', 'retain_inputs', '_calc_out_size',
-              '_forward_cpu_core'),
-             NULL, (),
-             type_check=('outh', 'outw', 'sy', 'sx', 'ph', 'pw', 'dy', 'dx',
-                         'groups')),
+    forward_callees(compiled(
+        deconvolution_2d.Deconvolution2DFunction, _forward,
+        ('forward', 'forward_cpu', 'retain_inputs', '_calc_out_size',
+         '_forward_cpu_core'),
+        NULL, (),
+        type_check=('outh', 'outw', 'sy', 'sx', 'ph', 'pw', 'dy', 'dx',
+                    'groups')), _HELPERS),
 )

@@ -19,6 +19,7 @@ from libc.math cimport INFINITY
 import numpy
 
 import chainer
+from chainer.functions.activation import log_softmax
 from chainer.functions.loss import softmax_cross_entropy
 
 from chainer_fastpath._core._attrs cimport retain_inputs
@@ -32,7 +33,8 @@ from chainer_fastpath._core._config cimport ConfigView
 from chainer_fastpath._core._fpe cimport (
     clear_flags, fetestexcept, quiet1, quiet2, watched)
 from chainer_fastpath._core._apply cimport apply_detached
-from chainer_fastpath._core._registry cimport NOT_HANDLED, compiled
+from chainer_fastpath._core._registry cimport (
+    NOT_HANDLED, compiled, forward_callees)
 from chainer_fastpath._core._retained cimport (
     retained_inputs, retained_inputs_require_grad)
 
@@ -501,10 +503,16 @@ cdef object _backward(object func, tuple indexes, tuple grad_outputs):
 
 
 ENTRIES = (
-    compiled(softmax_cross_entropy.SoftmaxCrossEntropy,
-             _forward, ('forward', 'forward_cpu', 'retain_inputs'),
-             _backward, backward_callees=(
-                 (_GradNoDoubleBackprop, 'forward'),
-                 (_GradNoDoubleBackprop, 'forward_cpu')),
-             type_check=()),
+    forward_callees(compiled(
+        softmax_cross_entropy.SoftmaxCrossEntropy,
+        _forward, ('forward', 'forward_cpu', 'retain_inputs'),
+        _backward, backward_callees=(
+            (_GradNoDoubleBackprop, '__init__'),
+            (_GradNoDoubleBackprop, 'check_type_forward'),
+            (_GradNoDoubleBackprop, 'forward'),
+            (_GradNoDoubleBackprop, 'forward_cpu')),
+        type_check=()), (
+            (log_softmax, '_log_softmax'),
+            (log_softmax, 'logsumexp'),
+            (softmax_cross_entropy, '_reduction_dtype'))),
 )

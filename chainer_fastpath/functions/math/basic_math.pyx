@@ -21,7 +21,8 @@ from chainer_fastpath._core._grads cimport (
     grad_array, grad_raw, grad_requires_grad, new_grad)
 from chainer_fastpath._core._ndarray cimport (
     CFP_NPY_DOUBLE, CFP_NPY_FLOAT, CFP_NPY_HALF, builtin_typenum, layout_ok)
-from chainer_fastpath._core._registry cimport NOT_HANDLED, compiled, nodeless
+from chainer_fastpath._core._registry cimport (
+    NOT_HANDLED, compiled, forward_callees, nodeless)
 from chainer_fastpath._core._retained cimport (
     float_operands, requires_grad_of, retained_inputs)
 from chainer_fastpath._core._ufunc_loop cimport (
@@ -335,43 +336,61 @@ cdef tuple _SUM_TO = (
     (sum_mod.SumTo, 'check_type_forward'),
     (sum_mod.SumTo, 'forward'),
     (chainer.utils, 'sum_to'))
-cdef tuple _CONSTANT_NODES = (
+# What the backwards of the constant operations apply: MulConstant's
+# ``self.value * g`` (Variable.__rmul__, a MulConstant node), Neg's and
+# SubFromConstant's ``-g`` (Variable.__neg__, a Neg node).
+cdef tuple _MUL_CONSTANT_NODE = (
+    (chainer.Variable, '__rmul__'),
+    (basic_math.MulConstant, '__init__'),
+    (basic_math.MulConstant, 'check_type_forward'),
     (basic_math.MulConstant, 'forward'),
-    (basic_math.Neg, 'forward'),
     (basic_math, '_preprocess_const'))
+cdef tuple _NEG_NODE = (
+    (chainer.Variable, '__neg__'),
+    (basic_math.Neg, '__init__'),
+    (basic_math.Neg, 'check_type_forward'),
+    (basic_math.Neg, 'forward'),
+    (basic_math.Neg, 'retain_inputs'))
+# The forwards of the constant operations: the constant's cast.
+cdef tuple _PREPROCESS_CONST = ((basic_math, '_preprocess_const'),)
 
 ENTRIES = (
     nodeless(compiled(basic_math.Add, _add, ('forward',),
                       _add_grad, _SUM_TO, type_check=())),
-    compiled(basic_math.AddConstant, _add_constant, ('forward',),
-             _add_constant_grad, (), type_check=()),
+    forward_callees(compiled(
+        basic_math.AddConstant, _add_constant, ('forward',),
+        _add_constant_grad, (), type_check=()), _PREPROCESS_CONST),
     nodeless(compiled(basic_math.Sub, _sub, ('forward',), _sub_grad,
-                      _SUM_TO + ((basic_math.Neg, 'forward'),
-                                 (chainer.Variable, '__neg__')),
-                      type_check=())),
-    compiled(basic_math.SubFromConstant, _sub_from_constant, ('forward',),
-             _neg_grad, _CONSTANT_NODES, type_check=()),
+                      _SUM_TO + _NEG_NODE, type_check=())),
+    forward_callees(compiled(
+        basic_math.SubFromConstant, _sub_from_constant, ('forward',),
+        _neg_grad, _NEG_NODE, type_check=()), _PREPROCESS_CONST),
     nodeless(compiled(basic_math.Mul, _mul, ('forward', 'retain_inputs'),
                       _mul_grad, _SUM_TO + (
                           (basic_math.Mul, 'check_type_forward'),
                           (basic_math.Mul, 'forward'),
+                          (basic_math.Mul, 'retain_inputs'),
                           (chainer.Variable, '__mul__')),
                       type_check=())),
-    compiled(basic_math.MulConstant, _mul_constant, ('forward',),
-             _mul_constant_grad, _CONSTANT_NODES, type_check=()),
-    compiled(basic_math.Neg, NULL, (), _neg_grad, _CONSTANT_NODES,
+    forward_callees(compiled(
+        basic_math.MulConstant, _mul_constant, ('forward',),
+        _mul_constant_grad, _MUL_CONSTANT_NODE, type_check=()),
+        _PREPROCESS_CONST),
+    compiled(basic_math.Neg, NULL, (), _neg_grad, _NEG_NODE,
              type_check=()),
     compiled(basic_math.Div, NULL, (), _div_grad, (
         (basic_math.DivGrad, '__init__'),
         (basic_math.DivGrad, 'check_type_forward'),
         (basic_math.DivGrad, 'forward'),
         (basic_math.DivGrad, 'forward_cpu'),
+        (basic_math.DivGrad, 'retain_inputs'),
         (chainer.utils, 'sum_to')), type_check=()),
     compiled(basic_math.PowVarConst, NULL, (), _pow_var_const_grad, (
         (basic_math.PowVarConstGrad, '__init__'),
         (basic_math.PowVarConstGrad, 'check_type_forward'),
         (basic_math.PowVarConstGrad, 'forward'),
         (basic_math.PowVarConstGrad, 'forward_cpu'),
+        (basic_math.PowVarConstGrad, 'retain_inputs'),
         (basic_math, '_preprocess_const'),
         (chainer.utils, 'force_type')), type_check=()),
 )

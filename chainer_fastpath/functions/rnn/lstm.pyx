@@ -36,7 +36,8 @@ from chainer_fastpath._core._ndarray cimport (
 from libc.string cimport memcpy, memset
 
 from chainer_fastpath._core._config cimport ConfigView
-from chainer_fastpath._core._registry cimport NOT_HANDLED, compiled
+from chainer_fastpath._core._registry cimport (
+    NOT_HANDLED, compiled, forward_callees)
 from chainer_fastpath._core._retained cimport (
     array_of, requires_grad_of, retained_inputs, retained_inputs_require_grad,
     retained_output)
@@ -468,9 +469,12 @@ cdef object _backward(object func, tuple indexes, tuple grad_outputs):
 
 
 ENTRIES = (
-    compiled(lstm.LSTM,
-             _forward, ('forward', 'retain_inputs', 'retain_outputs'),
-             _backward, backward_callees=(
-                 (lstm.LSTMGrad, '__init__'), (lstm.LSTMGrad, 'forward')),
-             type_check=()),
+    forward_callees(compiled(
+        lstm.LSTM, _forward, ('forward', 'retain_inputs', 'retain_outputs'),
+        _backward, backward_callees=(
+            (lstm.LSTMGrad, '__init__'), (lstm.LSTMGrad, 'forward'),
+            (lstm.LSTMGrad, 'check_type_forward'),
+            (lstm, '_extract_gates'), (lstm, '_sigmoid'),
+            (lstm, '_grad_tanh'), (lstm, '_grad_sigmoid')),
+        type_check=()), ((lstm, '_extract_gates'), (lstm, '_sigmoid'))),
 )
