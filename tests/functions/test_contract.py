@@ -2,10 +2,12 @@
 
 Each registry entry names the stock methods its compiled code stands for:
 ``forward_methods`` and ``backward_methods`` (of its class; of the Function,
-for an old-style one) and ``backward_callees`` (``(owner, name)`` of what
+for an old-style one), ``backward_callees`` (``(owner, name)`` of what
 the stock backward calls: gradient nodes' methods, module functions,
-``Variable``'s operators). Where one of them is replaced or mocked, the
-node's own code must run, so that the replacement is called. Two checks, on
+``Variable``'s operators) and ``forward_callees`` (``(module, name)`` of
+the module functions the stock forward calls by name). Where one of them
+is replaced or mocked, the node's own code must run, so that the
+replacement is called. Two checks, on
 the cases of the function's own test file (its ``APPLY_CASES``,
 ``FORWARD_CASES``, ``BACKWARD_CASES``) that apply a node of the class (a
 function hook sees it) and take its compiled code patched:
@@ -72,6 +74,13 @@ MACHINERY = frozenset([
 #: type-check audit's, ``_core/_type_check``).
 MACHINERY_FUNCTIONS = frozenset([
     ('chainer.utils', '_check_arrays_forward_compatible')])
+#: Functions only a node's ``check_type_forward`` calls: the type check a
+#: compiled backward stands for is stock's apply's, whose passes are cached
+#: patched (a documented difference: type-check helpers are not called
+#: after a cached pass), so a replacement is called as often as the check
+#: runs, not as often as stock runs it.
+TYPE_CHECK_HELPERS = frozenset([
+    ('chainer.functions.math.matmul', '_get_check_index')])
 MACHINERY_MODULES = frozenset(['chainer.utils.type_check'])
 
 #: Functions the compiled code looks up and calls per call where they are
@@ -96,139 +105,11 @@ ADAPTER_METHODS = {
 #: 'phase Owner.name'. Each is a gap in the lists (to declare, or to
 #: stop skipping); the test of the class fails (xfail, strict) until
 #: it is gone, and then this entry must go.
-UNDECLARED = {
-    'AddConstant': [
-        'forward chainer.functions.math.basic_math._preprocess_const'],
-    'Concat': [
-        'backward SplitAxis.indices_or_sections'],
-    'Convolution2DFunction': [
-        'forward chainer.utils.conv.im2col_cpu'],
-    'Convolution2DGradW': [
-        'forward chainer.utils.conv.im2col_cpu'],
-    'Deconvolution2DFunction': [
-        'forward chainer.utils.conv.col2im_cpu'],
-    'Div': [
-        'backward DivGrad.retain_inputs'],
-    'EmbedIDFunction': [
-        'backward EmbedIDGrad.check_type_forward',
-        'backward EmbedIDGrad.forward',
-        'backward EmbedIDGrad.retain_inputs'],
-    'Exp': [
-        'backward Mul.retain_inputs'],
-    'ExpandDims': [
-        'backward chainer.functions.array.reshape._count_unknown_dims'],
-    'GetItem': [
-        'backward GetItemGrad.check_type_forward',
-        'backward GetItemGrad.forward'],
-    'HuberLoss': [
-        'backward BroadcastTo.__init__',
-        'backward BroadcastTo.check_type_forward',
-        'backward BroadcastTo.forward',
-        'backward Clip.retain_inputs',
-        'backward ExpandDims.__init__',
-        'backward ExpandDims.check_type_forward',
-        'backward ExpandDims.forward',
-        'backward Mul.retain_inputs',
-        'backward Neg.check_type_forward',
-        'backward Neg.retain_inputs'],
-    'LSTM': [
-        'backward LSTMGrad.check_type_forward',
-        'backward chainer.functions.rnn.lstm._extract_gates',
-        'backward chainer.functions.rnn.lstm._grad_sigmoid',
-        'backward chainer.functions.rnn.lstm._grad_tanh',
-        'backward chainer.functions.rnn.lstm._sigmoid',
-        'forward chainer.functions.rnn.lstm._extract_gates',
-        'forward chainer.functions.rnn.lstm._sigmoid'],
-    'LinearFunction': [
-        'backward LinearGradData.check_type_forward',
-        'backward LinearGradData.retain_inputs',
-        'backward LinearGradWeight.__init__',
-        'backward LinearGradWeight.check_type_forward',
-        'backward LinearGradWeight.retain_inputs',
-        'backward Sum.__init__',
-        'backward Sum.check_type_forward'],
-    'LogSumExp': [
-        'backward BroadcastTo.__init__',
-        'backward Exp.retain_outputs',
-        'backward ExpandDims.__init__',
-        'backward Mul.retain_inputs'],
-    'MatMul': [
-        'backward MatMul.check_type_forward',
-        'backward MatMul.forward',
-        'backward MatMul.retain_inputs',
-        'backward chainer.functions.math.matmul._get_check_index'],
-    'Mean': [
-        'backward BroadcastTo.check_type_forward',
-        'backward MulConstant.__init__',
-        'backward chainer.functions.array.reshape._count_unknown_dims'],
-    'Mul': [
-        'backward Mul.retain_inputs'],
-    'MulConstant': [
-        'backward MulConstant.check_type_forward',
-        'backward Variable.__mul__',
-        'forward chainer.functions.math.basic_math._preprocess_const'],
-    'Neg': [
-        'backward Neg.check_type_forward'],
-    'PowVarConst': [
-        'backward PowVarConstGrad.retain_inputs'],
-    'ReLU': [
-        'backward ReLUGrad2.__init__'],
-    'Sigmoid': [
-        'backward SigmoidGrad.__init__',
-        'backward SigmoidGrad.retain_inputs'],
-    'Softmax': [
-        'backward _SoftmaxGrad.retain_inputs'],
-    'SoftmaxCrossEntropy': [
-        'backward _SoftmaxCrossEntropyGrad_NoDoubleBackprop.__init__',
-        'backward _SoftmaxCrossEntropyGrad_NoDoubleBackprop'
-        '.check_type_forward',
-        'forward chainer.functions.activation.log_softmax._log_softmax',
-        'forward chainer.functions.activation.log_softmax.logsumexp',
-        'forward chainer.functions.loss.softmax_cross_entropy'
-        '._reduction_dtype'],
-    'SplitAxis': [
-        'backward Concat.check_type_forward',
-        'backward Concat.forward'],
-    'SquaredError': [
-        'backward Mul.retain_inputs',
-        'backward MulConstant.__init__',
-        'backward MulConstant.check_type_forward',
-        'backward Neg.check_type_forward',
-        'backward Neg.retain_inputs'],
-    'Squeeze': [
-        'backward chainer.functions.array.reshape._count_unknown_dims'],
-    'Sub': [
-        'backward Neg.check_type_forward',
-        'backward Neg.retain_inputs'],
-    'SubFromConstant': [
-        'backward Neg.check_type_forward',
-        'backward Neg.retain_inputs',
-        'backward Variable.__neg__',
-        'forward chainer.functions.math.basic_math._preprocess_const'],
-    'Sum': [
-        'backward BroadcastTo.check_type_forward',
-        'backward BroadcastTo.forward',
-        'backward chainer.functions.array.reshape._count_unknown_dims'],
-    'Tanh': [
-        'backward TanhGrad.__init__',
-        'backward TanhGrad.retain_inputs'],
-}
+UNDECLARED = {}
 
 #: Declared methods that stock does not call where the lists say (or
 #: that a replacement of does not reach patched), with why.
-NOT_CALLED_AS_DECLARED = {
-    ('Mul', 'Mul.retain_inputs'): 'the backward applies Mul nodes; its'
-    ' callees lack Mul.retain_inputs (see UNDECLARED)',
-    ('MulConstant', 'Neg.forward'): 'MulConstant\'s backward applies no Neg'
-    ' (the callees basic_math.pyx shares with Neg and SubFromConstant)',
-    ('Neg', 'MulConstant.forward'): 'Neg\'s backward applies no MulConstant'
-    ' (the shared callees)',
-    ('SubFromConstant', 'MulConstant.forward'): 'SubFromConstant\'s backward'
-    ' applies no MulConstant (the shared callees)',
-    ('Squeeze', 'chainer.functions.array.reshape.reshape'): 'stock\'s'
-    ' backward reshapes by Variable.reshape, which looks up'
-    ' chainer.functions.reshape, never the reshape module\'s name',
-}
+NOT_CALLED_AS_DECLARED = {}
 
 _CHAINER = os.path.dirname(chainer.__file__) + os.sep
 _TESTS = os.path.dirname(os.path.abspath(__file__))
@@ -447,6 +328,9 @@ def _declared(entry):
         out += [('backward', entry.cls, n)
                 for n in entry.backward_methods.names]
     out += [('callee', owner, name) for owner, name in entry.backward_callees]
+    if entry.forward_functions is not None:
+        out += [('forward callee', owner, name)
+                for owner, name in entry.forward_functions.pairs]
     return out
 
 
@@ -621,7 +505,8 @@ def _what(entry, call):
     if cls is None and code in _function_names() and not _is_operator(
             caller):
         module, name = _function_names()[code][0]
-        if not ((module.__name__, name) in MACHINERY_FUNCTIONS | LOOKED_UP
+        if not ((module.__name__, name)
+                in MACHINERY_FUNCTIONS | LOOKED_UP | TYPE_CHECK_HELPERS
                 or module.__name__ in MACHINERY_MODULES):
             return module, name
     return None
@@ -637,11 +522,17 @@ def _is_declared(entry, phase, owner, name, code):
         return True
     if entry.adapted and owner is FunctionAdapter:
         return name in ADAPTER_METHODS[phase]
-    if phase != 'backward':
-        return False
-    for o, n in entry.backward_callees:
+    if phase == 'forward':
+        callees = (entry.forward_functions.pairs
+                   if entry.forward_functions is not None else ())
+    else:
+        callees = entry.backward_callees
+    for o, n in callees:
         if isinstance(owner, type):
-            if n == name and isinstance(o, type) and issubclass(owner, o):
+            # Any name the code is found under: ``Variable.__rmul__`` is
+            # ``__mul__``'s code, and stock calls it by that name.
+            if (n in _method_names(owner).get(code, (name,))
+                    and isinstance(o, type) and issubclass(owner, o)):
                 return True
         elif getattr(getattr(o, n, None), '__code__', None) is code:
             return True

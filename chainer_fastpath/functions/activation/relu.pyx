@@ -90,6 +90,7 @@ ENTRIES = (
     nodeless(compiled(relu.ReLU,
                       _forward, ('forward', 'forward_cpu', 'retain_outputs'),
                       _backward, backward_callees=(
+                          (relu.ReLUGrad2, '__init__'),
                           (relu.ReLUGrad2, 'check_type_forward'),
                           (relu.ReLUGrad2, 'forward'),
                           (relu.ReLUGrad2, 'forward_cpu')),

@@ -87,8 +87,10 @@ ENTRIES = (
     nodeless(compiled(sigmoid.Sigmoid,
                       _forward, ('forward', 'forward_cpu', 'retain_outputs'),
                       _backward, backward_callees=(
+                          (sigmoid.SigmoidGrad, '__init__'),
                           (sigmoid.SigmoidGrad, 'check_type_forward'),
                           (sigmoid.SigmoidGrad, 'forward'),
-                          (sigmoid.SigmoidGrad, 'forward_cpu')),
+                          (sigmoid.SigmoidGrad, 'forward_cpu'),
+                          (sigmoid.SigmoidGrad, 'retain_inputs')),
                       type_check=())),
 )

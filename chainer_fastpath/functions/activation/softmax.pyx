@@ -72,6 +72,7 @@ ENTRIES = (
              _backward, backward_callees=(
                  (softmax._SoftmaxGrad, '__init__'),
                  (softmax._SoftmaxGrad, 'check_type_forward'),
-                 (softmax._SoftmaxGrad, 'forward')),
+                 (softmax._SoftmaxGrad, 'forward'),
+                 (softmax._SoftmaxGrad, 'retain_inputs')),
              type_check=('axis',)),
 )

@@ -79,8 +79,10 @@ ENTRIES = (
     nodeless(compiled(tanh.Tanh,
                       _forward, ('forward', 'forward_cpu', 'retain_outputs'),
                       _backward, backward_callees=(
+                          (tanh.TanhGrad, '__init__'),
                           (tanh.TanhGrad, 'check_type_forward'),
                           (tanh.TanhGrad, 'forward'),
-                          (tanh.TanhGrad, 'forward_cpu')),
+                          (tanh.TanhGrad, 'forward_cpu'),
+                          (tanh.TanhGrad, 'retain_inputs')),
                       type_check=())),
 )

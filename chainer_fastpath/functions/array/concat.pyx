@@ -188,6 +188,7 @@ ENTRIES = (
                  (split_axis.SplitAxis, '__init__'),
                  (split_axis.SplitAxis, 'check_type_forward'),
                  (split_axis.SplitAxis, 'forward'),
+                 (split_axis.SplitAxis, 'indices_or_sections'),
                  (numpy, 'split'),
                  (split_axis, '_get_indices_or_sections')),
              type_check=('axis',)),

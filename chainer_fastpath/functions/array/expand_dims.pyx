@@ -26,6 +26,7 @@ ENTRIES = (
                  (chainer.functions, 'reshape'),
                  (reshape.Reshape, '__init__'),
                  (reshape.Reshape, 'check_type_forward'),
-                 (reshape.Reshape, 'forward')),
+                 (reshape.Reshape, 'forward'),
+                 (reshape, '_count_unknown_dims')),
              type_check=('axis',)),
 )

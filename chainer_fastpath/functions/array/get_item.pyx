@@ -77,7 +77,11 @@ cdef object _grad_forward(object node, tuple inputs, ConfigView config):
 
 ENTRIES = (
     compiled(get_item.GetItem, _forward, ('forward',), _backward,
-             backward_callees=(), type_check=()),
+             backward_callees=(
+                 (get_item.GetItemGrad, '__init__'),
+                 (get_item.GetItemGrad, 'check_type_forward'),
+                 (get_item.GetItemGrad, 'forward')),
+             type_check=()),
     compiled(get_item.GetItemGrad, _grad_forward, ('forward',), NULL, (),
              type_check=None),
 )

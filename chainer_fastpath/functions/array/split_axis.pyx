@@ -145,6 +145,10 @@ def split_axis_(*args, **kwargs):
 ENTRIES = (
     compiled(split_axis.SplitAxis,
              _forward, ('forward', 'indices_or_sections'),
-             _backward, backward_callees=((chainer.functions, 'concat'),),
+             _backward, backward_callees=(
+                 (chainer.functions, 'concat'),
+                 (concat.Concat, '__init__'),
+                 (concat.Concat, 'check_type_forward'),
+                 (concat.Concat, 'forward')),
              type_check=('axis', 'indices', 'sections')),
 )

@@ -2,6 +2,8 @@
 """Compiled ``Squeeze``: forward and backward on NumPy arrays."""
 import numpy
 
+import chainer.functions
+
 from chainer.functions.array import reshape
 from chainer.functions.array import squeeze
 
@@ -45,9 +47,10 @@ ENTRIES = (
     compiled(squeeze.Squeeze, _forward, ('forward',),
              _backward, backward_callees=(
                  (squeeze, 'argone'),
-                 (reshape, 'reshape'),
+                 (chainer.functions, 'reshape'),
                  (reshape.Reshape, '__init__'),
                  (reshape.Reshape, 'check_type_forward'),
-                 (reshape.Reshape, 'forward')),
+                 (reshape.Reshape, 'forward'),
+                 (reshape, '_count_unknown_dims')),
              type_check=('axis',)),
 )

@@ -313,7 +313,12 @@ cdef bint _backward_into(object func, tuple grad_outputs,
 ENTRIES = (
     # W, input 1, takes its gradient into its sum in place.
     compiled(embed_id.EmbedIDFunction, _forward, ('forward', 'retain_inputs'),
-             _backward, backward_callees=(), type_check=(),
+             _backward, backward_callees=(
+                 (embed_id.EmbedIDGrad, '__init__'),
+                 (embed_id.EmbedIDGrad, 'check_type_forward'),
+                 (embed_id.EmbedIDGrad, 'forward'),
+                 (embed_id.EmbedIDGrad, 'retain_inputs')),
+             type_check=(),
              backward_into=_backward_into, into_index=1),
     compiled(embed_id.EmbedIDGrad, _grad_forward, ('forward', 'retain_inputs'),
              NULL, backward_callees=(), type_check=None),

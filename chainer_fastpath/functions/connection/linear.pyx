@@ -286,8 +286,16 @@ ENTRIES = (
              _backward, backward_callees=(
                  (chainer.functions, 'cast'),
                  (chainer.functions, 'sum'),
+                 (linear.LinearGradData, '__init__'),
+                 (linear.LinearGradData, 'check_type_forward'),
                  (linear.LinearGradData, 'forward'),
+                 (linear.LinearGradData, 'retain_inputs'),
+                 (linear.LinearGradWeight, '__init__'),
+                 (linear.LinearGradWeight, 'check_type_forward'),
                  (linear.LinearGradWeight, 'forward'),
+                 (linear.LinearGradWeight, 'retain_inputs'),
+                 (sum_mod.Sum, '__init__'),
+                 (sum_mod.Sum, 'check_type_forward'),
                  (sum_mod.Sum, 'forward')),
              type_check=()),
 )

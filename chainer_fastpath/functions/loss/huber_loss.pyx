@@ -4,6 +4,8 @@ import numpy
 
 import chainer
 import chainer.functions
+from chainer.functions.array import broadcast
+from chainer.functions.array import expand_dims
 from chainer.functions.loss import huber_loss
 from chainer.functions.math import basic_math
 from chainer.functions.math import clip
@@ -120,8 +122,19 @@ ENTRIES = (
                  (clip.Clip, 'check_type_forward'),
                  (clip.Clip, 'forward'),
                  (clip.Clip, 'forward_cpu'),
+                 (clip.Clip, 'retain_inputs'),
+                 (expand_dims.ExpandDims, '__init__'),
+                 (expand_dims.ExpandDims, 'check_type_forward'),
+                 (expand_dims.ExpandDims, 'forward'),
+                 (broadcast.BroadcastTo, '__init__'),
+                 (broadcast.BroadcastTo, 'check_type_forward'),
+                 (broadcast.BroadcastTo, 'forward'),
                  (basic_math.Mul, 'check_type_forward'),
                  (basic_math.Mul, 'forward'),
-                 (basic_math.Neg, 'forward')),
+                 (basic_math.Mul, 'retain_inputs'),
+                 (basic_math.Neg, '__init__'),
+                 (basic_math.Neg, 'check_type_forward'),
+                 (basic_math.Neg, 'forward'),
+                 (basic_math.Neg, 'retain_inputs')),
              type_check=()),
 )

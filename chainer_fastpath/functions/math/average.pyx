@@ -69,6 +69,7 @@ ENTRIES = (
     compiled(average.Mean, _forward, ('forward',),
              _backward, backward_callees=(
                  (chainer.Variable, '__mul__'),
+                 (basic_math.MulConstant, '__init__'),
                  (basic_math.MulConstant, 'check_type_forward'),
                  (basic_math.MulConstant, 'forward'),
                  (basic_math, '_preprocess_const'),
@@ -77,6 +78,8 @@ ENTRIES = (
                  (reshape.Reshape, '__init__'),
                  (reshape.Reshape, 'check_type_forward'),
                  (reshape.Reshape, 'forward'),
+                 (reshape, '_count_unknown_dims'),
+                 (broadcast.BroadcastTo, 'check_type_forward'),
                  (broadcast.BroadcastTo, 'forward')),
              type_check=('axis',)),
 )

@@ -68,6 +68,7 @@ ENTRIES = (
              _backward, backward_callees=(
                  (chainer.Variable, '__mul__'),
                  (basic_math.Mul, 'check_type_forward'),
-                 (basic_math.Mul, 'forward')),
+                 (basic_math.Mul, 'forward'),
+                 (basic_math.Mul, 'retain_inputs')),
              type_check=()),
 )

@@ -85,6 +85,9 @@ ENTRIES = (
     compiled(matmul.MatMul, _forward, ('forward', 'retain_inputs'),
              _backward, backward_callees=(
                  (matmul.MatMul, '__init__'),
+                 (matmul.MatMul, 'check_type_forward'),
+                 (matmul.MatMul, 'forward'),
+                 (matmul.MatMul, 'retain_inputs'),
                  (chainer.functions, 'sum_to'),
                  (sum_mod.SumTo, '__init__'),
                  (sum_mod.SumTo, 'check_type_forward'),

@@ -170,6 +170,9 @@ ENTRIES = (
                  (chainer.functions, 'broadcast_to'),
                  (reshape.Reshape, '__init__'),
                  (reshape.Reshape, 'check_type_forward'),
-                 (reshape.Reshape, 'forward')),
+                 (reshape.Reshape, 'forward'),
+                 (reshape, '_count_unknown_dims'),
+                 (broadcast.BroadcastTo, 'check_type_forward'),
+                 (broadcast.BroadcastTo, 'forward')),
              type_check=('axis',)),
 )
