@@ -137,8 +137,7 @@ bench: build $(VENV)/.bench-deps
 	$(PY) -m chainer_fastpath bench --quick $(BENCH_ARGS)
 
 # The published run: docs/results/bench.json (every measurement),
-# docs/results/bench.md (its tables; README's results table is the summary
-# there, checked by tests/test_docs.py) and docs/bench.png.
+# docs/results/bench.md (its tables, the summary first) and docs/bench.png.
 bench-docs: build $(VENV)/.bench-deps
 	$(PY) -m chainer_fastpath bench --quick $(BENCH_ARGS) \
 	    --json docs/results/bench.json --markdown docs/results/bench.md \
@@ -153,45 +152,94 @@ compat-mpi: build openmpi $(VENV)/.mpi4py
 	$(PY) compat_tests/run.py --mpi 2 --chainer-tests $(CHAINER_TESTS) $(ARGS)
 
 # The sanitizer build: the extensions compiled with AddressSanitizer and
-# UndefinedBehaviorSanitizer in a copy of the working tree (build/asan; the
-# in-place build is not touched), then the suite and a fuzz campaign of
-# ASAN_FUZZ_PROGRAMS programs run there with the sanitizer runtime preloaded
-# (the fuzz worker, a child process, inherits it), and Python's objects
-# allocated by malloc so that the sanitizer sees them too. Reports go to
-# build/asan/report.<pid> (pytest would swallow them from stderr): a memory
-# error stops its process, undefined behaviour is reported and the run goes
-# on; the target fails where any report was written. Leaks are not
-# reported: CPython and NumPy keep memory until exit by design; an
+# UndefinedBehaviorSanitizer (ASAN_FLAGS, through setup.py's
+# CHAINER_FASTPATH_EXTRA_CFLAGS) in a copy of the working tree, build/asan
+# (its tracked and untracked, not ignored, files; the in-place build is
+# never touched); then the suite and a fuzz campaign of ASAN_FUZZ_PROGRAMS
+# programs run there with the venv's python, the sanitizer runtimes
+# preloaded (the fuzz worker, a child process, inherits them) and Python's
+# objects allocated by malloc, so that the sanitizer sees them too. A memory
+# error or undefined behaviour aborts the process it happens in (in a fuzz
+# worker: a crash finding, with its program). ASan writes its reports to
+# build/asan/report.<pid> (with its warnings about allocations it refused,
+# which are no finding); UBSan's runtime (GCC 12) ignores log_path and
+# writes to stderr, which pytest leaves uncaptured (--capture=sys) and the
+# target copies to build/asan/test-asan.log. The target fails where a step
+# fails or a report was written, and prints the reports. Leaks are not
+# reported: CPython and NumPy keep memory until exit by design. An
 # allocation too large returns NULL (NumPy's MemoryError, which tests of
-# huge arguments expect) instead of aborting.
+# huge arguments expect) instead of aborting. The distributed tests skip as
+# with MPI=0. ASAN_PYTEST_ARGS: more pytest arguments (paths, -k, -x).
 ASAN_DIR := build/asan
-ASAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer
+ASAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer \
+              -fno-sanitize-recover=undefined
 ASAN_FUZZ_PROGRAMS ?= 20000
-ASAN_ENV = LD_PRELOAD="$$(gcc -print-file-name=libasan.so) \
+ASAN_PYTEST_ARGS ?=
+ASAN_PY := $(abspath $(PY))
+ASAN_REPORT := $(CURDIR)/$(ASAN_DIR)/report
+ASAN_ENV = env -u CHAINER_FASTPATH_REQUIRE_MPI \
+           LD_PRELOAD="$$(gcc -print-file-name=libasan.so) \
            $$(gcc -print-file-name=libubsan.so)" \
-           ASAN_OPTIONS=detect_leaks=0:abort_on_error=1:allocator_may_return_null=1:log_path=$(CURDIR)/$(ASAN_DIR)/report \
-           UBSAN_OPTIONS=print_stacktrace=1:log_path=$(CURDIR)/$(ASAN_DIR)/report \
+           ASAN_OPTIONS=detect_leaks=0:abort_on_error=1:allocator_may_return_null=1:log_path=$(ASAN_REPORT) \
+           UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:abort_on_error=1 \
            PYTHONMALLOC=malloc PYTHONPATH=$(CURDIR)/$(ASAN_DIR)
-.PHONY: test-asan
-test-asan: $(VENV)/.deps
-	mkdir -p $(ASAN_DIR)
-	rm -f $(ASAN_DIR)/report.*
-	git ls-files -co --exclude-standard -z | \
-	    tar --null --ignore-failed-read -T - -cf - | tar -xf - -C $(ASAN_DIR)
-	cd $(ASAN_DIR) && \
-	    CHAINER_FASTPATH_EXTRA_CFLAGS="$(ASAN_FLAGS)" \
-	    $(CURDIR)/$(PY) setup.py -q build_ext --inplace
-	cd $(ASAN_DIR) && $(ASAN_ENV) $(CURDIR)/$(PY) -c \
-	    'import chainer_fastpath as c; assert "$(ASAN_DIR)" in c.__file__, c.__file__'
-	cd $(ASAN_DIR) && $(ASAN_ENV) $(CURDIR)/$(PY) -m pytest -q \
-	    -p no:cacheprovider tests $(ASAN_PYTEST_ARGS)
-	cd $(ASAN_DIR) && $(ASAN_ENV) $(CURDIR)/$(PY) -m \
-	    chainer_fastpath.testing.fuzz --programs $(ASAN_FUZZ_PROGRAMS) \
-	    --skip none
-	@if ls $(ASAN_DIR)/report.* >/dev/null 2>&1; then \
-	  cat $(ASAN_DIR)/report.*; echo "test-asan: sanitizer reports above" \
-	    "($(ASAN_DIR)/report.*)"; exit 1; fi
-	@echo "test-asan: no sanitizer report"
+
+# Refreshes the copy: files keep their times (so the build stays
+# incremental); files gone from the working tree since the last copy, and
+# the .c and .so of a removed .pyx, are deleted from it.
+ASAN_COPY = mkdir -p $(ASAN_DIR) && \
+	git ls-files -co --exclude-standard -z | xargs -0 -r sh -c \
+	    'for f; do [ -e "$$f" ] && printf "%s\0" "$$f"; done; :' sh | \
+	    sort -z > $(ASAN_DIR)/.files.new && \
+	touch $(ASAN_DIR)/.files && \
+	comm -z -23 $(ASAN_DIR)/.files $(ASAN_DIR)/.files.new | \
+	    tr '\0' '\n' | sed -n 's/\.pyx$$//p' | \
+	    while read -r m; do rm -f "$(ASAN_DIR)/$$m.c" "$(ASAN_DIR)/$$m".*.so; \
+	    done && \
+	comm -z -23 $(ASAN_DIR)/.files $(ASAN_DIR)/.files.new | \
+	    (cd $(ASAN_DIR) && xargs -0 -r rm -f --) && \
+	tar --null -T $(ASAN_DIR)/.files.new -cf - | tar -xf - -C $(ASAN_DIR) && \
+	mv $(ASAN_DIR)/.files.new $(ASAN_DIR)/.files
+
+# The flags the copy was built with: a change rebuilds every extension.
+$(ASAN_DIR)/.flags: FORCE
+	@mkdir -p $(@D)
+	@echo '$(ASAN_FLAGS)' | cmp -s - $@ || echo '$(ASAN_FLAGS)' > $@
+
+# The copy's extensions: rebuilt only when a .pyx/.pxd/.h changes (only the
+# modules it touches), and all of them when setup.py or the flags change.
+$(ASAN_DIR)/.built: $(VENV)/.deps $(SOURCES) setup.py $(ASAN_DIR)/.flags
+	$(ASAN_COPY)
+	cd $(ASAN_DIR) && CHAINER_FASTPATH_EXTRA_CFLAGS="$(ASAN_FLAGS)" \
+	    $(ASAN_PY) setup.py -q build_ext --inplace \
+	    $(if $(filter setup.py $(ASAN_DIR)/.flags,$?),--force)
+	touch $@
+
+.PHONY: test-asan FORCE
+test-asan: $(ASAN_DIR)/.built
+	$(ASAN_COPY)
+	rm -f $(ASAN_REPORT).* $(ASAN_DIR)/test-asan.log
+	cd $(ASAN_DIR) && $(ASAN_ENV) $(ASAN_PY) -c 'import os, \
+	    chainer_fastpath as c, chainer_fastpath._fast_call as f; \
+	    d = os.getcwd() + os.sep; \
+	    assert c.__file__.startswith(d) and f.__file__.startswith(d), \
+	    (c.__file__, f.__file__)'
+	cd $(ASAN_DIR) && { status=0; \
+	  $(ASAN_ENV) $(ASAN_PY) -m pytest -q -p no:cacheprovider \
+	      --capture=sys tests $(ASAN_PYTEST_ARGS) || status=1; \
+	  $(ASAN_ENV) $(ASAN_PY) -m chainer_fastpath.testing.fuzz \
+	      --programs $(ASAN_FUZZ_PROGRAMS) --skip none || status=1; \
+	  echo $$status > .status; } 2>&1 | tee test-asan.log; \
+	status=$$(cat .status); \
+	reports=$$(grep -l 'ERROR: AddressSanitizer' $(ASAN_REPORT).* \
+	           2>/dev/null); \
+	if [ -n "$$reports" ]; then cat $$reports; status=1; \
+	  echo "test-asan: ASan reports above:" $$reports; fi; \
+	if grep -q ': runtime error: ' test-asan.log; then status=1; \
+	  echo "test-asan: UBSan reports in $(ASAN_DIR)/test-asan.log:"; \
+	  grep ': runtime error: ' test-asan.log; fi; \
+	[ $$status = 0 ] && echo "test-asan: passed, no sanitizer report"; \
+	exit $$status
 
 # A differential fuzz campaign: generated programs stock vs patched; prints
 # programs per second and findings, writes each new finding's reproducer to
