@@ -67,6 +67,7 @@ cdef _EmbedGrad _embed_grad_operands(object w_shape, object ignore, object x,
     weight's width, signed integer indices, every one stock would use in
     range (stock raises IndexError otherwise)."""
     if (type(x) is not _ndarray or type(gy) is not _ndarray
+            or not gy.flags.aligned     # the loops load its items as C's
             or type(w_shape) is not tuple or len(<tuple>w_shape) != 2
             or x.dtype.kind != 'i'
             or (gy.dtype != _float32 and gy.dtype != _float64)):

@@ -234,3 +234,20 @@ def test_embed_id_gradient_node_sums_nans_as_stock(dtype):
         gw, = node.apply((numpy.zeros(3, numpy.int32), gy))
         return gw.array
     check_same(fn)
+
+
+def test_misaligned_output_gradient_as_stock():
+    # A float32 gradient at an odd byte offset: stock's NumPy path (the
+    # compiled loops load items as C floats, aligned only).
+    def fn():
+        W = chainer.Parameter(numpy.arange(6, dtype=numpy.float32)
+                              .reshape(3, 2))
+        y = F.embed_id(numpy.array([0, 2, 2], numpy.int32), W)
+        raw = numpy.zeros(3 * 2 * 4 + 1, numpy.uint8)[1:]
+        gy = raw.view(numpy.float32).reshape(3, 2)
+        gy[...] = numpy.arange(6, dtype=numpy.float32).reshape(3, 2)
+        assert not gy.flags.aligned
+        y.grad = gy
+        y.backward()
+        return W.grad
+    check_same(fn)
