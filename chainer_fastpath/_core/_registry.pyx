@@ -16,16 +16,20 @@ returns ``NOT_HANDLED``, before changing anything, for a case it leaves to
 stock.
 """
 import sys
+import types
 
 from chainer.backends import intel64
 from chainer.function import Function, FunctionAdapter
 from chainer.function_node import FunctionNode
 from chainer.functions.math import basic_math
 
+from cpython.mem cimport PyMem_Realloc
 from cpython.object cimport PyObject
 
-from chainer_fastpath._core._audit cimport StockFunctions, StockMethods
-from chainer_fastpath._core._dicts cimport cfp_dict_item_keyed, cfp_keyed_memo
+from chainer_fastpath._core._audit cimport (
+    StockFunctions, StockMethods, type_version)
+from chainer_fastpath._core._dicts cimport (
+    cfp_dict_item_keyed, cfp_dict_version, cfp_keyed_memo)
 from chainer_fastpath._core._stats cimport EntryStats, python_ran
 from chainer_fastpath._core import _stats
 
@@ -326,11 +330,24 @@ cdef tuple _callee_classes = ()
 cdef tuple _callee_attributes = ()
 cdef dict _equivalents = {}     # original -> a replacement as good
 
+# The attributes' owners, each once: a module's dict or a class, whose
+# version (the dict's, PEP 509; the class's tag) changes with any rebinding
+# in it. While every owner keeps the version it had when all the attributes
+# were last found stock's, they still are: one compare per owner instead of
+# a lookup per attribute. Empty where some owner has no such version (a
+# module of its own type, a class of another metaclass): then every
+# attribute is looked up on every pass.
+cdef tuple _owners = ()
+cdef unsigned long long *_owner_versions = NULL  # as last found stock's
+cdef bint _owners_found = False     # whether _owner_versions holds them
+
 
 def accept_equivalent(original, replacement):
     """Lets ``replacement``, installed where a callee ``original`` was,
     count as stock: it runs the very same nodes."""
+    global _owners_found
     _equivalents[original] = replacement
+    _owners_found = False
 
 
 def _collect_callees():
@@ -355,6 +372,60 @@ def _collect_callees():
     attributes.append((FunctionNode, 'apply', FunctionNode.__dict__['apply']))
     _callee_classes = tuple([StockMethods(cls, n) for cls, n in names.items()])
     _callee_attributes = tuple(attributes)
+    _collect_owners()
+
+
+def _collect_owners():
+    global _owners, _owner_versions, _owners_found
+    owners = []
+    for owner, _, _ in _callee_attributes:
+        if type(owner) is types.ModuleType:
+            owner = owner.__dict__
+        elif type(owner) is not type:
+            owners = []
+            break
+        if not any(o is owner for o in owners):
+            owners.append(owner)
+    _owners_found = False
+    versions = <unsigned long long *>PyMem_Realloc(
+        _owner_versions, max(len(owners), 1) * sizeof(unsigned long long))
+    if versions == NULL:
+        raise MemoryError()
+    _owner_versions = versions
+    _owners = tuple(owners)
+
+
+cdef inline unsigned long long _owner_version(object owner):
+    if type(owner) is dict:
+        return cfp_dict_version(owner)
+    return type_version(owner)
+
+
+cdef bint _attributes_stock() except -1:
+    """Whether every attribute of ``_callee_attributes`` is its original or
+    an equivalent."""
+    global _owners_found
+    cdef Py_ssize_t i, n = len(_owners)
+    if _owners_found:
+        for i in range(n):
+            if _owner_version(_owners[i]) != _owner_versions[i]:
+                break
+        else:
+            return True
+    _owners_found = False
+    for owner, name, original in _callee_attributes:
+        current = getattr(owner, name)
+        if current is not original and current is not _equivalents.get(
+                original):
+            return False
+    # Read after the lookups, which give a class its tag; a version 0 (none,
+    # as on Python 3.14) is never taken as a match.
+    for i in range(n):
+        _owner_versions[i] = _owner_version(_owners[i])
+        if _owner_versions[i] == 0:
+            return True
+    _owners_found = n > 0
+    return True
 
 
 cdef object _stock_apply = FunctionNode.__dict__['apply']
@@ -376,12 +447,7 @@ cdef bint stock_callees() except -1:
     for i in range(len(_callee_classes)):
         if not (<StockMethods>_callee_classes[i]).on_class():
             return False
-    for owner, name, original in _callee_attributes:
-        current = getattr(owner, name)
-        if current is not original and current is not _equivalents.get(
-                original):
-            return False
-    return True
+    return _attributes_stock()
 
 
 cdef object run_backward(Compiled entry, object func, tuple indexes,

@@ -29,6 +29,7 @@ from chainer_fastpath._core import _stats
 from cpython.float cimport PyFloat_AS_DOUBLE
 from cpython.mem cimport PyMem_RawFree, PyMem_RawMalloc
 from cpython.object cimport PyObject
+from cpython.ref cimport Py_INCREF, Py_XDECREF
 from libc.float cimport FLT_MIN
 from libc.math cimport fabs, pow as c_pow, sqrt as c_sqrt, isfinite
 from libc.stdint cimport uint16_t
@@ -188,10 +189,10 @@ cdef struct Arrays:
     char *lo[8]
     char *hi[8]
     int fpe         # flags NumPy's casts of the scalars would raise
-    # A list (the caller's) holding the arrays registered by _add, in order:
-    # while the hyperparameters are read, Python code may replace a state
-    # and free its array, or reallocate one (resize(refcheck=False)).
-    PyObject *held
+    # The arrays registered by _add, in order, each a reference owned until
+    # _release: while the hyperparameters are read, Python code may replace
+    # a state and free its array, or reallocate one (resize(refcheck=False)).
+    PyObject *held[8]
 
 
 cdef str _add(Arrays *A, object a, bint writable):
@@ -219,9 +220,18 @@ cdef str _add(Arrays *A, object a, bint writable):
                 return 'overlapping arrays'
     A.lo[A.count] = p
     A.hi[A.count] = p + A.n * (A.bits // 8)
+    Py_INCREF(a)
+    A.held[A.count] = <PyObject *>a
     A.count += 1
-    (<list>A.held).append(a)
     return None
+
+
+cdef inline void _release(Arrays *A) noexcept:
+    """Drops the references _add took."""
+    cdef int i
+    for i in range(A.count):
+        Py_XDECREF(A.held[i])
+    A.count = 0
 
 
 cdef bint _unchanged(Arrays *A):
@@ -229,9 +239,8 @@ cdef bint _unchanged(Arrays *A):
     then: the kernel writes through the pointers taken there."""
     cdef int i, k
     cdef Py_ssize_t n
-    cdef list held = <list>A.held
     for i in range(A.count):
-        a = held[i]
+        a = <object>A.held[i]
         if cfp_data(a) != A.lo[i] or cfp_nd(a) != A.nd:
             return False
         n = 1
@@ -242,10 +251,9 @@ cdef bint _unchanged(Arrays *A):
     return True
 
 
-cdef str _begin(Arrays *A, object data, object grad, list held):
-    """Registers the parameter and its gradient first; every array
-    registered is appended to ``held``, which the caller keeps until the
-    kernel has run."""
+cdef str _begin(Arrays *A, object data, object grad):
+    """Registers the parameter and its gradient first; the caller calls
+    _release once the kernel has run or the update fell back."""
     cdef int i
     if not layout_ok():
         return 'numpy layout not recognised'
@@ -263,8 +271,6 @@ cdef str _begin(Arrays *A, object data, object grad, list held):
     A.n = 1
     for i in range(A.nd):
         A.n *= A.dims[i]
-    A.count = 0
-    A.held = <PyObject *>held
     memset(A.lo, 0, sizeof(A.lo))
     A.fpe = 0
     r = _add(A, data, True)
@@ -420,27 +426,30 @@ cdef class _Kernel:
             self.stats.fast += 1
             return None
         data = _data(param, plain)
-        held = []
-        r = _begin(&A, data, grad, held)
-        if r is None:
-            for key in self.states:
-                r = _add(&A, _state(rule, key), self.in_place)
-                if r is not None:
-                    break
-        if r is None:
-            hp = rule.hyperparam
-            try:
-                r = self.scalars(rule, hp, &A, s, f)
-            except Exception:
-                # Stock raises it where it computes that value, perhaps
-                # after updating some arrays.
-                r = 'hyperparameter raises'
-        if r is not None:
-            return self.fall_back(r, rule, param)
-        outputs = self.outputs(data, &A)
-        r = _launch(self.row, &A, s, f, self.in_place)
-        if r is not None:
-            return self.fall_back(r, rule, param)
+        A.count = 0
+        try:
+            r = _begin(&A, data, grad)
+            if r is None:
+                for key in self.states:
+                    r = _add(&A, _state(rule, key), self.in_place)
+                    if r is not None:
+                        break
+            if r is None:
+                hp = rule.hyperparam
+                try:
+                    r = self.scalars(rule, hp, &A, s, f)
+                except Exception:
+                    # Stock raises it where it computes that value, perhaps
+                    # after updating some arrays.
+                    r = 'hyperparameter raises'
+            if r is not None:
+                return self.fall_back(r, rule, param)
+            outputs = self.outputs(data, &A)
+            r = _launch(self.row, &A, s, f, self.in_place)
+            if r is not None:
+                return self.fall_back(r, rule, param)
+        finally:
+            _release(&A)
         self.stats.fast += 1
         if self.set_data:
             _set_data(param, data, plain)
