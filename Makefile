@@ -136,12 +136,13 @@ BENCH_ARGS ?=
 bench: build $(VENV)/.bench-deps
 	$(PY) -m chainer_fastpath bench --quick $(BENCH_ARGS)
 
-# The published run: docs/results/bench.json (every measurement),
-# docs/results/bench.md (its tables, the summary first) and docs/bench.png.
+# The published run, full rounds: docs/results/bench.json (every
+# measurement), docs/results/bench.md (its tables, the summary first),
+# docs/bench.png and README.md's summary table.
 bench-docs: build $(VENV)/.bench-deps
-	$(PY) -m chainer_fastpath bench --quick $(BENCH_ARGS) \
+	$(PY) -m chainer_fastpath bench $(BENCH_ARGS) \
 	    --json docs/results/bench.json --markdown docs/results/bench.md \
-	    --plot docs/bench.png
+	    --plot docs/bench.png --readme README.md
 
 # Chainer's upstream suite, stock vs patched: make compat CHAINER_TESTS=/path/to/chainer/tests
 compat: build

@@ -110,6 +110,28 @@ def _python():
     ]
 
 
+def machine():
+    """One line naming what a measurement ran on: the CPU, the kernels
+    OpenBLAS chose for it (BLAS-bound figures depend on them), Python,
+    NumPy, Chainer and, where installed, PyTorch."""
+    model, _ = _cpu()
+    parts = [model or platform.machine()]
+    try:
+        path = blas_library()
+        core = dict(_openblas(path)).get('core type') if path else None
+    except Exception:   # a label, not a check: without it, no core type
+        core = None
+    if core:
+        parts.append('OpenBLAS core type ' + core)
+    parts += ['Python ' + platform.python_version(),
+              'NumPy ' + _probe(_numpy_version),
+              'Chainer ' + _probe(_chainer_version)]
+    torch = _distribution_version('torch')
+    if torch != 'not installed':
+        parts.append('PyTorch ' + torch)
+    return ', '.join(parts)
+
+
 def _chainer_version():
     import chainer
 

@@ -14,11 +14,14 @@ import statistics
 import subprocess
 import sys
 
+from chainer_fastpath import _doctor
 from chainer_fastpath.bench import floor
 from chainer_fastpath.bench.workloads import SECTIONS, TORCH_TWINS, WORKLOADS
 
 MODES = ('stock', 'patched')
 TORCH = 'torch'
+# The key under which --json keeps what the run measured on (_doctor.machine).
+MACHINE = '_machine'
 ONE_THREAD = {v: '1' for v in ('OMP_NUM_THREADS', 'OPENBLAS_NUM_THREADS',
                                'MKL_NUM_THREADS')}
 NO_TORCH = ('PyTorch: n/a, torch is not installed '
@@ -46,6 +49,9 @@ def parse_args(argv):
     parser.add_argument('--markdown', metavar='FILE',
                         help='write the tables to FILE in Markdown, the '
                         'summary table first')
+    parser.add_argument('--readme', metavar='FILE',
+                        help='replace the summary table of FILE (between '
+                        'its bench-summary markers) with this run\'s')
     parser.add_argument('--from-json', metavar='FILE',
                         help='measure nothing: the tables (and --markdown, '
                         '--plot) of the results saved in FILE by --json')
@@ -392,10 +398,11 @@ def summary_markdown(results, with_torch):
         ('workload', 'stock', 'patched', 'PyTorch', 'speedup'), rows))
 
 
-def format_markdown(results, with_torch):
+def format_markdown(results, with_torch, machine=None):
     """The summary table, then every table of ``format_table``, in
-    Markdown."""
-    parts = ['## Summary', '', summary_markdown(results, with_torch)]
+    Markdown; first the ``machine`` they were measured on, if known."""
+    parts = ['Measured on: {}.'.format(machine), ''] if machine else []
+    parts += ['## Summary', '', summary_markdown(results, with_torch)]
     for header, rows in _tables(results, with_torch):
         parts += ['', '## {}s'.format(header[0].capitalize()), '',
                   '\n'.join(_markdown(header, rows))]
@@ -403,6 +410,31 @@ def format_markdown(results, with_torch):
     if notes:
         parts += [''] + ['- ' + note for note in notes]
     return '\n'.join(parts) + '\n'
+
+
+README_START = '<!-- bench-summary: made by `make bench-docs` -->'
+README_END = '<!-- /bench-summary -->'
+
+
+def readme_summary(results, with_torch, machine=None):
+    """What ``--readme`` puts between the markers: the summary table and
+    the line saying what it was measured on."""
+    lines = [summary_markdown(results, with_torch), '',
+             'Median time per step, one thread{}.'.format(
+                 ', on ' + machine if machine else '')]
+    return '\n'.join(lines)
+
+
+def replace_readme_summary(text, summary):
+    """``text`` with what lies between the markers replaced by
+    ``summary``; ValueError where the markers are missing."""
+    start = text.find(README_START)
+    end = text.find(README_END, start)
+    if start < 0 or end < 0:
+        raise ValueError('no {} ... {} block'.format(README_START,
+                                                    README_END))
+    return (text[:start + len(README_START)] + '\n' + summary + '\n'
+            + text[end:])
 
 
 def has_torch(results):
@@ -461,9 +493,14 @@ def main(argv):
     if args.plot and not installed('matplotlib'):
         print(NO_MATPLOTLIB, file=sys.stderr)
         return 2
+    if args.readme:
+        # Before measuring: a missing block fails now, not minutes later.
+        with open(args.readme) as f:
+            replace_readme_summary(f.read(), '')
     if args.from_json:
         with open(args.from_json) as f:
             results = json.load(f)
+        machine = results.pop(MACHINE, None)
         with_torch = has_torch(results)
         print(format_table(results, with_torch))
     else:
@@ -474,13 +511,20 @@ def main(argv):
         with_torch = installed('torch')
         results = measure_all(names, rounds, repeats, with_torch)
         measure_floors(list(results), results)
+        machine = _doctor.machine()
         print(format_table(results, with_torch, one_cpu()))
     if args.json:
         with open(args.json, 'w') as f:
-            json.dump(results, f, indent=1)
+            json.dump(dict(results, **{MACHINE: machine}), f, indent=1)
     if args.markdown:
         with open(args.markdown, 'w') as f:
-            f.write(format_markdown(results, with_torch))
+            f.write(format_markdown(results, with_torch, machine))
+    if args.readme:
+        with open(args.readme) as f:
+            text = f.read()
+        with open(args.readme, 'w') as f:
+            f.write(replace_readme_summary(
+                text, readme_summary(results, with_torch, machine)))
     if args.plot:
         plot(results, args.plot)
     same = all(same_result(e) for e in results.values() if 'skipped' not in e)

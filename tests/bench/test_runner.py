@@ -340,6 +340,41 @@ def test_from_json_renders_without_measuring(tmp_path, monkeypatch, capsys):
     assert markdown.read_text() == runner.format_markdown(_results(), True)
 
 
+def test_from_json_keeps_the_machine_and_fills_the_readme(tmp_path):
+    saved = tmp_path / 'bench.json'
+    saved.write_text(__import__('json').dumps(
+        dict(_results(), _machine='CPU X, NumPy 1')))
+    readme = tmp_path / 'README.md'
+    readme.write_text('intro\n{}\nold table\n{}\nafter\n'.format(
+        runner.README_START, runner.README_END))
+    markdown = tmp_path / 'bench.md'
+    runner.main(['--from-json', str(saved), '--markdown', str(markdown),
+                 '--readme', str(readme), '--json', str(tmp_path / 'b.json')])
+    text = readme.read_text()
+    assert 'old table' not in text
+    assert text.startswith('intro\n' + runner.README_START + '\n')
+    assert text.endswith(runner.README_END + '\nafter\n')
+    assert runner.summary_markdown(_results(), True) in text
+    assert 'one thread, on CPU X, NumPy 1.' in text
+    assert markdown.read_text().startswith('Measured on: CPU X, NumPy 1.\n')
+    # Saved again, the machine is kept under its key, not as a workload.
+    resaved = __import__('json').loads((tmp_path / 'b.json').read_text())
+    assert resaved[runner.MACHINE] == 'CPU X, NumPy 1'
+    assert set(resaved) - {runner.MACHINE} == set(_results())
+
+
+def test_readme_without_markers_fails_before_measuring(tmp_path, monkeypatch):
+    readme = tmp_path / 'README.md'
+    readme.write_text('no block here\n')
+
+    def measure(*args):
+        raise AssertionError('measured')
+    monkeypatch.setattr(runner, 'measure_all', measure)
+    with pytest.raises(ValueError, match='bench-summary'):
+        runner.main(['--only', 'add', '--readme', str(readme)])
+    assert readme.read_text() == 'no block here\n'
+
+
 def test_plot_has_a_pytorch_panel(tmp_path):
     pytest.importorskip('matplotlib')
     import matplotlib.pyplot as plt
