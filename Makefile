@@ -118,7 +118,7 @@ $(VENV)/.mpi4py: $(VENV)/.deps | openmpi
 	$(PIP) install 'mpi4py>=3.1,<5'
 	touch $@
 
-# The bench extra (PyTorch, matplotlib, scikit-learn) for `make bench` only:
+# The bench extra (PyTorch, matplotlib, scikit-learn, py-spy) for `make bench`:
 # `make test`, which CI runs, needs none of it. torch declares setuptools>=77,
 # whose distutils lacks the msvccompiler module that Chainer's import of
 # numpy.distutils needs, so torch goes in without its declared requirements,
@@ -127,7 +127,7 @@ $(VENV)/.mpi4py: $(VENV)/.deps | openmpi
 TORCH_REQUIRES := filelock 'typing-extensions>=4.10.0' 'sympy>=1.13.3' \
                   'networkx>=2.5.1' jinja2 'fsspec>=0.8.5'
 $(VENV)/.bench-deps: $(VENV)/.deps pyproject.toml
-	$(PIP) install matplotlib scikit-learn $(TORCH_REQUIRES)
+	$(PIP) install matplotlib scikit-learn py-spy $(TORCH_REQUIRES)
 	$(PIP) install --no-deps 'torch==2.13.0'
 	touch $@
 

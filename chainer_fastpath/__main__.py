@@ -5,10 +5,33 @@ import sys
 
 
 def _cmd_run(args):
-    from chainer_fastpath import _script
+    from chainer_fastpath import _profile, _script
 
-    return _script.run(args.script, args.args, report=args.report,
-                       report_json=args.report_json)
+    if args.profile:
+        def child(status_file):
+            argv = [sys.executable, '-m', 'chainer_fastpath', 'run']
+            if status_file:
+                argv += ['--exit-status-file', status_file]
+            if args.report:
+                argv.append('--report')
+            if args.report_json:
+                argv += ['--report-json', args.report_json]
+            return argv + [args.script] + args.args
+        return _profile.run(child)
+    _profile.take_stdout()
+    status = None
+    try:
+        status = _script.run(args.script, args.args, report=args.report,
+                             report_json=args.report_json)
+    except SystemExit as e:
+        status = (0 if e.code is None else e.code
+                  if isinstance(e.code, int) else 1)
+        raise
+    finally:
+        if args.exit_status_file and status is not None:
+            with open(args.exit_status_file, 'w') as f:
+                f.write(str(status))
+    return status
 
 
 def _cmd_bench(options):
@@ -57,6 +80,12 @@ def build_parser():
                      'FunctionNode class')
     run.add_argument('--report-json', metavar='FILE',
                      help='write the same report to FILE as JSON at exit')
+    run.add_argument('--profile', action='store_true',
+                     help='sample the program with py-spy and print, at '
+                     'exit, the share of its time in arithmetic, the '
+                     "compiled fast path, Chainer's Python, the program's "
+                     'own Python and the GC')
+    run.add_argument('--exit-status-file', help=argparse.SUPPRESS)
     run.add_argument('script')
     run.add_argument('args', nargs=argparse.REMAINDER)
     run.set_defaults(func=_cmd_run)
