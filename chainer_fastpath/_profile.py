@@ -88,8 +88,13 @@ def _frame(text):
 
 def _python_owner(path):
     parts = path.replace('\\', '/').split('/')
-    for package, category in (('chainer_fastpath', 'compiled'),
-                              ('chainer', 'chainer'),
+    if 'chainer_fastpath' in parts[:-1]:
+        # The package's few Python functions that run per call are its
+        # fast path's; its bench workloads and test helpers are programs.
+        inner = parts[parts.index('chainer_fastpath') + 1:]
+        return ('program' if inner[0] in ('bench', 'testing', '_script.py')
+                else 'compiled')
+    for package, category in (('chainer', 'chainer'),
                               ('chainermn', 'chainer'),
                               ('numpy', 'numpy_python')):
         if package in parts[:-1]:

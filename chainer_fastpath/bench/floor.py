@@ -77,11 +77,19 @@ def _samples(path):
     return counts
 
 
-def arithmetic_share(worker, frequency=2999, seconds=1.0):
+def is_kernel(dso):
+    """Whether a sample in library ``dso`` is the kernel's (page faults of
+    fresh buffers, mostly); perf records none where the system forbids
+    it (``perf_event_paranoid`` 2 for a user)."""
+    return dso.startswith('[kernel')
+
+
+def shares(worker, frequency=2999, seconds=1.0):
     """Samples ``worker`` (a :class:`.runner.Worker` with a workload set
     up) through ``run``s repeated for at least ``seconds`` (one repeat of
     a per-op workload lasts milliseconds: a few samples); returns the
-    arithmetic share of the samples and the number of samples."""
+    arithmetic share of the samples, the kernel's, and the number of
+    samples."""
     with tempfile.TemporaryDirectory() as tmp:
         path = tmp + '/perf.data'
         perf = subprocess.Popen(
@@ -99,4 +107,7 @@ def arithmetic_share(worker, frequency=2999, seconds=1.0):
     total = sum(counts.values())
     arithmetic = sum(n for (dso, sym), n in counts.items()
                      if is_arithmetic(dso, sym))
-    return (arithmetic / total if total else float('nan')), total
+    kernel = sum(n for (dso, _), n in counts.items() if is_kernel(dso))
+    if not total:
+        return float('nan'), float('nan'), 0
+    return arithmetic / total, kernel / total, total

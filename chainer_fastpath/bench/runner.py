@@ -15,7 +15,7 @@ import subprocess
 import sys
 
 from chainer_fastpath import _doctor
-from chainer_fastpath.bench import floor
+from chainer_fastpath.bench import floor, split
 from chainer_fastpath.bench.workloads import SECTIONS, TORCH_TWINS, WORKLOADS
 
 MODES = ('stock', 'patched')
@@ -81,11 +81,14 @@ class Worker:
     """A running worker process of one mode (see :mod:`.worker`), pinned
     to ``cpu`` unless it is None."""
 
-    def __init__(self, mode, cpu=None):
+    def __init__(self, mode, cpu=None, prefix=()):
         self.mode = mode
         env = dict(os.environ, CHAINER_FASTPATH='1', **ONE_THREAD)
+        # prefix: a command that runs the worker (a sampler), whose own
+        # lines on stdout ``answer`` skips.
         self.proc = subprocess.Popen(
-            [sys.executable, '-m', 'chainer_fastpath.bench.worker', mode],
+            list(prefix)
+            + [sys.executable, '-m', 'chainer_fastpath.bench.worker', mode],
             env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
             text=True)
         if cpu is not None:
@@ -103,6 +106,8 @@ class Worker:
     def answer(self):
         """Waits for the worker's next answer and returns it."""
         line = self.proc.stdout.readline()
+        while line and not line.startswith('{'):
+            line = self.proc.stdout.readline()
         if not line:
             raise RuntimeError(
                 'the {} benchmark process failed (exit code {})'.format(
@@ -193,26 +198,36 @@ def measure_all(names, rounds, repeats, with_torch=False):
 
 
 def measure_floors(names, results):
-    """Adds ``arithmetic`` (the share of patched time spent in arithmetic,
-    see :mod:`.floor`) and ``samples`` to the entries of ``names`` that
-    ran, or ``floor_skipped`` with why it could not be measured."""
+    """Adds ``arithmetic`` and ``kernel`` (the shares of patched time spent
+    in arithmetic and in the kernel, see :mod:`.floor`) and ``samples`` to
+    the entries of ``names`` that ran, or ``floor_skipped`` with why they
+    could not be measured; and to the programs among them, ``split`` (the
+    shares of :mod:`.split`) or ``split_skipped``."""
     why = floor.available()
+    why_split = split.available()
     names = [n for n in names if 'skipped' not in results[n]]
     for done, name in enumerate(names, 1):
         entry = results[name]
         if why:
             entry['floor_skipped'] = why
-            continue
-        worker = Worker('patched', one_cpu())
-        try:
-            worker.answer()
-            worker.ask('setup', name, WORKLOADS[name][1])
-            entry['arithmetic'], entry['samples'] = floor.arithmetic_share(
-                worker)
-            worker.ask('result')
-        finally:
-            worker.close()
-        _progress(done, len(names), name + ' (arithmetic share)')
+        else:
+            worker = Worker('patched', one_cpu())
+            try:
+                worker.answer()
+                worker.ask('setup', name, WORKLOADS[name][1])
+                (entry['arithmetic'], entry['kernel'],
+                 entry['samples']) = floor.shares(worker)
+                worker.ask('result')
+            finally:
+                worker.close()
+        if SECTIONS[name] == 'programs':
+            if why_split:
+                entry['split_skipped'] = why_split
+            else:
+                (entry['split'], entry['split_chainer'],
+                 entry['split_samples']) = split.measure(
+                    Worker, name, WORKLOADS[name][1], one_cpu())
+        _progress(done, len(names), name + ' (where the time goes)')
 
 
 def speedup(entry):
@@ -271,6 +286,15 @@ def _floor_cells(e):
             '{:.2f}'.format(1 / share) if share else 'inf')
 
 
+def _split_cells(e):
+    # The kernel's share (perf), then where py-spy saw the time go.
+    kernel = '{:.0%}'.format(e['kernel']) if 'kernel' in e else 'n/a'
+    shares = e.get('split') or {}
+    return (kernel,) + tuple(
+        '{:.0%}'.format(shares[c]) if c in shares else 'n/a'
+        for c, _ in split.COLUMNS)
+
+
 def _torch_floor_cells(e, with_torch):
     # The arithmetic share, and patched/PyTorch were the patched time its
     # arithmetic alone.
@@ -287,6 +311,10 @@ def _torch_floor_cells(e, with_torch):
 def _notes(results):
     notes = []
     for name, e in results.items():
+        if e.get('split_chainer'):
+            notes.append("{}: Chainer's Python ran most in {}".format(
+                name, ', '.join('{} ({:.1%})'.format(where, share)
+                                for where, share in e['split_chainer'])))
         stock_note = e['note'].get('stock')
         if stock_note:
             patched_note = e['note'].get('patched')
@@ -318,9 +346,11 @@ def _tables(results, with_torch):
         rows = [(n, 'skipped: ' + results[n]['skipped'])
                 if 'skipped' in results[n] else
                 (n,) + _timing_cells(results[n]) + _floor_cells(results[n])
+                + _split_cells(results[n])
                 for n in sections['programs']]
         tables.append((('program',) + timing
-                       + ('arithmetic', 'patched/floor'), rows))
+                       + ('arithmetic', 'patched/floor', 'kernel')
+                       + tuple(h for _, h in split.COLUMNS), rows))
     return tables
 
 
@@ -353,6 +383,14 @@ def format_table(results, with_torch, cpu=None):
     if 'program' in sections:
         lines.append('patched/floor: patched time over its arithmetic time, '
                      '1.00 = no overhead left.')
+        lines.append('kernel: the share of patched time in the kernel (perf '
+                     "samples); arith. to GC: the shares py-spy's samples of "
+                     "the patched steps give arithmetic, the compiled fast "
+                     "path, NumPy's C code, Chainer's Python, the program's "
+                     'own Python and the cyclic GC (the rest: NumPy\'s '
+                     'Python, other native code).')
+        lines += sorted({'split: n/a, ' + e['split_skipped']
+                         for e in results.values() if 'split_skipped' in e})
     skipped = {e['floor_skipped'] for e in results.values()
                if 'floor_skipped' in e}
     lines += ['arithmetic: n/a, ' + why for why in sorted(skipped)]

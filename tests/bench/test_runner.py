@@ -1,6 +1,8 @@
 """The side-by-side runner: table, PyTorch column, --plot, exit status,
 the same-result decision."""
+import json
 import os
+import re
 
 import numpy
 import pytest
@@ -275,23 +277,38 @@ def _program_results():
     ms = 1e-3
     return {
         'dqn': {'stock': [4 * ms], 'patched': [2 * ms], 'arithmetic': 0.25,
-                'samples': 400, 'note': {},
+                'kernel': 0.05, 'samples': 400, 'note': {},
+                'split': {'arithmetic': 0.2, 'compiled': 0.3, 'numpy_c': 0.1,
+                          'chainer': 0.05, 'numpy_python': 0.0,
+                          'program': 0.3, 'gc': 0.01, 'imports': 0.0,
+                          'other': 0.04},
+                'split_chainer': [['Linear.forward (chainer/l.py)', 0.04],
+                                  ['report (chainer/reporter.py)', 0.01]],
+                'split_samples': 500,
                 'result': {'stock': 'c0ffee', 'patched': 'c0ffee'}},
         'vae': {'stock': [4 * ms], 'patched': [2 * ms], 'note': {},
                 'floor_skipped': 'perf is not installed',
+                'split_skipped': 'py-spy is not installed',
                 'result': {'stock': 'c0ffee', 'patched': 'c0ffee'}},
     }
 
 
-def test_programs_table_has_the_arithmetic_columns():
+def test_programs_table_has_the_arithmetic_and_split_columns():
     table = runner.format_table(_program_results(), with_torch=False)
-    header = table.splitlines()[0].split()
-    assert header[0] == 'program' and header[-2:] == [
-        'arithmetic', 'patched/floor']
-    # A quarter of the patched time is arithmetic: 4x the floor.
-    assert _row(table, 'dqn').split()[-2:] == ['25%', '4.00']
-    assert _row(table, 'vae').split()[-2:] == ['n/a', 'n/a']
-    assert 'arithmetic: n/a, perf is not installed' in table.splitlines()
+    assert table.startswith('program ')
+    assert re.split(r'\s{2,}', table.splitlines()[0])[-9:] == [
+        'arithmetic', 'patched/floor', 'kernel', 'arith.', 'compiled',
+        'NumPy C', 'Chainer Py', 'own Py', 'GC']
+    # A quarter of the patched time is arithmetic: 4x the floor; then the
+    # kernel's share, and py-spy's split.
+    assert _row(table, 'dqn').split()[-9:] == [
+        '25%', '4.00', '5%', '20%', '30%', '10%', '5%', '30%', '1%']
+    assert _row(table, 'vae').split()[-9:] == ['n/a'] * 9
+    lines = table.splitlines()
+    assert 'arithmetic: n/a, perf is not installed' in lines
+    assert 'split: n/a, py-spy is not installed' in lines
+    assert ("dqn: Chainer's Python ran most in Linear.forward (chainer/l.py) "
+            '(4.0%), report (chainer/reporter.py) (1.0%)') in lines
     # No PyTorch column, so no word about PyTorch missing.
     assert runner.NO_TORCH not in table
 
@@ -328,7 +345,7 @@ def test_markdown_has_summary_then_every_table(tmp_path):
 
 def test_from_json_renders_without_measuring(tmp_path, monkeypatch, capsys):
     saved = tmp_path / 'bench.json'
-    saved.write_text(__import__('json').dumps(_results()))
+    saved.write_text(json.dumps(_results()))
 
     def measure(*args):
         raise AssertionError('measured')
@@ -342,7 +359,7 @@ def test_from_json_renders_without_measuring(tmp_path, monkeypatch, capsys):
 
 def test_from_json_keeps_the_machine_and_fills_the_readme(tmp_path):
     saved = tmp_path / 'bench.json'
-    saved.write_text(__import__('json').dumps(
+    saved.write_text(json.dumps(
         dict(_results(), _machine='CPU X, NumPy 1')))
     readme = tmp_path / 'README.md'
     readme.write_text('intro\n{}\nold table\n{}\nafter\n'.format(
@@ -358,7 +375,7 @@ def test_from_json_keeps_the_machine_and_fills_the_readme(tmp_path):
     assert 'one thread, on CPU X, NumPy 1.' in text
     assert markdown.read_text().startswith('Measured on: CPU X, NumPy 1.\n')
     # Saved again, the machine is kept under its key, not as a workload.
-    resaved = __import__('json').loads((tmp_path / 'b.json').read_text())
+    resaved = json.loads((tmp_path / 'b.json').read_text())
     assert resaved[runner.MACHINE] == 'CPU X, NumPy 1'
     assert set(resaved) - {runner.MACHINE} == set(_results())
 
