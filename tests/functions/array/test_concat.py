@@ -8,13 +8,21 @@ from chainer.functions.array import split_axis
 from chainer.functions.array import concat
 
 from chainer_fastpath.testing import (
-    FLOAT_DTYPES, applied, check_error_after_passing, check_gradients_same,
-    check_outputs_same, check_same, gradients, variable as _v)
+    applied, check_same, gradients, strided_variable, variable as _v)
+from chainer_fastpath.testing.cases import function_tests
 
 # name -> builds (under the shared seed) and returns (fn, args)
 APPLY_CASES = {
     'concat': lambda: (lambda a, b: F.concat((a, b), axis=1),
                        [_v(2, 3), _v(2, 2)]),
+    'array_and_variable': lambda: (
+        lambda a, b: F.concat((a.array, b), axis=0), [_v(1, 3), _v(2, 3)]),
+    'strided_float64': lambda: (
+        lambda a, b: F.concat((a, b), axis=-1),
+        [strided_variable(2, 3, dtype=numpy.float64),
+         _v(2, 1, dtype=numpy.float64)]),
+    '1d_empty': lambda: (lambda a, b: F.concat((a, b), axis=0),
+                         [_v(0), _v(3)]),
 }
 
 # name -> f(dtype) building inputs and returning (inputs, output)
@@ -51,24 +59,11 @@ def _float32_gradients():
     return gradients(BACKWARD_CASES['concat'], numpy.float32)
 
 
-@pytest.mark.parametrize('type_check', [True, False])
-@pytest.mark.parametrize('backprop', [True, False])
-@pytest.mark.parametrize('case', sorted(APPLY_CASES))
-def test_outputs_same_as_stock(case, backprop, type_check):
-    check_outputs_same(APPLY_CASES[case], backprop, type_check)
-
-
-@pytest.mark.parametrize('dtype', FLOAT_DTYPES)
-@pytest.mark.parametrize('case', sorted(BACKWARD_CASES))
-@pytest.mark.parametrize('type_check', [True, False])
-def test_gradients_same_as_stock(case, dtype, type_check):
-    check_gradients_same(BACKWARD_CASES[case], dtype, type_check)
-
-
-@pytest.mark.parametrize('case', [
-    'concat', 'concat_negative_axis', 'concat_middle_axis_empty'])
-def test_compiled_backward_is_used(case, compiled_backward_is_used):
-    compiled_backward_is_used(BACKWARD_CASES[case])
+globals().update(function_tests(
+    APPLY_CASES, BACKWARD_CASES,
+    second_order=['concat', 'concat_negative_axis'],
+    type_check_sequences=TYPE_CHECK_SEQUENCES,
+    compiled_forward=dict.fromkeys(APPLY_CASES, concat.Concat.forward)))
 
 
 @pytest.mark.parametrize('name', ['forward', 'check_type_forward'])
@@ -100,11 +95,6 @@ def test_concat_backward_gives_stock_views():
                 for g in (a.grad, b.grad)]
     stock, patched = check_same(fn)
     assert stock == patched
-
-
-@pytest.mark.parametrize('name', sorted(TYPE_CHECK_SEQUENCES))
-def test_error_after_a_cached_pass_is_stocks(name):
-    assert check_error_after_passing(*TYPE_CHECK_SEQUENCES[name]) is not None
 
 
 def test_passed_type_check_is_cached(type_check_is_cached):

@@ -6,9 +6,9 @@ import chainer
 from chainer.functions.array import get_item
 
 from chainer_fastpath.testing import (
-    FLOAT_DTYPES, applied, check_error_same, check_gradients_same,
-    check_outputs_same, check_same, check_second_order_same, gradients,
-    strided_variable, variable as _v)
+    applied, check_error_same, check_same, gradients, strided_variable,
+    variable as _v)
+from chainer_fastpath.testing.cases import function_tests
 
 # name -> builds (under the shared seed) and returns (fn, args)
 APPLY_CASES = {
@@ -47,10 +47,17 @@ BACKWARD_CASES = {
 }
 
 
-@pytest.mark.parametrize('dtype', FLOAT_DTYPES)
-@pytest.mark.parametrize('case', ['get_item_slice', 'get_item_ellipsis_none'])
-def test_double_backprop_same_as_stock(case, dtype):
-    check_second_order_same(BACKWARD_CASES[case], dtype)
+# The apply cases of basic indexing (slices, ints, None, Ellipsis), which
+# the compiled forward takes; arrays, lists, bools and NumPy integers stay
+# stock's.
+BASIC_INDEXES = sorted(set(APPLY_CASES) - {
+    'list', 'int_array', 'bool_array', 'numpy_int', 'bool_index'})
+
+
+globals().update(function_tests(
+    APPLY_CASES, BACKWARD_CASES,
+    second_order=['get_item_slice', 'get_item_ellipsis_none'],
+    compiled_forward=dict.fromkeys(BASIC_INDEXES, get_item.GetItem.forward)))
 
 
 @pytest.mark.parametrize('index', [
@@ -72,11 +79,6 @@ def test_slices_replaced_after_construction_same_as_stock():
         node.slices = [0, 1]
         return node.apply((_v(3, 4),))[0].array
     check_same(fn)
-
-
-def test_forward_is_compiled(compiled_instead):
-    x = _v(3, 4)
-    compiled_instead(lambda: x[..., None], get_item.GetItem.forward)
 
 
 def test_gradient_forward_is_compiled(compiled_instead):
@@ -106,25 +108,6 @@ def test_gradient_overflow_under_errstate_as_stock(mode):
             y.backward()
         return x.grad
     check_same(fn)
-
-
-@pytest.mark.parametrize('type_check', [True, False])
-@pytest.mark.parametrize('backprop', [True, False])
-@pytest.mark.parametrize('case', sorted(APPLY_CASES))
-def test_outputs_same_as_stock(case, backprop, type_check):
-    check_outputs_same(APPLY_CASES[case], backprop, type_check)
-
-
-@pytest.mark.parametrize('dtype', FLOAT_DTYPES)
-@pytest.mark.parametrize('case', sorted(BACKWARD_CASES))
-@pytest.mark.parametrize('type_check', [True, False])
-def test_gradients_same_as_stock(case, dtype, type_check):
-    check_gradients_same(BACKWARD_CASES[case], dtype, type_check)
-
-
-@pytest.mark.parametrize('case', ['get_item_slice'])
-def test_compiled_backward_is_used(case, compiled_backward_is_used):
-    compiled_backward_is_used(BACKWARD_CASES[case])
 
 
 def test_passed_type_check_is_cached(type_check_is_cached):

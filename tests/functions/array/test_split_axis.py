@@ -1,6 +1,5 @@
 """F.split_axis (``SplitAxis``), stock vs patched."""
 import numpy
-import pytest
 
 import chainer
 import chainer.functions as F
@@ -8,8 +7,8 @@ from chainer.functions.array import split_axis
 
 import chainer_fastpath
 from chainer_fastpath.testing import (
-    FLOAT_DTYPES, applied, check_error_after_passing, check_gradients_same,
-    check_outputs_same, run_both, variable as _v)
+    applied, run_both, strided_variable, variable as _v)
+from chainer_fastpath.testing.cases import function_tests
 
 # name -> builds (under the shared seed) and returns (fn, args)
 APPLY_CASES = {
@@ -26,6 +25,11 @@ APPLY_CASES = {
         lambda a: F.split_axis(a, 1, 0, force_tuple=False), [_v(3, 2)]),
     'split_axis_3d_middle': lambda: (lambda a: F.split_axis(a, 2, axis=1),
                                      [_v(2, 4, 3)]),
+    'split_axis_strided_float16': lambda: (
+        lambda a: F.split_axis(a, 2, axis=1),
+        [strided_variable(3, 4, dtype=numpy.float16)]),
+    'split_axis_empty': lambda: (lambda a: F.split_axis(a, 2, axis=1),
+                                 [_v(0, 4)]),
 }
 
 # name -> f(dtype) building inputs and returning (inputs, output)
@@ -62,31 +66,10 @@ TYPE_CHECK_SEQUENCES = {
 }
 
 
-@pytest.mark.parametrize('type_check', [True, False])
-@pytest.mark.parametrize('backprop', [True, False])
-@pytest.mark.parametrize('case', sorted(APPLY_CASES))
-def test_outputs_same_as_stock(case, backprop, type_check):
-    check_outputs_same(APPLY_CASES[case], backprop, type_check)
-
-
-@pytest.mark.parametrize('dtype', FLOAT_DTYPES)
-@pytest.mark.parametrize('case', sorted(BACKWARD_CASES))
-@pytest.mark.parametrize('type_check', [True, False])
-def test_gradients_same_as_stock(case, dtype, type_check):
-    check_gradients_same(BACKWARD_CASES[case], dtype, type_check)
-
-
-@pytest.mark.parametrize('case', ['split_axis'])
-def test_compiled_backward_is_used(case, compiled_backward_is_used):
-    compiled_backward_is_used(BACKWARD_CASES[case])
-
-
-@pytest.mark.parametrize('case', ['split_axis', 'split_axis_indices'])
-def test_compiled_forward_is_used(case, compiled_instead):
-    # The stock forward is Python: while the compiled one stands for it, it
-    # never runs.
-    fn, xs = APPLY_CASES[case]()
-    compiled_instead(lambda: fn(*xs), split_axis.SplitAxis.forward)
+globals().update(function_tests(
+    APPLY_CASES, BACKWARD_CASES, second_order=['split_axis'],
+    type_check_sequences=TYPE_CHECK_SEQUENCES,
+    compiled_forward=dict.fromkeys(APPLY_CASES, split_axis.SplitAxis.forward)))
 
 
 def test_split_axis_unusual_arguments_go_to_stock(python_calls):
@@ -114,11 +97,6 @@ def test_mocked_numpy_split_is_called_by_split_axis(spy):
     with chainer_fastpath.enabled():
         F.split_axis(_v(2, 4), 2, 1)
     assert len(calls) == 1
-
-
-@pytest.mark.parametrize('name', sorted(TYPE_CHECK_SEQUENCES))
-def test_error_after_a_cached_pass_is_stocks(name):
-    assert check_error_after_passing(*TYPE_CHECK_SEQUENCES[name]) is not None
 
 
 def test_passed_type_check_is_cached(type_check_is_cached):

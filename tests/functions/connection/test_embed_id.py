@@ -12,8 +12,8 @@ from chainer.functions.connection import embed_id
 
 import chainer_fastpath
 from chainer_fastpath.testing import (
-    FLOAT_DTYPES, applied, check_gradients_same, check_outputs_same,
-    check_same, gradients, variable as _v)
+    applied, check_same, gradients, variable as _v)
+from chainer_fastpath.testing.cases import function_tests
 
 
 def _ints(high, *shape):
@@ -27,6 +27,9 @@ APPLY_CASES = {
     'embed_id_ignore_label': lambda: (
         lambda w: F.embed_id(numpy.array([0, 5, -1, 2], numpy.int32), w,
                              ignore_label=-1), [_v(6, 4)]),
+    'embed_id_float16_int64_ids': lambda: (
+        lambda w: F.embed_id(_ints(6, 5).astype(numpy.int64), w),
+        [_v(6, 4, dtype=numpy.float16)]),
 }
 
 # name -> f(dtype) building inputs and returning (inputs, output)
@@ -46,23 +49,11 @@ BACKWARD_CASES = {
 }
 
 
-@pytest.mark.parametrize('type_check', [True, False])
-@pytest.mark.parametrize('backprop', [True, False])
-@pytest.mark.parametrize('case', sorted(APPLY_CASES))
-def test_outputs_same_as_stock(case, backprop, type_check):
-    check_outputs_same(APPLY_CASES[case], backprop, type_check)
-
-
-@pytest.mark.parametrize('dtype', FLOAT_DTYPES)
-@pytest.mark.parametrize('case', sorted(BACKWARD_CASES))
-@pytest.mark.parametrize('type_check', [True, False])
-def test_gradients_same_as_stock(case, dtype, type_check):
-    check_gradients_same(BACKWARD_CASES[case], dtype, type_check)
-
-
-@pytest.mark.parametrize('case', ['embed_id'])
-def test_compiled_backward_is_used(case, compiled_backward_is_used):
-    compiled_backward_is_used(BACKWARD_CASES[case])
+globals().update(function_tests(
+    APPLY_CASES, BACKWARD_CASES,
+    second_order=['embed_id', 'embed_id_negative_index_2d'],
+    compiled_forward=dict.fromkeys(APPLY_CASES,
+                                   embed_id.EmbedIDFunction.forward)))
 
 
 @pytest.mark.parametrize('dtype,compiled', [

@@ -1,6 +1,5 @@
 """F.linear (``LinearFunction``) and its gradient nodes, stock vs patched."""
 import numpy
-import pytest
 
 import chainer
 import chainer.functions as F
@@ -8,13 +7,18 @@ from chainer.functions.connection import linear
 
 import chainer_fastpath
 from chainer_fastpath.testing import (
-    FLOAT_DTYPES, applied, check_gradients_same, check_outputs_same,
-    check_same, grad_vars, gradients, run_both, variable as _v)
+    applied, check_same, grad_vars, gradients, run_both, variable as _v)
+from chainer_fastpath.testing.cases import function_tests
 
 # name -> builds (under the shared seed) and returns (fn, args)
 APPLY_CASES = {
     'linear': lambda: (F.linear, [_v(2, 4), _v(3, 4), _v(3)]),
     'linear_nobias': lambda: (F.linear, [_v(2, 4), _v(3, 4)]),
+    'linear_float16': lambda: (F.linear, [
+        _v(2, 4, dtype=numpy.float16), _v(3, 4, dtype=numpy.float16),
+        _v(3, dtype=numpy.float16)]),
+    'linear_n_batch_axes': lambda: (
+        lambda x, W: F.linear(x, W, n_batch_axes=2), [_v(2, 3, 4), _v(5, 4)]),
 }
 
 # name -> f(dtype) building inputs and returning (inputs, output)
@@ -41,23 +45,12 @@ BACKWARD_CASES = {
 }
 
 
-@pytest.mark.parametrize('type_check', [True, False])
-@pytest.mark.parametrize('backprop', [True, False])
-@pytest.mark.parametrize('case', sorted(APPLY_CASES))
-def test_outputs_same_as_stock(case, backprop, type_check):
-    check_outputs_same(APPLY_CASES[case], backprop, type_check)
-
-
-@pytest.mark.parametrize('dtype', FLOAT_DTYPES)
-@pytest.mark.parametrize('case', sorted(BACKWARD_CASES))
-@pytest.mark.parametrize('type_check', [True, False])
-def test_gradients_same_as_stock(case, dtype, type_check):
-    check_gradients_same(BACKWARD_CASES[case], dtype, type_check)
-
-
-@pytest.mark.parametrize('case', ['linear'])
-def test_compiled_backward_is_used(case, compiled_backward_is_used):
-    compiled_backward_is_used(BACKWARD_CASES[case])
+globals().update(function_tests(
+    APPLY_CASES, BACKWARD_CASES, second_order=['linear', 'linear_nobias'],
+    # Mixed dtypes: the gradients are cast, stock's backward.
+    compiled_backward=sorted(set(BACKWARD_CASES) - {'linear_mixed_dtypes'}),
+    compiled_forward=dict.fromkeys(APPLY_CASES,
+                                   linear.LinearFunction.forward)))
 
 
 def test_mocked_gradient_node_is_called(patched_stats):

@@ -14,8 +14,8 @@ from chainer.functions.loss import softmax_cross_entropy as sce
 
 from chainer_fastpath.functions.loss import softmax_cross_entropy as kernel
 from chainer_fastpath.testing import (
-    FLOAT_DTYPES, applied, assert_same, check_gradients_same,
-    check_outputs_same, run_both, variable as _v)
+    applied, assert_same, run_both, variable as _v)
+from chainer_fastpath.testing.cases import function_tests
 
 SHAPES = [(8, 1000), (1, 1), (3, 5), (20, 7)]
 
@@ -317,26 +317,27 @@ BACKWARD_CASES = {
         lambda x: F.softmax_cross_entropy(
             x, numpy.array([[0, 2], [1, -1]], numpy.int32)),
         _v(2, 5, 2, dtype=d)),
+    'softmax_cross_entropy_double_backprop': lambda d: applied(
+        lambda x: F.softmax_cross_entropy(
+            x, numpy.array([0, 2, 1], numpy.int32),
+            enable_double_backprop=True), _v(3, 5, dtype=d)),
 }
 
 
-@pytest.mark.parametrize('type_check', [True, False])
-@pytest.mark.parametrize('backprop', [True, False])
-@pytest.mark.parametrize('case', sorted(APPLY_CASES))
-def test_outputs_same_as_stock(case, backprop, type_check):
-    check_outputs_same(APPLY_CASES[case], backprop, type_check)
+# The compiled forward takes 2-d float32/float64 scores with integer
+# labels and no class weights; the others are stock's.
+FUSED = ['softmax_cross_entropy', 'softmax_cross_entropy_ignore_no_reduce',
+         'softmax_cross_entropy_not_normalized_no_cache']
 
 
-@pytest.mark.parametrize('dtype', FLOAT_DTYPES)
-@pytest.mark.parametrize('case', sorted(BACKWARD_CASES))
-@pytest.mark.parametrize('type_check', [True, False])
-def test_gradients_same_as_stock(case, dtype, type_check):
-    check_gradients_same(BACKWARD_CASES[case], dtype, type_check)
-
-
-@pytest.mark.parametrize('case', ['softmax_cross_entropy'])
-def test_compiled_backward_is_used(case, compiled_backward_is_used):
-    compiled_backward_is_used(BACKWARD_CASES[case])
+globals().update(function_tests(
+    APPLY_CASES, BACKWARD_CASES,
+    second_order=['softmax_cross_entropy_double_backprop'],
+    # The gradient that can be differentiated again is stock's.
+    compiled_backward=sorted(
+        set(BACKWARD_CASES) - {'softmax_cross_entropy_double_backprop'}),
+    compiled_forward=dict.fromkeys(FUSED,
+                                   sce.SoftmaxCrossEntropy.forward_cpu)))
 
 
 def test_passed_type_check_is_cached(type_check_is_cached):

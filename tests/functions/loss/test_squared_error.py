@@ -9,14 +9,20 @@ from chainer.functions.loss import squared_error
 from chainer.functions.math import basic_math
 
 from chainer_fastpath.testing import (
-    FLOAT_DTYPES, applied, check_error_after_passing, check_gradients_same,
-    check_outputs_same, check_same, grad_vars, gradients, variable as _v)
+    applied, check_same, grad_vars, gradients, strided_variable,
+    variable as _v)
+from chainer_fastpath.testing.cases import function_tests
 
 # name -> builds (under the shared seed) and returns (fn, args)
 APPLY_CASES = {
     'squared_error': lambda: (F.squared_error, [_v(3, 4), _v(3, 4)]),
     'squared_difference_array': lambda: (
         lambda a, b: F.squared_difference(a, b.array), [_v(3, 4), _v(3, 4)]),
+    'squared_error_strided_float16': lambda: (F.squared_error, [
+        strided_variable(2, 3, dtype=numpy.float16),
+        _v(2, 3, dtype=numpy.float16)]),
+    'squared_error_0d': lambda: (F.squared_error, [_v(), _v()]),
+    'squared_error_empty': lambda: (F.squared_error, [_v(0, 2), _v(0, 2)]),
 }
 
 # name -> f(dtype) building inputs and returning (inputs, output)
@@ -47,25 +53,12 @@ TYPE_CHECK_SEQUENCES = {
 }
 
 
-@pytest.mark.parametrize('type_check', [True, False])
-@pytest.mark.parametrize('backprop', [True, False])
-@pytest.mark.parametrize('case', sorted(APPLY_CASES))
-def test_outputs_same_as_stock(case, backprop, type_check):
-    check_outputs_same(APPLY_CASES[case], backprop, type_check)
-
-
-@pytest.mark.parametrize('dtype', FLOAT_DTYPES)
-@pytest.mark.parametrize('case', sorted(BACKWARD_CASES))
-@pytest.mark.parametrize('type_check', [True, False])
-def test_gradients_same_as_stock(case, dtype, type_check):
-    check_gradients_same(BACKWARD_CASES[case], dtype, type_check)
-
-
-@pytest.mark.parametrize('case', [
-    'squared_error', 'squared_error_const_target',
-    'squared_error_masked_sum'])
-def test_compiled_backward_is_used(case, compiled_backward_is_used):
-    compiled_backward_is_used(BACKWARD_CASES[case])
+globals().update(function_tests(
+    APPLY_CASES, BACKWARD_CASES,
+    second_order=['squared_error', 'squared_error_masked_sum'],
+    type_check_sequences=TYPE_CHECK_SEQUENCES,
+    compiled_forward=dict.fromkeys(APPLY_CASES,
+                                   squared_error.SquaredError.forward)))
 
 
 def test_squared_error_with_broadcast_gradient_left_to_stock(patched_stats):
@@ -86,13 +79,6 @@ def test_squared_error_with_broadcast_gradient_left_to_stock(patched_stats):
     assert reasons == {'case left to stock: SquaredError': 1}
 
 
-def test_compiled_forward_is_used(compiled_instead):
-    # The stock forward is Python: while the compiled one stands for it, it
-    # never runs.
-    fn, xs = APPLY_CASES['squared_error']()
-    compiled_instead(lambda: fn(*xs), squared_error.SquaredError.forward)
-
-
 @pytest.mark.parametrize('cls', ['Sub', 'Mul', 'Neg', 'MulConstant'])
 def test_mocked_method_of_an_inner_node_is_called(cls, mock_is_called):
     # The backward applies the arithmetic nodes: a spy on one of them is
@@ -101,11 +87,6 @@ def test_mocked_method_of_an_inner_node_is_called(cls, mock_is_called):
                              lambda: gradients(BACKWARD_CASES['squared_error'],
                                                numpy.float32))
     assert reasons == {'patched or mocked method': 1}
-
-
-@pytest.mark.parametrize('name', sorted(TYPE_CHECK_SEQUENCES))
-def test_error_after_a_cached_pass_is_stocks(name):
-    assert check_error_after_passing(*TYPE_CHECK_SEQUENCES[name]) is not None
 
 
 def test_passed_type_check_is_cached(type_check_is_cached):

@@ -11,10 +11,9 @@ from chainer.functions.math import sum as sum_mod
 
 import chainer_fastpath
 from chainer_fastpath.testing import (
-    FLOAT_DTYPES, applied, check_error_after_passing, check_error_same,
-    check_gradients_same, check_outputs_same, check_same,
-    check_second_order_same, error_of, gradients, strided_variable,
-    variable as _v)
+    applied, check_error_same, check_same, error_of, gradients,
+    strided_variable, variable as _v)
+from chainer_fastpath.testing.cases import function_tests
 
 # name -> builds (under the shared seed) and returns (fn, args)
 APPLY_CASES = {
@@ -125,31 +124,28 @@ TYPE_CHECK_SEQUENCES = {
 }
 
 
-@pytest.mark.parametrize('type_check', [True, False])
-@pytest.mark.parametrize('backprop', [True, False])
-@pytest.mark.parametrize('case', sorted(APPLY_CASES))
-def test_outputs_same_as_stock(case, backprop, type_check):
-    check_outputs_same(APPLY_CASES[case], backprop, type_check)
+# apply case -> the stock forward its compiled one stands for (Div, Neg and
+# PowVarConst compile their backward only).
+COMPILED_FORWARDS = {
+    'add': basic_math.Add.forward,
+    'add_broadcast': basic_math.Add.forward,
+    'add_array': basic_math.Add.forward,
+    'radd_const': basic_math.AddConstant.forward,
+    'sub': basic_math.Sub.forward,
+    'mul': basic_math.Mul.forward,
+    'mul_mask': basic_math.Mul.forward,
+    'mul_array_cast': basic_math.Mul.forward,
+    'rsub_int': basic_math.SubFromConstant.forward,
+    'rsub_float16': basic_math.SubFromConstant.forward,
+}
 
 
-@pytest.mark.parametrize('dtype', FLOAT_DTYPES)
-@pytest.mark.parametrize('case', sorted(BACKWARD_CASES))
-@pytest.mark.parametrize('type_check', [True, False])
-def test_gradients_same_as_stock(case, dtype, type_check):
-    check_gradients_same(BACKWARD_CASES[case], dtype, type_check)
-
-
-@pytest.mark.parametrize('case', sorted(BACKWARD_CASES))
-def test_compiled_backward_is_used(case, compiled_backward_is_used):
-    compiled_backward_is_used(BACKWARD_CASES[case])
-
-
-@pytest.mark.parametrize('dtype', FLOAT_DTYPES)
-@pytest.mark.parametrize('case', ['sub', 'sub_broadcast', 'mul_broadcast',
-                                  'add_broadcast', 'div', 'div_broadcast',
-                                  'pow', 'pow_float'])
-def test_double_backprop_same_as_stock(case, dtype):
-    check_second_order_same(BACKWARD_CASES[case], dtype)
+globals().update(function_tests(
+    APPLY_CASES, BACKWARD_CASES,
+    second_order=['sub', 'sub_broadcast', 'mul_broadcast', 'add_broadcast',
+                  'div', 'div_broadcast', 'pow', 'pow_float'],
+    type_check_sequences=TYPE_CHECK_SEQUENCES,
+    compiled_forward=COMPILED_FORWARDS))
 
 
 def _mixed_dtypes_mul():
@@ -179,26 +175,11 @@ def test_mocked_callee_of_sub_is_called(owner, name, mock_is_called):
         BACKWARD_CASES['sub_broadcast'], numpy.float32))
 
 
-@pytest.mark.parametrize('case,cls', [
-    ('mul', 'Mul'), ('mul_mask', 'Mul'), ('sub', 'Sub'),
-    ('rsub_int', 'SubFromConstant')])
-def test_compiled_forward_is_used(case, cls, compiled_instead):
-    # The stock forward is Python: while the compiled one stands for it, it
-    # never runs.
-    fn, xs = APPLY_CASES[case]()
-    compiled_instead(lambda: fn(*xs), getattr(basic_math, cls).forward)
-
-
 def test_mocked_retain_inputs_of_mul_is_called(spy):
     calls = spy(basic_math.Mul, 'retain_inputs')
     with chainer_fastpath.enabled():
         _v(2) * _v(2)
     assert [indexes for _, indexes in calls] == [(0, 1)]
-
-
-@pytest.mark.parametrize('name', sorted(TYPE_CHECK_SEQUENCES))
-def test_error_after_a_cached_pass_is_stocks(name):
-    assert check_error_after_passing(*TYPE_CHECK_SEQUENCES[name]) is not None
 
 
 @pytest.mark.parametrize('cls,call', [

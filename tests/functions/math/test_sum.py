@@ -9,9 +9,9 @@ from chainer.functions.array import broadcast
 from chainer.functions.array import reshape
 
 from chainer_fastpath.testing import (
-    FLOAT_DTYPES, applied, gradients, check_gradients_same, check_outputs_same,
-    check_same, check_second_order_same, error_of, strided_variable,
+    applied, gradients, check_same, error_of, strided_variable,
     variable as _v, warned)
+from chainer_fastpath.testing.cases import function_tests
 
 # name -> builds (under the shared seed) and returns (fn, args)
 APPLY_CASES = {
@@ -55,29 +55,10 @@ BACKWARD_CASES = {
 }
 
 
-@pytest.mark.parametrize('type_check', [True, False])
-@pytest.mark.parametrize('backprop', [True, False])
-@pytest.mark.parametrize('case', sorted(APPLY_CASES))
-def test_outputs_same_as_stock(case, backprop, type_check):
-    check_outputs_same(APPLY_CASES[case], backprop, type_check)
-
-
-@pytest.mark.parametrize('dtype', FLOAT_DTYPES)
-@pytest.mark.parametrize('case', sorted(BACKWARD_CASES))
-@pytest.mark.parametrize('type_check', [True, False])
-def test_gradients_same_as_stock(case, dtype, type_check):
-    check_gradients_same(BACKWARD_CASES[case], dtype, type_check)
-
-
-@pytest.mark.parametrize('case', sorted(BACKWARD_CASES))
-def test_compiled_backward_is_used(case, compiled_backward_is_used):
-    compiled_backward_is_used(BACKWARD_CASES[case])
-
-
-@pytest.mark.parametrize('dtype', FLOAT_DTYPES)
-@pytest.mark.parametrize('case', ['sum_axis', 'sum_axes'])
-def test_double_backprop_same_as_stock(case, dtype):
-    check_second_order_same(BACKWARD_CASES[case], dtype)
+globals().update(function_tests(
+    APPLY_CASES, BACKWARD_CASES,
+    second_order=['sum', 'sum_axis', 'sum_axes', 'sum_keepdims'],
+    compiled_forward=dict.fromkeys(APPLY_CASES, sum_mod.Sum.forward)))
 
 
 def test_gradient_of_another_shape_is_left_to_stock(patched_stats):
@@ -118,12 +99,6 @@ def test_sum_with_another_buffer_size_same_as_stock(size):
         finally:
             numpy.setbufsize(old)
     check_same(fn)
-
-
-@pytest.mark.parametrize('case', sorted(APPLY_CASES))
-def test_compiled_forward_is_used(case, compiled_instead):
-    fn, xs = APPLY_CASES[case]()
-    compiled_instead(lambda: fn(*xs), sum_mod.Sum.forward)
 
 
 def test_mocked_forward_is_called(mock_is_called):
