@@ -29,8 +29,6 @@ import subprocess
 import sys
 import tempfile
 
-from chainer_fastpath.bench.floor import is_arithmetic
-
 CATEGORIES = collections.OrderedDict([
     ('arithmetic', 'arithmetic (BLAS, NumPy loops, copies)'),
     ('compiled', 'the compiled fast path'),
@@ -105,6 +103,9 @@ def _python_owner(path):
 def classify(frames):
     """The category of one sample; ``frames`` as py-spy writes them, the
     outermost first."""
+    # Here, not at the top: the program ``run`` starts imports this module
+    # and must not import the benchmark.
+    from chainer_fastpath.bench.floor import is_arithmetic
     frames = [_frame(f) for f in frames]
     if not frames:
         return 'other'
