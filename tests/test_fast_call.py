@@ -430,6 +430,8 @@ def _node_factories():
         minmax.Max: lambda: minmax.Max(1), minmax.Min: minmax.Min,
         minmax.ArgMax: lambda: minmax.ArgMax(1), minmax.ArgMin: minmax.ArgMin,
         dropout.Dropout: lambda: dropout.Dropout(0.5),
+        dropout.DropoutGrad: lambda: dropout.DropoutGrad(
+            numpy.full((2, 3), 2.0, numpy.float32)),
         lstm.LSTM: lstm.LSTM,
         # An old-style Function is applied through its FunctionAdapter.
         hsm: lambda: hsm(((0, 1), 2), numpy.float32).node,

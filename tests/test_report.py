@@ -47,6 +47,8 @@ _PROGRAM = textwrap.dedent('''
     for _ in range(4):
         y = model(x)
         loss = F.softmax_cross_entropy(y, t)
+        if sys.argv[1] == 'lstm':
+            F.accuracy(y, t)
         model.cleargrads()
         loss.backward()
         optimizer.update()
@@ -106,20 +108,21 @@ def test_mlp_with_adam_prints_no_zero_row(tmp_path):
     assert report['headline'] in text
 
 
-def test_lstm_with_dropout_names_dropout_as_python(tmp_path):
+def test_lstm_with_dropout_and_accuracy_names_accuracy_as_python(tmp_path):
     text, report = _run_report(tmp_path, 'lstm')
     rows = _function_rows(text)
-    assert rows['Dropout'][:3] == ['4', 'Python', 'Python']
+    assert rows['Accuracy'][:3] == ['4', 'Python', '-']
+    assert rows['Dropout'][:3] == ['4', 'compiled', 'compiled']
     assert rows['LSTM'][1:3] == ['compiled', 'compiled']
-    assert 'Dropout (forward, backward)' in report['headline']
+    assert 'stock Python ran: Accuracy (forward)' in report['headline']
+    accuracy = next(f for f in report['functions'].values()
+                    if f['name'] == 'Accuracy')
+    assert accuracy['forward'] == {'compiled': 0, 'python': 4,
+                                   'reasons': {'not compiled': 4}}
     dropout = next(f for f in report['functions'].values()
                    if f['name'] == 'Dropout')
-    assert dropout['forward'] == {'compiled': 0, 'python': 4,
-                                  'reasons': {'not compiled': 4}}
-    assert dropout['backward']['python'] == 4
-    lstm = next(f for f in report['functions'].values()
-                if f['name'] == 'LSTM')
-    assert lstm['forward'] == {'compiled': 4, 'python': 0, 'reasons': {}}
+    assert dropout['forward'] == {'compiled': 4, 'python': 0, 'reasons': {}}
+    assert dropout['backward']['python'] == 0
 
 
 @pytest.mark.parametrize('mock_forward', [False, True])

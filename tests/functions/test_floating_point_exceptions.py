@@ -10,6 +10,7 @@ import pytest
 
 import chainer
 import chainer.functions as F
+from chainer.functions.noise import dropout
 
 from chainer_fastpath._core import _registry
 from chainer_fastpath.functions import register_all
@@ -50,6 +51,11 @@ def _linear(keep, x, b):
 def _softmax_cross_entropy(keep, x, dtype=f32, **kwargs):
     return F.softmax_cross_entropy(_v(x, dtype, keep),
                                    numpy.array([0, 1], numpy.int32), **kwargs)
+
+
+def _dropout_grad(keep, gy):
+    mask = numpy.array([2.0], f32)
+    return dropout.DropoutGrad(mask).apply((_v(gy, keep=keep),))[0]
 
 
 def _lstm(keep, c, x):
@@ -200,6 +206,17 @@ CASES = {
             keep, F.matmul(_v([[[1.0]], [[1.0]]]), _v([[1.0]])),
             [[[BIG]], [[BIG]]]),
         lambda keep: F.matmul(_v([[1e4]], f16, keep), _v([[1e4]], f16))],
+    'Dropout': [
+        # Kept elements overflow when scaled: stock's forward, no draw lost.
+        lambda keep: F.dropout(_v([BIG] * 8, keep=keep), 0.5),
+        lambda keep: F.dropout(_v([BIG], keep=keep), 0.5,
+                               mask=numpy.array([2.0], f32)),
+        lambda keep: _backward(
+            keep, F.dropout(_v([1.0]), 0.5, mask=numpy.array([2.0], f32)),
+            [BIG])],
+    'DropoutGrad': [
+        lambda keep: _dropout_grad(keep, [BIG]),
+        lambda keep: _backward(keep, _dropout_grad(keep, [1.0]), [BIG])],
     'Exp': [lambda keep: F.exp(_v([100.0, 1.0], keep=keep)),
             lambda keep: _backward(keep, F.exp(_v([1.0])), [BIG])],
     'LogSumExp': [
