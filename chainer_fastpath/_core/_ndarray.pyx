@@ -51,6 +51,7 @@ cdef type _ndarray = numpy.ndarray
 # integers.
 cdef int _NPY_ULONGLONG = numpy.dtype(numpy.ulonglong).num
 cdef object _float32 = numpy.float32
+cdef object _numpy_dtype = numpy.dtype
 cdef object _float64 = numpy.float64
 
 # The canonical descrs of the builtin numeric dtypes, by address: an array
@@ -145,7 +146,8 @@ cdef bint layout_ok():
 
 cdef int builtin_typenum(object a):
     """The type number of ``a``'s dtype when it is a builtin numeric dtype
-    in native byte order (the dtypes ``isbuiltin`` calls 1), else -1.
+    in native byte order (the dtypes ``isbuiltin`` calls 1, or a plain one
+    equal to such a dtype), else -1.
     ``a`` must be a ``numpy.ndarray`` and ``layout_ok()`` True."""
     cdef void *descr = cfp_descr_of(a)
     cdef int i
@@ -154,6 +156,13 @@ cdef int builtin_typenum(object a):
             return cfp_typenum(a)
     dtype = a.dtype     # an equal dtype with a descr of its own
     if dtype.isbuiltin == 1:
+        return dtype.num
+    # Unpickling makes one that NumPy calls not builtin (isbuiltin 0), and
+    # NumPy's results computed from it keep it: plain, native and equal to
+    # the builtin dtype of its type number, every loop takes it as that.
+    if (dtype.isbuiltin == 0 and dtype.fields is None
+            and dtype.subdtype is None and dtype.metadata is None
+            and dtype.isnative and dtype == _numpy_dtype(dtype.char)):
         return dtype.num
     return -1
 

@@ -1,0 +1,67 @@
+"""``_ndarray.pyx``: arrays whose dtype equals a builtin one without being
+its descr (an unpickled array's, and what NumPy computes from it) take the
+compiled paths, with stock's results."""
+import pickle
+
+import numpy
+import pytest
+
+import chainer
+import chainer.functions as F
+import chainer.links as L
+
+import chainer_fastpath
+from chainer_fastpath.testing import check_same
+
+
+def _unpickled(a):
+    a = pickle.loads(pickle.dumps(a))
+    assert a.dtype.isbuiltin == 0 and a.dtype == numpy.dtype(a.dtype.char)
+    return a
+
+
+def _train(dtype):
+    x = _unpickled(numpy.random.rand(6, 4).astype(dtype))
+    t = _unpickled(numpy.array([0, 1, 2, 0, 1, 2], numpy.int32))
+    model = L.Classifier(chainer.Sequential(
+        L.Linear(4, 8), F.relu, lambda h: F.dropout(h, 0.25),
+        L.Linear(8, 3)))
+    model.to_device('@numpy')
+    for p in model.params():
+        p.array = p.array.astype(dtype)
+    optimizer = chainer.optimizers.Adam()
+    optimizer.setup(model)
+    outputs = []
+    for _ in range(3):
+        model.cleargrads()
+        loss = model(x, t)
+        loss.backward()
+        optimizer.update()
+        y = F.sum(F.exp(F.tanh(F.sigmoid(x * 2 + 1))), axis=1)
+        outputs.append((loss.array, y.array, y.array.dtype.isbuiltin))
+    return outputs, [p.array for p in model.params()]
+
+
+@pytest.mark.parametrize('dtype', [numpy.float32, numpy.float64])
+def test_unpickled_arrays_train_as_stock(dtype):
+    check_same(lambda: _train(dtype))
+
+
+def test_unpickled_arrays_take_the_compiled_paths():
+    chainer_fastpath.enable()
+    _train(numpy.float32)
+    stats = chainer_fastpath.function_stats()
+    left = {s['name']: s for s in stats.values()
+            if s['forward']['python'] or s['backward']['python']}
+    # Accuracy is not compiled; everything else ran compiled.
+    assert set(left) == {'Accuracy'}, left
+
+
+def test_a_dtype_with_metadata_is_not_taken_for_the_builtin():
+    chainer_fastpath.enable()
+    dtype = numpy.dtype(numpy.float32, metadata={'unit': 'm'})
+    x = chainer.Variable(numpy.ones((2, 3), dtype))
+    y = F.linear(x, numpy.ones((4, 3), dtype))
+    y.grad = numpy.ones((2, 4), dtype)
+    y.backward()
+    assert y.array.dtype.metadata == {'unit': 'm'}
