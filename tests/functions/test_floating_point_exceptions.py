@@ -255,6 +255,7 @@ NO_ARITHMETIC = {'AddConstant': 'backward',
                  'EmbedIDFunction': 'forward',
                  'SubFromConstant': 'backward', 'ReLU': 'forward',
                  'ExpandDims': None, 'Squeeze': None, 'Swapaxes': None,
+                 'Transpose': None,
                  'SelectItem': None, 'Reshape': None, 'Stack': None,
                  'Separate': None,
                  # Comparisons, which raise nothing (not even on a
