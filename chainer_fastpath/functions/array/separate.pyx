@@ -1,14 +1,25 @@
 # cython: boundscheck=True, wraparound=True
-"""Compiled ``Separate``: forward on NumPy arrays."""
+"""Compiled ``Separate``: forward and backward on NumPy arrays; the
+views and the stacking that ``Stack`` shares."""
 import numpy
 
 from chainer.functions.array import separate
+from chainer.functions.array import stack
 
 from chainer_fastpath._core._config cimport ConfigView
+from chainer_fastpath._core._grads cimport (
+    grad_array, grad_requires_grad, new_grad)
 from chainer_fastpath._core._registry cimport NOT_HANDLED, compiled
 
+cdef type _ndarray = numpy.ndarray
 cdef object _split = numpy.split
 cdef object _squeeze = numpy.squeeze
+cdef object _stack = numpy.stack
+cdef object _zeros = numpy.zeros
+# numpy.concatenate's own C function, which numpy.stack reaches through the
+# __array_function__ dispatch that only other array types need.
+cdef object _concatenate = getattr(numpy.concatenate, '_implementation',
+                                   numpy.concatenate)
 
 
 cdef tuple views_along(object x, Py_ssize_t axis):
@@ -33,6 +44,26 @@ cdef Py_ssize_t int_axis(object axis, Py_ssize_t ndim):
     return ax if 0 <= ax < ndim else -1
 
 
+cdef object stacked(object arrays, object axis):
+    """``numpy.stack(arrays, axis)`` (what ``Stack.forward`` returns) for
+    a non-empty sequence of ndarrays of one shape and a Python int axis in
+    range, as the concatenation of their views
+    ``x[(slice(None),) * axis + (None,)]``; else None (numpy.stack's
+    errors are stock's)."""
+    if len(arrays) == 0 or numpy.stack is not _stack:
+        return None
+    shape = arrays[0].shape
+    for x in arrays:
+        if x.shape != shape:
+            return None
+    cdef Py_ssize_t ax = int_axis(axis, len(shape) + 1)
+    if ax < 0:
+        return None
+    cdef tuple index = (slice(None),) * ax + (None,)
+    return _concatenate([x[index] for x in arrays], ax, None, dtype=None,
+                        casting='same_kind')
+
+
 cdef object _forward(object node, tuple inputs, ConfigView config):
     # Separate.forward: numpy.split(x, x.shape[axis], axis), each piece
     # squeezed; a zero-length axis (which numpy.split rejects) and what the
@@ -51,7 +82,41 @@ cdef object _forward(object node, tuple inputs, ConfigView config):
     return ys
 
 
+cdef object _backward(object func, tuple indexes, tuple grad_outputs):
+    # Separate.backward: the missing gradients as
+    # self._xp.zeros(self._shape, dtype=self._dtype), then
+    # stack.stack(grads, self.axis): a Stack node, whose check wants one
+    # dtype and whose forward is numpy.stack.
+    if func._xp is not numpy or numpy.zeros is not _zeros:
+        return NOT_HANDLED
+    shape = func._shape
+    dtype = func._dtype
+    arrays = []
+    cdef bint rg = False
+    for g in grad_outputs:
+        if g is None:
+            arrays.append(_zeros(shape, dtype=dtype))
+            continue
+        a = grad_array(g)
+        if a is None:
+            return NOT_HANDLED
+        arrays.append(a)
+        rg = rg or grad_requires_grad(g)
+    for a in arrays:
+        if type(a) is not _ndarray or a.dtype != arrays[0].dtype:
+            return NOT_HANDLED
+    gx = stacked(arrays, func.axis)
+    if gx is None:
+        return NOT_HANDLED
+    return (new_grad(gx, rg),)
+
+
 ENTRIES = (
-    compiled(separate.Separate, _forward, ('forward',), NULL, (),
+    compiled(separate.Separate, _forward, ('forward',),
+             _backward, backward_callees=(
+                 (stack, 'stack'),
+                 (stack.Stack, '__init__'),
+                 (stack.Stack, 'check_type_forward'),
+                 (stack.Stack, 'forward')),
              type_check=('axis',)),
 )

@@ -10,34 +10,21 @@ from chainer_fastpath._core._config cimport ConfigView
 from chainer_fastpath._core._grads cimport (
     grad_array, grad_requires_grad, new_grad)
 from chainer_fastpath._core._registry cimport NOT_HANDLED, compiled
-from chainer_fastpath.functions.array.separate cimport int_axis, views_along
+from chainer_fastpath.functions.array.separate cimport (
+    int_axis, stacked, views_along)
 
-cdef object _stack = numpy.stack
 cdef object _split = numpy.split
 cdef object _squeeze = numpy.squeeze
-# numpy.concatenate's own C function, which numpy.stack reaches through the
-# __array_function__ dispatch that only other array types need.
-cdef object _concatenate = getattr(numpy.concatenate, '_implementation',
-                                   numpy.concatenate)
 
 
 cdef object _forward(object node, tuple inputs, ConfigView config):
-    # Stack.forward: numpy.stack(inputs, axis), which concatenates the
-    # inputs' views x[(slice(None),) * axis + (None,)] along the
-    # normalized axis. No inputs, unequal shapes or an axis out of range
-    # (numpy.stack's errors) go to stock.
-    if len(inputs) == 0 or numpy.stack is not _stack:
+    # Stack.forward: numpy.stack(inputs, axis) (see separate.stacked). No
+    # inputs, unequal shapes or an axis out of range (numpy.stack's
+    # errors) go to stock.
+    y = stacked(inputs, node.axis)
+    if y is None:
         return NOT_HANDLED
-    shape = inputs[0].shape
-    for x in inputs:
-        if x.shape != shape:
-            return NOT_HANDLED
-    cdef Py_ssize_t ax = int_axis(node.axis, len(shape) + 1)
-    if ax < 0:
-        return NOT_HANDLED
-    cdef tuple index = (slice(None),) * ax + (None,)
-    return _concatenate([x[index] for x in inputs], ax, None, dtype=None,
-                        casting='same_kind'),
+    return y,
 
 
 cdef object _backward(object func, tuple indexes, tuple grad_outputs):

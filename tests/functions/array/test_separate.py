@@ -5,6 +5,7 @@ import pytest
 import chainer
 import chainer.functions as F
 from chainer.functions.array import separate
+from chainer.functions.array import stack
 
 from chainer_fastpath.testing import (
     applied, check_error_same, check_same, gradients, strided_variable,
@@ -37,12 +38,17 @@ BACKWARD_CASES = {
                                _v(3, 2, dtype=d)),
     'negative_axis': lambda d: applied(
         lambda a: F.concat(F.separate(a, -1), 0), _v(2, 3, dtype=d)),
+    # Gradients for some outputs only: zeros for the others.
+    'some_outputs': lambda d: applied(
+        lambda a: F.separate(a, 1)[0] * 2 + F.separate(a, 1)[2],
+        _v(2, 3, 4, dtype=d)),
+    'middle_axis': lambda d: applied(
+        lambda a: F.stack(F.separate(a, 1)[::-1], 0), _v(2, 3, 4, dtype=d)),
 }
 
 
 globals().update(function_tests(APPLY_CASES, BACKWARD_CASES,
-                                  second_order=sorted(BACKWARD_CASES),
-                                  compiled_backward=False))
+                                  second_order=sorted(BACKWARD_CASES)))
 
 
 def test_node_state_same_as_stock():
@@ -88,7 +94,9 @@ def test_bad_input_same_error_as_stock(x, axis, type_check):
 
 
 @pytest.mark.parametrize('owner,name', [
-    (separate.Separate, 'forward'), (numpy, 'split'), (numpy, 'squeeze')])
+    (separate.Separate, 'forward'), (numpy, 'split'), (numpy, 'squeeze'),
+    (separate.Separate, 'backward'), (numpy, 'zeros'), (numpy, 'stack'),
+    (stack, 'stack'), (stack.Stack, 'forward')])
 def test_mocked_callee_is_called(owner, name, mock_is_called):
     mock_is_called(owner, name, lambda: gradients(
-        BACKWARD_CASES['axis0'], numpy.float32))
+        BACKWARD_CASES['some_outputs'], numpy.float32))
