@@ -569,14 +569,19 @@ cdef StockMethods _add_methods = StockMethods(
     basic_math.Add, ('forward', 'check_type_forward'))
 
 
+cdef object _preprocess_rhs = basic_math._preprocess_rhs
+
+
 cdef bint _sums_unobservable() except -1:
     """Whether stock's gradient sums (``F.add`` of two arrays) would run
     only stock's code: ``F.add`` is still ``basic_math.add`` (stock's, or
-    this package's replacement of both), and ``Add``'s forward and type
-    check are the originals. Where one is replaced or mocked, every sum
-    calls ``F.add``, as stock's do; and so where ``Add.apply`` is
-    replaced."""
-    return (_functions.add is basic_math.add and _add_methods.on_class()
+    this package's replacement of both), the ``_preprocess_rhs`` it calls
+    and ``Add``'s forward and type check are the originals. Where one is
+    replaced or mocked, every sum calls ``F.add``, as stock's do; and so
+    where ``Add.apply`` is replaced."""
+    return (_functions.add is basic_math.add
+            and basic_math._preprocess_rhs is _preprocess_rhs
+            and _add_methods.on_class()
             and applies_as_stock(basic_math.Add))
 
 

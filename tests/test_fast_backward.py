@@ -835,7 +835,8 @@ def _sum_calls(patch_target):
 @pytest.mark.parametrize('patch_target', [
     lambda: (chainer.functions.math.basic_math.Add, 'forward'),
     lambda: (chainer.functions.math.basic_math.Add, 'check_type_forward'),
-], ids=['Add.forward', 'Add.check_type_forward'])
+    lambda: (chainer.functions.math.basic_math, '_preprocess_rhs'),
+], ids=['Add.forward', 'Add.check_type_forward', '_preprocess_rhs'])
 def test_gradient_sum_calls_a_mocked_add_node_as_stock(patch_target):
     stock, patched = run_both(lambda: _sum_calls(patch_target))
     assert stock[0] >= 2    # the forward's add and the gradient sum
