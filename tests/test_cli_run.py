@@ -122,4 +122,5 @@ def test_report_lists_the_patch_table_and_the_compiled_functions(tmp_path):
     assert ['EmbedIDFunction', 'forward,', 'backward,', 'backward_into,',
             'type_check'] in lines
     assert ['Reshape', 'forward,', 'backward,', 'type_check'] in lines
-    assert ['Transpose', 'type_check'] in lines
+    assert ['Transpose', 'forward,', 'backward,', 'type_check'] in lines
+    assert ['ArgMax', 'forward,', 'type_check'] in lines

@@ -217,6 +217,11 @@ CASES = {
     'DropoutGrad': [
         lambda keep: _dropout_grad(keep, [BIG]),
         lambda keep: _backward(keep, _dropout_grad(keep, [1.0]), [BIG])],
+    # The gradient where the mask is 0: inf * 0.
+    'Max': [lambda keep: _backward(keep, F.max(_v([1.0, 2.0]), axis=0),
+                                   INF)],
+    'Min': [lambda keep: _backward(keep, F.min(_v([[1.0, 2.0]]), axis=1),
+                                   [INF])],
     'Exp': [lambda keep: F.exp(_v([100.0, 1.0], keep=keep)),
             lambda keep: _backward(keep, F.exp(_v([1.0])), [BIG])],
     'LogSumExp': [
@@ -259,8 +264,9 @@ NO_ARITHMETIC = {'AddConstant': 'backward',
                  'SelectItem': None, 'Reshape': None, 'Stack': None,
                  'Separate': None,
                  # Comparisons, which raise nothing (not even on a
-                 # signaling NaN).
-                 'Max': None, 'Min': None, 'ArgMax': None, 'ArgMin': None,
+                 # signaling NaN); the backwards of Max and Min multiply.
+                 'Max': 'forward', 'Min': 'forward', 'ArgMax': None,
+                 'ArgMin': None,
                  # Patches, then BLAS's product (NumPy acts on no
                  # exception of dot).
                  'Convolution2DGradW': 'forward'}

@@ -1,17 +1,30 @@
 # cython: boundscheck=True, wraparound=True
 """Compiled ``Max``, ``Min``, ``ArgMax`` and ``ArgMin``: forwards on NumPy
-arrays."""
+arrays, and the backwards of ``Max`` and ``Min``."""
 import numpy
 
-from chainer.functions.math import minmax
+import chainer
+import chainer.functions
+import chainer.utils
+from chainer.functions.array import broadcast, reshape
+from chainer.functions.math import basic_math, minmax
 
 from chainer_fastpath._core._attrs cimport retain_inputs, retain_outputs
 from chainer_fastpath._core._config cimport ConfigView
-from chainer_fastpath._core._fpe cimport acts, quiet_begin, quiet_end
+from chainer_fastpath._core._fpe cimport acts, quiet2, quiet_begin, quiet_end
+from chainer_fastpath._core._grads cimport (
+    grad_array, grad_requires_grad, new_grad)
 from chainer_fastpath._core._registry cimport (
     NOT_HANDLED, Compiled, compiled, forward_t)
+from chainer_fastpath._core._retained cimport (
+    array_of, retained_inputs, retained_output)
 
+cdef type _ndarray = numpy.ndarray
 cdef object _asarray = numpy.asarray
+cdef object _broadcast_to = numpy.broadcast_to
+cdef object _np_equal = numpy.equal
+cdef object _np_multiply = numpy.multiply
+cdef object _utils = chainer.utils
 cdef object _int32 = numpy.int32
 # numpy.amax and amin on an ndarray: the ufunc's reduce, with the axis and
 # keepdims they are given.
@@ -79,14 +92,94 @@ cdef Compiled _forward_only(type cls, forward_t forward, tuple methods,
                     check_owner)
 
 
+cdef object _select_backward(object func, tuple indexes, tuple grad_outputs):
+    # SelectorBase.backward: x and y retained; shape x's with 1 at each
+    # reduced axis; cond = (x == y.reshape(shape)); then
+    # F.broadcast_to(gy.reshape(shape), cond.shape) * cond, a Mul node of
+    # cond cast to gy's dtype: force_array(gy_b * cond), NumPy's multiply
+    # in that order (its NaNs), a flag it acts on leaving it to stock.
+    gy_var = grad_outputs[0]
+    gy = grad_array(gy_var)
+    xs = retained_inputs(func, [])
+    y_node = retained_output(func)
+    if gy is None or xs is None or len(xs) != 1 or y_node is None:
+        return NOT_HANDLED
+    x = xs[0]
+    y = array_of(y_node)
+    cdef Py_ssize_t i, ndim = x.ndim, size = 1
+    axis = func.axis
+    if axis is None:
+        reduced = range(ndim)
+    elif type(axis) is tuple and ndim > 0:
+        reduced = []
+        for ax in axis:
+            if type(ax) is not int or not -ndim <= ax < ndim:
+                return NOT_HANDLED
+            reduced.append(ax % ndim)
+    else:
+        return NOT_HANDLED
+    dims = x.shape
+    shape = tuple([1 if i in reduced else dims[i] for i in range(ndim)])
+    for i in range(ndim):
+        size *= shape[i]
+    if gy.size != size or y.size != size:
+        return NOT_HANDLED
+    cdef int raised = 0
+    cond = quiet2(_np_equal, x, y.reshape(shape), &raised)
+    if acts(raised):
+        return NOT_HANDLED
+    gy = _broadcast_to(gy.reshape(shape), cond.shape)
+    if type(cond) is _ndarray:
+        # gy * cond: a Mul node of cond.astype(gy.dtype).
+        gx = quiet2(_np_multiply, gy, cond.astype(gy.dtype, copy=False),
+                    &raised)
+    else:
+        # 0-d: cond is a NumPy scalar, and gy * cond a MulConstant node,
+        # whose forward is gy.dtype.type(cond) * gy.
+        gx = quiet2(_np_multiply, gy.dtype.type(cond), gy, &raised)
+    if acts(raised):
+        return NOT_HANDLED
+    return (new_grad(_utils.force_array(gx), grad_requires_grad(gy_var)),)
+
+
 cdef tuple _SELECT_METHODS = ('forward', '_fwd', 'retain_inputs',
                               'retain_outputs')
+# What SelectorBase.backward calls: the gradient's and the output's
+# reshape, the broadcast, the product with the mask (a Mul node, or for a
+# 0-d input a MulConstant node).
+cdef tuple _SELECT_CALLEES = (
+    (chainer.Variable, 'reshape'),
+    (chainer.functions, 'reshape'),
+    (reshape, '_count_unknown_dims'),
+    (chainer.functions, 'broadcast_to'),
+    (chainer.Variable, '__mul__'),
+    (basic_math, '_preprocess_rhs'),
+    (basic_math, '_preprocess_const'),
+    (reshape.Reshape, '__init__'),
+    (reshape.Reshape, 'check_type_forward'),
+    (reshape.Reshape, 'forward'),
+    (broadcast.BroadcastTo, '__init__'),
+    (broadcast.BroadcastTo, 'check_type_forward'),
+    (broadcast.BroadcastTo, 'forward'),
+    (basic_math.Mul, 'check_type_forward'),
+    (basic_math.Mul, 'forward'),
+    (basic_math.Mul, 'retain_inputs'),
+    (basic_math.MulConstant, '__init__'),
+    (basic_math.MulConstant, 'check_type_forward'),
+    (basic_math.MulConstant, 'forward'))
+
+
+cdef Compiled _selector(type cls, forward_t forward):
+    # The type check read (it reads ``axis``) is the base class's.
+    return compiled(cls, forward, _SELECT_METHODS, _select_backward,
+                    _SELECT_CALLEES, ('axis',), NULL, -1,
+                    ('backward', 'get_retained_inputs',
+                     'get_retained_outputs'), minmax.SelectorBase)
+
 
 ENTRIES = (
-    _forward_only(minmax.Max, _max_forward, _SELECT_METHODS,
-                  minmax.SelectorBase),
-    _forward_only(minmax.Min, _min_forward, _SELECT_METHODS,
-                  minmax.SelectorBase),
+    _selector(minmax.Max, _max_forward),
+    _selector(minmax.Min, _min_forward),
     _forward_only(minmax.ArgMax, _argmax_forward, ('forward', '_fwd'),
                   minmax.IndexSelectorBase),
     _forward_only(minmax.ArgMin, _argmin_forward, ('forward', '_fwd'),

@@ -1,5 +1,6 @@
 """F.max, F.min, F.argmax and F.argmin (``Max``, ``Min``, ``ArgMax``,
-``ArgMin``), stock vs patched: compiled forwards, stock's backwards."""
+``ArgMin``), stock vs patched: compiled forwards, and the backwards of
+``Max`` and ``Min``."""
 import warnings
 
 import numpy
@@ -92,12 +93,46 @@ BACKWARD_CASES = {
     'max_ties': lambda d: applied(
         lambda a: F.max(a, axis=1),
         chainer.Variable(numpy.ones((2, 3), d))),
+    'min_negative_axes': lambda d: applied(
+        lambda a: F.min(a, axis=(-1, 0)), _v(2, 3, 4, dtype=d)),
+    'max_0d': lambda d: applied(F.max, _v(dtype=d)),
+    'min_0d': lambda d: applied(F.min, _v(dtype=d)),
+    'max_nan': lambda d: applied(
+        lambda a: F.max(a, axis=0),
+        chainer.Variable(numpy.array([[1, numpy.nan], [2, 0]], d))),
 }
 
 
 globals().update(function_tests(APPLY_CASES, BACKWARD_CASES,
-                                  second_order=['max_axis', 'min_all'],
-                                  compiled_backward=False))
+                                  second_order=['max_axis', 'min_all',
+                                                'min_negative_axes']))
+
+
+@pytest.mark.parametrize('mode', ['raise', 'warn'])
+def test_gradient_products_under_errstate_as_stock(mode):
+    # gy inf at a position the mask zeroes: inf * 0 in stock's Mul.
+    def fn():
+        x = _v(2, 3)
+        y = F.max(x, axis=None, keepdims=True)
+        y.grad = numpy.full(y.shape, numpy.inf, numpy.float32)
+        with numpy.errstate(all=mode), warnings.catch_warnings(
+                record=True) as caught:
+            warnings.simplefilter('always')
+            result = error_of(y.backward)
+        return result, x.grad, [(str(w.message), w.filename, w.lineno)
+                                for w in caught]
+    check_same(fn)
+
+
+@pytest.mark.parametrize('axis', [None, (0,), (1, 0), (5,), [0], (0.0,)])
+def test_axis_changed_before_the_backward_as_stock(axis):
+    def fn():
+        x = _v(2, 3)
+        y = F.max(x, axis=0)
+        y.creator.axis = axis
+        y.grad = numpy.ones_like(y.array)
+        return error_of(y.backward), x.grad
+    check_same(fn)
 
 
 @pytest.mark.parametrize('f,cls', [
