@@ -955,7 +955,7 @@ def test_candidate_heap_is_laid_out_as_heapq_lays_it_out(seed):
     # so that a switch to stock's tuples (a rank that is not an int of 64
     # bits) goes on from stock's very list.
     import heapq
-    from chainer_fastpath import _fast_backward
+    from chainer_fastpath._backward import heap
     rng = numpy.random.RandomState(seed)
     ops, expected, popped, seq = [], [], [], 0
     for _ in range(300):
@@ -968,7 +968,7 @@ def test_candidate_heap_is_laid_out_as_heapq_lays_it_out(seed):
             ops.append((rank, seq, node))
             heapq.heappush(expected, (-rank, seq, node))
             seq += 1
-    got_popped, got_heap = _fast_backward._candidates_replay(ops)
+    got_popped, got_heap = heap.replay(ops)
     assert got_popped == popped
     assert got_heap == expected
 
@@ -978,9 +978,9 @@ def test_candidate_heap_is_laid_out_as_heapq_lays_it_out(seed):
 def test_candidates_replay_refuses_bad_operations(ops):
     # A pop from an empty heap, a push of no node: the test hook raises
     # rather than reading past the heap.
-    from chainer_fastpath import _fast_backward
+    from chainer_fastpath._backward import heap
     with pytest.raises((IndexError, ValueError)):
-        _fast_backward._candidates_replay(ops)
+        heap.replay(ops)
 
 
 class _DropsInputs(function_hook.FunctionHook):

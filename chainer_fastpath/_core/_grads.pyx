@@ -1,7 +1,7 @@
 """Gradients inside the backward engine.
 
-Where no hook and no recorded graph can see them (``_fast_backward``'s
-detached steps), the compiled backwards return their gradients as ``Grad``
+Where no hook and no recorded graph can see them (the detached steps of
+``_backward/step``), the compiled backwards return their gradients as ``Grad``
 objects: an array and the ``requires_grad`` its Variable would have. A
 stock backward makes a Variable, with its VariableNode and the node's weak
 reference, for each gradient, most of which only the engine ever reads.

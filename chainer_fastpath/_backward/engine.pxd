@@ -1,0 +1,1 @@
+cdef object backprop(outputs, retain_grad, loss_scale)

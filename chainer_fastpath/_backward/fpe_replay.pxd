@@ -1,0 +1,1 @@
+cdef void replay_sum_exceptions(object dtype, int raised) except *
