@@ -19,7 +19,11 @@ cdef object _utils = chainer.utils
 
 cdef object _forward(object node, tuple inputs, ConfigView config):
     # Mean.forward.
-    if len(inputs) != 1:
+    keepdims = node.keepdims
+    if len(inputs) != 1 or not (type(keepdims) is bool
+                                or type(keepdims) is int):
+        # Another keepdims (numpy.bool_) makes NumPy warn: once, in stock's
+        # forward, not also here before a flag sends the node to stock.
         return NOT_HANDLED
     x, = inputs
     axis = node.axis
@@ -33,7 +37,7 @@ cdef object _forward(object node, tuple inputs, ConfigView config):
     cdef int raised
     saved = quiet_begin()
     try:
-        y = _utils.force_array(x.mean(axis=axis, keepdims=node.keepdims))
+        y = _utils.force_array(x.mean(axis=axis, keepdims=keepdims))
     finally:
         # An exception after a flag NumPy acts on is stock's to raise, if
         # stock reaches it.

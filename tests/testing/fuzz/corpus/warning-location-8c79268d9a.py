@@ -1,16 +1,30 @@
 """A chainer_fastpath fuzz case.
 
 category: warning-location
-signature: warnings @ RuntimeWarning invalid value encountered in subtract
-run.warnings[0][2]: stock '/work/main/.venv/lib/python3.11/site-
-packages/chainer/functions/math/basic_math.py' | patched '<fuzz>'
+signature: warnings @ DeprecationWarning In future, it will be an error for 'np.b
+run.warnings: stock (('DeprecationWarning', "In future, it will be an
+error for 'np.bool_' scalars to be interpreted as an index",
+'/work/main/.venv/lib/python3.11/site-packages/numpy/core/_methods.py',
+118), ('RuntimeWarning', 'invalid value encountered in reduce',
+'/work/main/.venv/lib/python3.11/site-packages/numpy/core/_methods.py',
+118)) | patched (('DeprecationWarning', "In future, it will be an error
+for 'np.bool_' scalars to be interpreted as an index",
+'/work/main/.venv/lib/python3.11/site-packages/numpy/core/_methods.py',
+118), ('DeprecationWarning', "In future, it will be an error for
+'np.bool_' scalars to be interpreted as an index",
+'/work/main/.venv/lib/python3.11/site-packages/numpy/core/_methods.py',
+118), ('RuntimeWarning', 'invalid value encountered in reduce',
+'/work/main/.venv/lib/python3.11/site-packages/numpy/core/_methods.py',
+118))
 """
 from chainer_fastpath.testing.fuzz import replay
 
 CONFIG = {}
 PROGRAM = '''\
-v1 = Variable(arr((2, 1, 3), 'float32', 'F', 'special'))
-v8 = v1 - v1
+v1 = Parameter(arr((4,), 'float32'))
+v2 = Parameter(arr((2, 3), 'float32', 'readonly', 'special'))
+v5 = -v2
+v8 = F.mean(v5, keepdims=numpy.bool_(False))
 '''
 
 if __name__ == '__main__':
