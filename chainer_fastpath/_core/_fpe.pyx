@@ -93,7 +93,11 @@ cdef bint acts(int raised) except -1:
 cdef inline object _quiet(object ufunc, PyObject **args, size_t nargs,
                           int *raised):
     # ufunc(*args[:nargs], extobj=_IGNORE); args[nargs] is left for it.
+    # Flags an earlier operation left are cleared first: NumPy clears them
+    # only where its loop runs (not for empty operands), and they are not
+    # this call's.
     args[nargs] = <PyObject *>_IGNORE
+    clear_flags(_ALL)
     y = cfp_vectorcall(ufunc, args, nargs, _EXTOBJ)
     raised[0] |= fetestexcept(_ALL)
     return y
