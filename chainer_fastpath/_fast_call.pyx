@@ -36,9 +36,10 @@ from chainer_fastpath._core import _registry
 from chainer_fastpath._core._registry cimport (
     NOT_HANDLED, Compiled, lookup, node_class, run_forward)
 from chainer_fastpath._core._type_check cimport check_types, passed_before
+from chainer_fastpath._runtime._apply_node cimport install_apply
 
 cdef EntryStats _stats_apply = _stats.entry('FunctionNode.apply')
-# The applies of new nodes that made no node (apply_new).
+# The applies of new nodes that made no node (the runtime's apply_new).
 cdef EntryStats _stats_nodeless = _stats.entry('FunctionNode.apply, no node')
 
 cfp_attr_enable(_attrs.FAST)
@@ -226,46 +227,9 @@ cdef object _input_variable(object x):
     return new_variable(x, False, None, 0)
 
 
-cdef object apply_or_debug(object node, object inputs):
-    """``node.apply(inputs)``, or None (nothing done) in debug mode: there
-    each node records the Python stack it was made in, so the compiled
-    caller (a Variable operator) must run its original code instead, whose
-    frame stock's stack shows. Costs nothing outside debug mode, where
-    ``apply`` reads the mode anyway."""
-    return _apply_or_debug(node, inputs, None)
-
-
-cdef object _apply_or_debug(object node, object inputs, ConfigView config):
-    # apply_or_debug, given the configuration if it was read already.
-    if config is None:
-        config = ConfigView.current()
-    if config.get('debug'):
-        # Before any apply is called: the caller's original code calls it,
-        # once, as stock does.
-        return None
-    if method_is_at(node, &_apply_site, _patched_apply):
-        return _apply(node, inputs, config)
-    return node.apply(inputs)
-
-
-cdef object apply_new(object cls, tuple inputs):
-    """``cls().apply(inputs)``, or None in debug mode as
-    :func:`apply_or_debug`, for a node class that ``construct`` makes.
-
-    Without backprop the node is garbage once ``apply`` returns: where
-    nothing could see it meanwhile either (no function hook, a ``nodeless``
-    compiled forward, a type check passed before, the class's state as
-    registered), the outputs are made without one."""
-    cdef ConfigView config = ConfigView.current()
-    if not config.get('enable_backprop'):
-        outputs = _apply_unrecorded(cls, inputs, config)
-        if outputs is not NOT_HANDLED:
-            return outputs
-    return _apply_or_debug(construct(cls), inputs, config)
-
-
 cdef object _apply_unrecorded(object cls, tuple inputs, ConfigView config):
-    # What _apply does for a new node of cls, in no-backprop mode, when the
+    # The runtime's apply_new without backprop (_runtime/_apply_node.pyx):
+    # what _apply does for a new node of cls, in no-backprop mode, when the
     # node's own state cannot matter; or NOT_HANDLED, before anything is
     # done, for _apply to do.
     cdef Compiled entry = lookup(cls)
@@ -311,7 +275,9 @@ def apply(self, inputs):
 
 
 cdef object _patched_apply = apply
-cdef cfp_attr _apply_site = lookup_site('apply')
+# The runtime's apply_or_debug and apply_new (the Variable operators', the
+# public functions') take this fast path where a node's apply is ours.
+install_apply(apply, _apply, _apply_unrecorded)
 
 
 cdef object _apply(object self, object inputs, ConfigView config):

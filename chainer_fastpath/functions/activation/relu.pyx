@@ -21,8 +21,8 @@ from chainer_fastpath._core._ndarray cimport (
 from chainer_fastpath._core._registry cimport NOT_HANDLED, compiled, nodeless
 from chainer_fastpath._core._retained cimport activation_inputs, array_of
 from chainer_fastpath._core._ufunc_loop cimport Binary
-from chainer_fastpath._public cimport Public
-from chainer_fastpath._force_array cimport forced
+from chainer_fastpath._runtime._public cimport Public
+from chainer_fastpath._runtime._forced cimport forced
 
 cdef type _ndarray = numpy.ndarray
 cdef object _maximum = numpy.maximum

@@ -18,7 +18,7 @@ from chainer_fastpath._core._ndarray cimport (
     cfp_strides, layout_ok, new_shaped)
 from chainer_fastpath._core._objects cimport bare
 from chainer_fastpath._core._registry cimport NOT_HANDLED, compiled
-from chainer_fastpath._public cimport Public
+from chainer_fastpath._runtime._public cimport Public
 
 cdef object _concatenate = numpy.concatenate
 cdef type _ndarray = numpy.ndarray

@@ -34,7 +34,7 @@ from chainer_fastpath._core._objects cimport node_data
 from chainer_fastpath._core._registry cimport NOT_HANDLED, compiled
 from chainer_fastpath._core._ufunc_loop cimport add_loop
 from chainer_fastpath._core._retained cimport array_of, requires_grad_of
-from chainer_fastpath._public cimport Public
+from chainer_fastpath._runtime._public cimport Public
 
 cdef type _ndarray = numpy.ndarray
 cfp_attr_enable(_attrs.FAST)

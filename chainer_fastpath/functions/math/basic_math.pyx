@@ -27,8 +27,8 @@ from chainer_fastpath._core._retained cimport (
     float_operands, requires_grad_of, retained_inputs)
 from chainer_fastpath._core._ufunc_loop cimport (
     add_loop, multiply_loop, subtract_loop)
-from chainer_fastpath._force_array cimport forced
-from chainer_fastpath.functions.math.sum cimport sum_to_grad
+from chainer_fastpath._runtime._forced cimport forced
+from chainer_fastpath._runtime._sum_grads cimport sum_to_grad
 
 cdef object _utils = chainer.utils
 cdef object _preprocess_const = basic_math._preprocess_const
