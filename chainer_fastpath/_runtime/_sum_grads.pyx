@@ -19,8 +19,8 @@ from chainer_fastpath._core._registry cimport NOT_HANDLED
 cfp_attr_enable(_attrs.FAST)
 
 cdef object _utils = chainer.utils
-cdef cfp_attr _axis = get_site('axis')
-cdef cfp_attr _keepdims = get_site('keepdims')
+cdef cfp_attr _get_axis = get_site('axis')
+cdef cfp_attr _get_keepdims = get_site('keepdims')
 
 
 cdef object spread_grad(object func, object gy_var, object gy):
@@ -30,8 +30,8 @@ cdef object spread_grad(object func, object gy_var, object gy):
     reduction's shape."""
     shape = func.inputs[0].shape
     cdef Py_ssize_t ndim = len(shape)
-    axis = get(func, &_axis)
-    if not (ndim == 0 or axis is None or get(func, &_keepdims)):
+    axis = get(func, &_get_axis)
+    if not (ndim == 0 or axis is None or get(func, &_get_keepdims)):
         # The summed axes put back: a Reshape node to a list, which no
         # shape equals; its type check passes where gy has the sum's
         # shape.

@@ -18,8 +18,8 @@ from chainer.functions.math import sum as sum_mod
 
 from chainer_fastpath._core import _attrs
 from chainer_fastpath._core._attrs cimport (
-    cfp_attr, cfp_attr_enable, cfp_getattr, cfp_setattr, get_site,
-    retain_inputs, set_site)
+    cfp_attr, cfp_attr_enable, cfp_getattr as get, cfp_setattr as put,
+    get_site, retain_inputs, set_site)
 from chainer_fastpath._core._audit cimport StockMethods
 from chainer_fastpath._core._config cimport ConfigView
 from chainer_fastpath._core._fpe cimport (
@@ -63,7 +63,7 @@ cdef object _forward(object node, tuple inputs, ConfigView config):
     # LinearFunction.forward, iDeep unavailable, no static schedule.
     if not 2 <= len(inputs) <= 3:
         return NOT_HANDLED   # stock's unpacking error, not Cython's
-    cfp_setattr(node, &_set_config_use_ideep, config.get('use_ideep'))
+    put(node, &_set_config_use_ideep, config.get('use_ideep'))
     cdef object x, W, b = None
     if len(inputs) == 3:
         x, W, b = inputs
@@ -115,8 +115,8 @@ cdef object _backward(object func, tuple indexes, tuple grad_outputs):
     # LinearFunction.backward with LinearGradData / LinearGradWeight / Sum
     # forwards inlined: no type check to run (the first two have none; Sum's
     # passes for a float matrix), casts that are identities.
-    inputs = cfp_getattr(func, &_get_inputs)
-    if cfp_getattr(func, &_get_input_retained) != (0, 1):
+    inputs = get(func, &_get_inputs)
+    if get(func, &_get_input_retained) != (0, 1):
         return NOT_HANDLED
     x_node = inputs[0]
     W_node = inputs[1]

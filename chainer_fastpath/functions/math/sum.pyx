@@ -29,21 +29,21 @@ cdef object _asarray = numpy.asarray
 # defaults.
 cdef object _add_reduce = numpy.add.reduce
 cdef Reduction _sum_all = Reduction(numpy.add)
-cdef cfp_attr _axis = get_site('axis')
-cdef cfp_attr _keepdims = get_site('keepdims')
+cdef cfp_attr _get_axis = get_site('axis')
+cdef cfp_attr _get_keepdims = get_site('keepdims')
 
 
 cdef object _forward(object node, tuple inputs, ConfigView config):
     # Sum.forward on NumPy: numpy.asarray(x.sum(axis=self.axis,
     # keepdims=self.keepdims)).
-    keepdims = get(node, &_keepdims)
+    keepdims = get(node, &_get_keepdims)
     if len(inputs) != 1 or not (type(keepdims) is bool
                                 or type(keepdims) is int):
         # Another keepdims (numpy.bool_) may make NumPy warn: from stock's
         # frame in numpy/core/_methods.py, not from the caller's.
         return NOT_HANDLED
     x = inputs[0]
-    axis = get(node, &_axis)
+    axis = get(node, &_get_axis)
     cdef int raised = 0
     if axis is None and type(keepdims) is bool:
         y = _sum_all.all(x, keepdims, &raised)
