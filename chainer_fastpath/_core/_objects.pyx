@@ -20,7 +20,7 @@ from chainer_fastpath._core._attrs cimport (
     get_site, set_site)
 
 from chainer_fastpath._core._ndarray cimport (
-    cfp_descr_of, cfp_dims, cfp_nd, layout_ok)
+    cfp_descr_of, cfp_dims, cfp_nd, numpy_struct_matches)
 
 cdef extern from "Python.h":
     void PyObject_GC_UnTrack(void *op)
@@ -53,7 +53,7 @@ def _use_bytecode_stores(flag):
 cdef object dtype_of(object data):
     """``data.dtype``: for an ndarray, its descr, which is what the
     attribute returns."""
-    if type(data) is _ndarray and layout_ok():
+    if type(data) is _ndarray and numpy_struct_matches():
         return <object>cfp_descr_of(data)
     return data.dtype
 
@@ -220,7 +220,7 @@ cdef object shape_of(object data):
     collection closer, and with it the next full one; a tuple of ints is
     immutable, so handing one out twice is unobservable."""
     global _next_shape
-    if type(data) is not _ndarray or not layout_ok():
+    if type(data) is not _ndarray or not numpy_struct_matches():
         return data.shape
     cdef int nd = cfp_nd(data)
     cdef Py_ssize_t *dims = cfp_dims(data)

@@ -24,7 +24,7 @@ from chainer_fastpath._core._attrs cimport (
     cfp_attr, cfp_attr_enable, cfp_getattr as get, get_site)
 from chainer_fastpath._core._audit cimport method_is
 from chainer_fastpath._core._ndarray cimport (
-    builtin_typenum, cfp_dims, cfp_nd, layout_ok)
+    builtin_typenum, cfp_dims, cfp_nd, numpy_struct_matches)
 from chainer_fastpath._core._registry cimport Compiled, lookup
 from chainer_fastpath._core import _registry
 
@@ -76,7 +76,7 @@ cdef inline Py_ssize_t _pack(type cls, tuple in_data, char *buf) except -2:
     -1 when an input cannot be keyed."""
     cdef Py_ssize_t size = sizeof(void *), n_dims
     cdef int num, nd
-    if not layout_ok():
+    if not numpy_struct_matches():
         return -1
     (<void **>buf)[0] = <void *>cls
     for a in in_data:

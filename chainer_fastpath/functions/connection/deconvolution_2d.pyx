@@ -20,7 +20,8 @@ from chainer_fastpath._core._config cimport ConfigView
 from chainer_fastpath._core._fpe cimport (
     acts, all_flags, clear_flags, fetestexcept, quiet_into)
 from chainer_fastpath._core._ndarray cimport (
-    CFP_NPY_DOUBLE, CFP_NPY_FLOAT, builtin_typenum, cfp_data, layout_ok)
+    CFP_NPY_DOUBLE, CFP_NPY_FLOAT, builtin_typenum, cfp_data,
+    numpy_struct_matches)
 from chainer_fastpath._core._registry cimport (
     NOT_HANDLED, compiled, forward_callees)
 from chainer_fastpath.functions.connection._geometry cimport (
@@ -58,7 +59,7 @@ cdef object _forward(object node, tuple inputs, ConfigView config):
         return NOT_HANDLED
     x, W = inputs[0], inputs[1]
     b = inputs[2] if len(inputs) == 3 else None
-    if (not layout_ok() or type(x) is not _ndarray
+    if (not numpy_struct_matches() or type(x) is not _ndarray
             or type(W) is not _ndarray or x.ndim != 4 or W.ndim != 4):
         return NOT_HANDLED
     cdef int typenum = builtin_typenum(x)

@@ -20,7 +20,8 @@ from chainer_fastpath._core._fpe cimport acts, quiet2, quiet_begin, quiet_end
 from chainer_fastpath._core._grads cimport (
     grad_array, grad_raw, grad_requires_grad, new_grad)
 from chainer_fastpath._core._ndarray cimport (
-    CFP_NPY_DOUBLE, CFP_NPY_FLOAT, CFP_NPY_HALF, builtin_typenum, layout_ok)
+    CFP_NPY_DOUBLE, CFP_NPY_FLOAT, CFP_NPY_HALF, builtin_typenum,
+    numpy_struct_matches)
 from chainer_fastpath._core._registry cimport (
     NOT_HANDLED, compiled, forward_callees, nodeless)
 from chainer_fastpath._core._retained cimport (
@@ -75,7 +76,7 @@ cdef inline bint _converts_quietly(object x, object value):
         return False
     if not (value == 0 or 2.0 ** -14 <= abs(value) <= 65504.0):
         return False
-    if not layout_ok():
+    if not numpy_struct_matches():
         return False
     cdef int num = builtin_typenum(x)
     return (num == CFP_NPY_HALF or num == CFP_NPY_FLOAT

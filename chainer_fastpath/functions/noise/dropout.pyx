@@ -26,7 +26,7 @@ from chainer_fastpath._core._grads cimport (
 from chainer_fastpath._core._ndarray cimport (
     CFP_NPY_ALIGNED, CFP_NPY_C_CONTIGUOUS, CFP_NPY_DOUBLE, CFP_NPY_FLOAT,
     cfp_byteorder, cfp_data, cfp_dims, cfp_flags, cfp_nd, cfp_typenum,
-    layout_ok)
+    numpy_struct_matches)
 from chainer_fastpath._core._registry cimport NOT_HANDLED, compiled
 
 cdef type _ndarray = numpy.ndarray
@@ -87,7 +87,8 @@ cdef object _forward(object node, tuple inputs, ConfigView config):
     if len(inputs) == 0:
         return NOT_HANDLED      # stock's IndexError
     x = inputs[0]
-    if type(x) is not _ndarray or not layout_ok() or cfp_nd(x) == 0:
+    if (type(x) is not _ndarray or not numpy_struct_matches()
+            or cfp_nd(x) == 0):
         return NOT_HANDLED
     num = cfp_typenum(x)
     if num != CFP_NPY_FLOAT and num != CFP_NPY_DOUBLE:
