@@ -84,12 +84,12 @@ cdef inline bint _converts_quietly(object x, object value):
 
 
 cdef inline object _constant(object node, tuple in_data):
-    # _preprocess_const(x, value): the value in the input's dtype; None
-    # where that helper is not stock's, or where NumPy would act on the
-    # conversion (stock's forward then converts, acting once, from its
-    # line).
+    # _preprocess_const(x, value): the value in the input's dtype;
+    # NOT_HANDLED where that helper is not stock's, or where NumPy would act
+    # on the conversion (stock's forward then converts, acting once, from
+    # its line).
     if basic_math._preprocess_const is not _preprocess_const:
-        return None
+        return NOT_HANDLED
     x = in_data[0]
     value = node.value
     if _converts_quietly(x, value):
@@ -101,13 +101,13 @@ cdef inline object _constant(object node, tuple in_data):
     finally:
         raised = quiet_end(saved)
         if acts(raised):
-            return None
+            return NOT_HANDLED
     return value
 
 
 cdef object _add_constant(object node, tuple in_data, ConfigView config):
     value = _constant(node, in_data)
-    if value is None:
+    if value is NOT_HANDLED:
         return NOT_HANDLED
     cdef int raised = 0
     y = quiet2(_np_add, in_data[0], value, &raised)
@@ -117,7 +117,7 @@ cdef object _add_constant(object node, tuple in_data, ConfigView config):
 cdef object _sub_from_constant(object node, tuple in_data,
                                ConfigView config):
     value = _constant(node, in_data)
-    if value is None:
+    if value is NOT_HANDLED:
         return NOT_HANDLED
     cdef int raised = 0
     y = quiet2(_np_subtract, value, in_data[0], &raised)
@@ -126,7 +126,7 @@ cdef object _sub_from_constant(object node, tuple in_data,
 
 cdef object _mul_constant(object node, tuple in_data, ConfigView config):
     value = _constant(node, in_data)
-    if value is None:
+    if value is NOT_HANDLED:
         return NOT_HANDLED
     cdef int raised = 0
     y = quiet2(_np_multiply, value, in_data[0], &raised)
@@ -135,7 +135,7 @@ cdef object _mul_constant(object node, tuple in_data, ConfigView config):
 
 # -- backwards --------------------------------------------------------------
 
-cdef object _all_handled(object grads):
+cdef object _grads_tuple(object grads):
     # grads as a tuple, or NOT_HANDLED where one of them is.
     for g in grads:
         if g is NOT_HANDLED:
@@ -153,7 +153,7 @@ cdef object _add_grad(object func, tuple indexes, tuple grad_outputs):
     shape = gy.shape
     for i in indexes:
         if inputs[i].shape != shape:
-            return _all_handled([sum_to_grad(gy_var, gy, inputs[j].shape)
+            return _grads_tuple([sum_to_grad(gy_var, gy, inputs[j].shape)
                                  for j in indexes])
     return (gy_var,) * len(indexes)
 
@@ -233,7 +233,7 @@ cdef object _mul_grad(object func, tuple indexes, tuple grad_outputs):
         ret.append(sum_to_grad(
             new_grad(gx, gy_rg or requires_grad_of(inputs[1 - i])), gx,
             xs[i].shape))
-    return _all_handled(ret)
+    return _grads_tuple(ret)
 
 
 cdef object _mul_constant_grad(object func, tuple indexes,
