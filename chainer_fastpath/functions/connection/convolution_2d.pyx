@@ -54,7 +54,7 @@ cdef object _stock_outsize = conv.get_conv_outsize
 cdef inline bint _stock_outsize_found():
     return _conv.get_conv_outsize is _stock_outsize
 
-cdef extern from "_patches.h" nogil:
+cdef extern from "_im2col.h" nogil:
     void cfp_im2col_2(uint16_t *dst, const char *src, const Py_ssize_t *shape,
                       const Py_ssize_t *strides, const Py_ssize_t *geometry,
                       const Py_ssize_t *offsets)

@@ -27,7 +27,7 @@ from chainer_fastpath._core._registry cimport (
 from chainer_fastpath.functions.connection._geometry cimport (
     strides_ok, within)
 
-cdef extern from "_patches.h" nogil:
+cdef extern from "_im2col.h" nogil:
     int cfp_col2im_f(float *img, const float *col, Py_ssize_t N,
                      Py_ssize_t C, Py_ssize_t hp, Py_ssize_t wp,
                      const Py_ssize_t *geometry)
