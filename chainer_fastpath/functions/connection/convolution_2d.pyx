@@ -1,4 +1,4 @@
-# cython: boundscheck=False, wraparound=False
+# cython: boundscheck=True, wraparound=True
 """Compiled ``Convolution2DFunction`` and ``Convolution2DGradW`` forwards on
 NumPy arrays (one group), and ``im2col``.
 

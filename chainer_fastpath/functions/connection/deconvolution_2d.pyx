@@ -1,4 +1,4 @@
-# cython: boundscheck=False, wraparound=False
+# cython: boundscheck=True, wraparound=True
 """Compiled ``Deconvolution2DFunction`` forward on NumPy arrays (one group,
 float32 or float64).
 
