@@ -43,11 +43,13 @@ TEST_MPI := openmpi $(VENV)/.mpi4py
 TEST_ENV := CHAINER_FASTPATH_REQUIRE_MPI=1
 endif
 
-# Python by ruff, Cython by cython-lint (which runs pycodestyle from the venv).
+# Python by ruff, Cython by cython-lint (which runs pycodestyle from the venv),
+# the layering by tests/test_layers.py (docs/design/layout.md).
 CYTHON_SOURCES := $(shell find chainer_fastpath -name '*.pyx' -o -name '*.pxd')
 lint: $(VENV)/.deps
 	$(PY) -m ruff check chainer_fastpath tests compat_tests setup.py
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(VENV)/bin/cython-lint $(CYTHON_SOURCES)
+	$(PY) tests/test_layers.py
 
 test: lint build $(TEST_MPI)
 	$(TEST_ENV) $(PY) -m pytest -q tests

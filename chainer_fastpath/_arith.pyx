@@ -25,7 +25,7 @@ from cpython.object cimport PyObject
 
 from chainer_fastpath._core._config cimport debug_mode
 from chainer_fastpath._core._dicts cimport cfp_dict_item_keyed, cfp_keyed_memo
-from chainer_fastpath._fast_call cimport apply_new, apply_or_debug
+from chainer_fastpath._runtime._apply_node cimport apply_new, apply_or_debug
 from chainer_fastpath._core._stats cimport EntryStats
 from chainer_fastpath._core import _registry
 from chainer_fastpath._core import _stats

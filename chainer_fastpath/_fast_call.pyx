@@ -36,23 +36,24 @@ from chainer_fastpath._core import _registry
 from chainer_fastpath._core._registry cimport (
     NOT_HANDLED, Compiled, lookup, node_class, run_forward)
 from chainer_fastpath._core._type_check cimport check_types, passed_before
+from chainer_fastpath._runtime._apply_node cimport install_apply
 
 cdef EntryStats _stats_apply = _stats.entry('FunctionNode.apply')
-# The applies of new nodes that made no node (apply_new).
+# The applies of new nodes that made no node (the runtime's apply_new).
 cdef EntryStats _stats_nodeless = _stats.entry('FunctionNode.apply, no node')
 
 cfp_attr_enable(_attrs.FAST)
 # The inputs' and the node's state, read and written through per-site
 # caches (_attrs.h): each a few instructions where a generic access from C
 # costs a type lookup and a key search.
-cdef cfp_attr _data = get_site('_data')
-cdef cfp_attr _has_chainerx_array = get_site('_has_chainerx_array')
-cdef cfp_attr _layout = get_site('_layout')
-cdef cfp_attr _requires_grad = get_site('_requires_grad')
-cdef cfp_attr _node = get_site('_node')
-cdef cfp_attr _rank = get_site('_rank')
-cdef cfp_attr _local_function_hooks = get_site('_local_function_hooks')
-cdef cfp_attr _is_elementwise = get_site('is_elementwise')
+cdef cfp_attr _get_data = get_site('_data')
+cdef cfp_attr _get_has_chainerx_array = get_site('_has_chainerx_array')
+cdef cfp_attr _get_layout = get_site('_layout')
+cdef cfp_attr _get_requires_grad = get_site('_requires_grad')
+cdef cfp_attr _get_node = get_site('_node')
+cdef cfp_attr _get_rank = get_site('_rank')
+cdef cfp_attr _get_local_function_hooks = get_site('_local_function_hooks')
+cdef cfp_attr _get_is_elementwise = get_site('is_elementwise')
 cdef cfp_attr _get_output_layouts = get_site('_output_layouts')
 cdef cfp_attr _get_input_retained = get_site('_input_indexes_to_retain')
 cdef cfp_attr _get_output_retained = get_site('_output_indexes_to_retain')
@@ -146,13 +147,13 @@ def bind(owner, attribute, original):
 cdef str _unsupported_variable(object x, object data):
     """Why a Variable input, whose array is ``data``, is not for the fast
     path, or None when it is."""
-    if get(x, &_has_chainerx_array):
+    if get(x, &_get_has_chainerx_array):
         return 'ChainerX array'
     if type(data) is not _ndarray:
         if data is None:
             return 'uninitialized input variable'
         return _array_reason(data)
-    if get(x, &_layout) is not None:
+    if get(x, &_get_layout) is not None:
         return 'non-standard memory layout'
     return None
 
@@ -180,7 +181,7 @@ cdef object _hooks_of(object self):
     """The dict whose values stock calls as the function hooks: the
     thread's own dict, or a copy of it updated with the local hooks."""
     cdef object hooks = function_hooks()
-    local = get(self, &_local_function_hooks)
+    local = get(self, &_get_local_function_hooks)
     if local is not None and len(local) > 0:
         hooks = _OrderedDict(hooks)
         hooks.update(local)
@@ -209,11 +210,11 @@ cdef inline str _gather(object inputs, tuple in_tuple, bint *raw,
             raw[0] = True
             y = x
         elif t is _Variable or t is _Parameter:
-            y = (<list>get(x, &_data))[0]
+            y = (<list>get(x, &_get_data))[0]
             reason = _unsupported_variable(x, y)
             if reason is not None:
                 return reason
-            if get(x, &_requires_grad):
+            if get(x, &_get_requires_grad):
                 requires_grad[0] = True
         else:
             return _unsupported_other(x)
@@ -226,46 +227,9 @@ cdef object _input_variable(object x):
     return new_variable(x, False, None, 0)
 
 
-cdef object apply_or_debug(object node, object inputs):
-    """``node.apply(inputs)``, or None (nothing done) in debug mode: there
-    each node records the Python stack it was made in, so the compiled
-    caller (a Variable operator) must run its original code instead, whose
-    frame stock's stack shows. Costs nothing outside debug mode, where
-    ``apply`` reads the mode anyway."""
-    return _apply_or_debug(node, inputs, None)
-
-
-cdef object _apply_or_debug(object node, object inputs, ConfigView config):
-    # apply_or_debug, given the configuration if it was read already.
-    if config is None:
-        config = ConfigView.current()
-    if config.get('debug'):
-        # Before any apply is called: the caller's original code calls it,
-        # once, as stock does.
-        return None
-    if method_is_at(node, &_apply_site, _patched_apply):
-        return _apply(node, inputs, config)
-    return node.apply(inputs)
-
-
-cdef object apply_new(object cls, tuple inputs):
-    """``cls().apply(inputs)``, or None in debug mode as
-    :func:`apply_or_debug`, for a node class that ``construct`` makes.
-
-    Without backprop the node is garbage once ``apply`` returns: where
-    nothing could see it meanwhile either (no function hook, a ``nodeless``
-    compiled forward, a type check passed before, the class's state as
-    registered), the outputs are made without one."""
-    cdef ConfigView config = ConfigView.current()
-    if not config.get('enable_backprop'):
-        outputs = _apply_unrecorded(cls, inputs, config)
-        if outputs is not NOT_HANDLED:
-            return outputs
-    return _apply_or_debug(construct(cls), inputs, config)
-
-
 cdef object _apply_unrecorded(object cls, tuple inputs, ConfigView config):
-    # What _apply does for a new node of cls, in no-backprop mode, when the
+    # The runtime's apply_new without backprop (_runtime/_apply_node.pyx):
+    # what _apply does for a new node of cls, in no-backprop mode, when the
     # node's own state cannot matter; or NOT_HANDLED, before anything is
     # done, for _apply to do.
     cdef Compiled entry = lookup(cls)
@@ -311,7 +275,9 @@ def apply(self, inputs):
 
 
 cdef object _patched_apply = apply
-cdef cfp_attr _apply_site = lookup_site('apply')
+# The runtime's apply_or_debug and apply_new (the Variable operators', the
+# public functions') take this fast path where a node's apply is ours.
+install_apply(apply, _apply, _apply_unrecorded)
 
 
 cdef object _apply(object self, object inputs, ConfigView config):
@@ -388,7 +354,7 @@ cdef object _apply(object self, object inputs, ConfigView config):
     if outputs is NOT_HANDLED:
         outputs = self.forward(in_tuple)
 
-    cdef bint elementwise = get(self, &_is_elementwise)
+    cdef bint elementwise = get(self, &_get_is_elementwise)
     check_outputs(self, outputs, elementwise)
     cdef Py_ssize_t n_out = len(<tuple>outputs)
 
@@ -426,9 +392,9 @@ cdef object _apply(object self, object inputs, ConfigView config):
             if x is None:
                 x = _input_variable(in_tuple[i])
                 (<list>input_vars)[i] = x
-            y = get(x, &_node)
+            y = get(x, &_get_node)
             set_item(input_nodes, i, y)
-            t = get(y, &_rank)
+            t = get(y, &_get_rank)
             if t > rank:
                 rank = t
         put(self, &_set_rank, rank)
@@ -449,7 +415,7 @@ cdef object _apply(object self, object inputs, ConfigView config):
         put(self, &_set_inputs, input_nodes)
         refs = nones(n_out)
         for i in range(n_out):
-            set_item(refs, i, weak_ref(get(ret[i], &_node)))
+            set_item(refs, i, weak_ref(get(ret[i], &_get_node)))
         put(self, &_set_outputs, untracked_refs(refs))
 
         retained = get(self, &_get_input_retained)
@@ -477,12 +443,12 @@ cdef inline void _retain(object var) except *:
     cdef object node
     if ((t is _Variable or t is _Parameter)
             and method_is_at(var, &_retain_data_site, _retain_data)):
-        node = get(var, &_node)
+        node = get(var, &_get_node)
         if (type(node) is _VariableNode and _node_setter.on_class()
                 and method_is_at(node, &_update_data_info_site,
                                  _update_data_info)
-                and get(node, &_layout) is None):
-            data = (<list>get(var, &_data))[0]
+                and get(node, &_get_layout) is None):
+            data = (<list>get(var, &_get_data))[0]
             put(node, &_set_data, data)
             if data is None:
                 put(node, &_set_dtype, None)

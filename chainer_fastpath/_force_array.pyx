@@ -14,12 +14,10 @@ import numpy
 
 from chainer import utils
 
-from cpython.object cimport PyObject
-
 from chainer_fastpath._core._audit cimport stock_replaced
-from chainer_fastpath._core._dicts cimport cfp_dict_item, cfp_item_memo
 from chainer_fastpath._core._stats cimport EntryStats
 from chainer_fastpath._core import _stats
+from chainer_fastpath._runtime._forced cimport install_force_array
 
 cdef EntryStats _stats_force = _stats.entry('utils.force_array')
 cdef object _original = None
@@ -29,8 +27,6 @@ cdef object _array = numpy.array
 # Checked once when bound: should ndarray ever count as a scalar, the fast
 # path steps aside.
 cdef bint _ndarray_is_never_scalar = False
-cdef dict _utils_globals = utils.__dict__
-cdef cfp_item_memo _installed_read
 
 
 TARGETS = ((utils, 'force_array'),)
@@ -42,6 +38,9 @@ def bind(owner, attribute, original):
     global _original, _ndarray_is_never_scalar
     _original = original
     _ndarray_is_never_scalar = not numpy.isscalar(numpy.empty(0))
+    # The compiled forwards' forced() returns an ndarray itself while this
+    # replacement is installed.
+    install_force_array(force_array, _ndarray_is_never_scalar)
     return force_array
 
 
@@ -69,15 +68,3 @@ def force_array(x, dtype=None):
         return _array(x)
     _stats_force.fallback('not an ndarray (a scalar is made an array)')
     return _original(x, dtype)
-
-
-cdef object forced(object y):
-    """``chainer.utils.force_array(y)``, looked up as a compiled forward's
-    stock code looks it up: ``y`` itself, without the call, for an ndarray
-    while the installed function is this module's."""
-    if (type(y) is _ndarray and _ndarray_is_never_scalar
-            and cfp_dict_item(&_installed_read, _utils_globals, 'force_array')
-            == <PyObject *>force_array):
-        _stats_force.fast += 1
-        return y
-    return utils.force_array(y)

@@ -1,6 +1,7 @@
-"""Applies without backprop that make no node (``_fast_call.apply_new``),
-stock vs patched: the outputs as stock leaves them, and stock's code
-wherever the node could be seen or the class is not as registered."""
+"""Applies without backprop that make no node
+(``_runtime._apply_node.apply_new``), stock vs patched: the outputs as
+stock leaves them, and stock's code wherever the node could be seen or the
+class is not as registered."""
 import subprocess
 import sys
 from unittest import mock

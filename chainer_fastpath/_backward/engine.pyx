@@ -30,7 +30,7 @@ from chainer_fastpath._core._audit cimport method_is
 from chainer_fastpath._core._config cimport ConfigView, function_hooks
 from chainer_fastpath._core._grads cimport Grad, as_variable, grad_raw
 from chainer_fastpath._core._ndarray cimport (
-    cfp_descr_of, cfp_dims, cfp_nd, layout_ok)
+    cfp_descr_of, cfp_dims, cfp_nd, numpy_struct_matches)
 from chainer_fastpath._core._objects cimport node_data
 from chainer_fastpath._core._registry cimport stock_callees
 from chainer_fastpath._core._tuples cimport nones, set_item
@@ -266,7 +266,7 @@ cdef inline void _check_grad(func, x, gx) except *:
 cdef inline bint _same_dtype(object a, object dtype) except -1:
     """``a.dtype == dtype`` for an ndarray ``a``, decided without building
     objects when ``dtype`` is ``a``'s own descr."""
-    if layout_ok() and cfp_descr_of(a) == <void *>dtype:
+    if numpy_struct_matches() and cfp_descr_of(a) == <void *>dtype:
         return True
     return a.dtype == dtype
 
@@ -275,7 +275,7 @@ cdef inline bint _same_shape(object a, object shape) except -1:
     """``a.shape == shape`` for an ndarray ``a``, read from its dims."""
     cdef Py_ssize_t i, nd
     cdef Py_ssize_t *dims
-    if not layout_ok() or type(shape) is not tuple:
+    if not numpy_struct_matches() or type(shape) is not tuple:
         return a.shape == shape
     nd = cfp_nd(a)
     if len(<tuple>shape) != nd:

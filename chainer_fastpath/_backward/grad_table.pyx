@@ -31,7 +31,8 @@ from chainer_fastpath._core._fpe cimport acts
 from chainer_fastpath._core._grads cimport (
     as_variable, grad_requires_grad, new_grad)
 from chainer_fastpath._core._ndarray cimport (
-    cfp_descr_of, cfp_dims, cfp_nd, layout_ok, sums_in_place_exactly)
+    cfp_descr_of, cfp_dims, cfp_nd, numpy_struct_matches,
+    sums_in_place_exactly)
 from chainer_fastpath._core._registry cimport applies_as_stock
 from chainer_fastpath._core._ufunc_loop cimport add_loop
 
@@ -192,7 +193,7 @@ cdef bint _same_shape_and_dtype(object a, object b) except -1:
     """``a.dtype == b.dtype and a.shape == b.shape`` for ndarrays, read off
     their structs where their descrs are one object."""
     cdef int k
-    if not layout_ok() or cfp_descr_of(a) != cfp_descr_of(b):
+    if not numpy_struct_matches() or cfp_descr_of(a) != cfp_descr_of(b):
         return a.dtype == b.dtype and a.shape == b.shape
     if cfp_nd(a) != cfp_nd(b):
         return False

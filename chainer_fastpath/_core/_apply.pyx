@@ -7,7 +7,8 @@ import chainer
 from chainer import variable
 
 from chainer_fastpath._core._config cimport ConfigView
-from chainer_fastpath._core._ndarray cimport cfp_dims, cfp_nd, layout_ok
+from chainer_fastpath._core._ndarray cimport (
+    cfp_dims, cfp_nd, numpy_struct_matches)
 from chainer_fastpath._core._grads cimport new_grad
 from chainer_fastpath._core._registry cimport NOT_HANDLED, run_forward
 from chainer_fastpath._core._type_check cimport check_types
@@ -101,7 +102,7 @@ cdef bint _same_shapes(tuple arrays):
     """Whether the NumPy ``arrays`` all have the first one's shape, read off
     the arrays without making their shape tuples; False where that cannot
     be read."""
-    if not layout_ok():
+    if not numpy_struct_matches():
         return False
     cdef object first = arrays[0]
     cdef int nd = cfp_nd(first)

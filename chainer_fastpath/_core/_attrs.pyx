@@ -166,8 +166,8 @@ def reserve(type cls, names):
     return shared_keys(cls)
 
 
-cdef cfp_attr _input_retained = set_site('_input_indexes_to_retain')
-cdef cfp_attr _output_retained = set_site('_output_indexes_to_retain')
+cdef cfp_attr _set_input_retained = set_site('_input_indexes_to_retain')
+cdef cfp_attr _set_output_retained = set_site('_output_indexes_to_retain')
 
 
 cdef int retain_inputs(object node, object indexes) except -1:
@@ -176,7 +176,7 @@ cdef int retain_inputs(object node, object indexes) except -1:
     None (a ``nodeless`` forward's)."""
     if node is None:
         return 0
-    return cfp_setattr(node, &_input_retained, indexes)
+    return cfp_setattr(node, &_set_input_retained, indexes)
 
 
 cdef int retain_outputs(object node, object indexes) except -1:
@@ -184,4 +184,4 @@ cdef int retain_outputs(object node, object indexes) except -1:
     is None."""
     if node is None:
         return 0
-    return cfp_setattr(node, &_output_retained, indexes)
+    return cfp_setattr(node, &_set_output_retained, indexes)

@@ -188,7 +188,7 @@ cdef bint debug_mode() except -1:
     callers that apply nodes take their original code then."""
     # ConfigView.current().get('debug') without making a view: Link.__call__
     # asks on every call. (The operators learn it from apply: see
-    # _fast_call.apply_or_debug.)
+    # _runtime._apply_node.apply_or_debug.)
     cdef PyObject *found = cfp_dict_item(&_config_read, _module_dict,
                                          'config')
     if (found is NULL or <object>found is not _last_config

@@ -22,16 +22,16 @@ import numpy
 from chainer_fastpath._core import _attrs
 
 from chainer_fastpath._core._attrs cimport (
-    cfp_attr, cfp_attr_enable, cfp_getattr, get_site)
+    cfp_attr, cfp_attr_enable, cfp_getattr as get, get_site)
 from chainer_fastpath._core._objects cimport new_variable
 
 cdef type _ndarray = numpy.ndarray
 
 cfp_attr_enable(_attrs.FAST)
 
-cdef cfp_attr _data = get_site('_data')
-cdef cfp_attr _requires_grad = get_site('_requires_grad')
-cdef cfp_attr _layout = get_site('_layout')
+cdef cfp_attr _get_data = get_site('_data')
+cdef cfp_attr _get_requires_grad = get_site('_requires_grad')
+cdef cfp_attr _get_layout = get_site('_layout')
 
 
 @cython.final
@@ -73,7 +73,7 @@ cdef object grad_raw(object g):
         if (<Grad>g).var is None:
             return (<Grad>g).array
         g = (<Grad>g).var
-    return (<list>cfp_getattr(g, &_data))[0]
+    return (<list>get(g, &_get_data))[0]
 
 
 cdef bint grad_requires_grad(object g) except -1:
@@ -82,7 +82,7 @@ cdef bint grad_requires_grad(object g) except -1:
         if (<Grad>g).var is None:
             return (<Grad>g).requires_grad
         g = (<Grad>g).var
-    return cfp_getattr(g, &_requires_grad)
+    return get(g, &_get_requires_grad)
 
 
 cdef object grad_layout(object g):
@@ -91,7 +91,7 @@ cdef object grad_layout(object g):
         if (<Grad>g).var is None:
             return None
         g = (<Grad>g).var
-    return cfp_getattr(g, &_layout)
+    return get(g, &_get_layout)
 
 
 cdef object as_variable(object g):

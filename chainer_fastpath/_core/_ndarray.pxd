@@ -13,7 +13,7 @@ cdef extern from "_ndarray.h":
     int CFP_NPY_HALF, CFP_NPY_FLOAT, CFP_NPY_DOUBLE
     int CFP_NPY_INT, CFP_NPY_LONG, CFP_NPY_LONGLONG
 
-cdef bint layout_ok()
+cdef bint numpy_struct_matches()
 cdef int builtin_typenum(object a)
 cdef bint canonical(object a)
 cdef object new_like(object a)

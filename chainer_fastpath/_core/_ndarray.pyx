@@ -1,7 +1,9 @@
 """NumPy arrays read from C through the mirrored layout of ``_ndarray.h``.
 
-The mirror is checked against the running NumPy at import; while it does
-not match, ``layout_ok()`` is False and every user takes its fallback.
+The mirror is checked against the running NumPy at import; where it does
+not match, ``numpy_struct_matches()`` is False and every user takes its
+fallback. (This is NumPy's C struct, not an array's memory layout, which
+Chainer calls ``_layout``.)
 """
 cimport cython
 from cpython.pycapsule cimport PyCapsule_GetPointer
@@ -58,11 +60,11 @@ cdef object _float64 = numpy.float64
 # whose descr is one of them has a dtype that ``isbuiltin`` calls 1.
 cdef void *_canonical[32]
 cdef int _n_canonical = 0
-cdef bint _layout_ok = False
+cdef bint _struct_matches = False
 
 
-def _check_layout():
-    """True when the mirrored ndarray layout matches this NumPy."""
+def _check_struct():
+    """True when the mirrored ndarray struct matches this NumPy."""
     ok = True
     for dt, num in ((numpy.float16, CFP_NPY_HALF),
                     (numpy.float32, CFP_NPY_FLOAT),
@@ -124,9 +126,9 @@ def _load_new_like():
 
 
 def _load():
-    global _layout_ok, _n_canonical
-    _layout_ok = _check_layout()
-    if _layout_ok:
+    global _struct_matches, _n_canonical
+    _struct_matches = _check_struct()
+    if _struct_matches:
         _load_new_like()
     # Kept alive by NumPy for the life of the process. Searched in this
     # order: float32 and float64 first, the dtypes nearly every array has.
@@ -140,15 +142,17 @@ def _load():
 _load()
 
 
-cdef bint layout_ok():
-    return _layout_ok
+cdef bint numpy_struct_matches():
+    """Whether our mirror of NumPy's array struct (``_ndarray.h``) matches
+    the running NumPy: the ``cfp_*`` readers and new arrays need it."""
+    return _struct_matches
 
 
 cdef int builtin_typenum(object a):
     """The type number of ``a``'s dtype when it is a builtin numeric dtype
     in native byte order (the dtypes ``isbuiltin`` calls 1, or a plain one
     equal to such a dtype), else -1.
-    ``a`` must be a ``numpy.ndarray`` and ``layout_ok()`` True."""
+    ``a`` must be a ``numpy.ndarray`` and ``numpy_struct_matches()`` True."""
     cdef void *descr = cfp_descr_of(a)
     cdef int i
     for i in range(_n_canonical):
@@ -187,7 +191,7 @@ cdef object new_shaped(object a, int nd, const Py_ssize_t *dims):
 
 cdef bint canonical(object a):
     """Whether the ndarray ``a``'s descr is the canonical one of its
-    builtin dtype (``layout_ok()`` must be True)."""
+    builtin dtype (``numpy_struct_matches()`` must be True)."""
     cdef void *descr = cfp_descr_of(a)
     cdef int i
     for i in range(_n_canonical):
@@ -198,8 +202,8 @@ cdef bint canonical(object a):
 
 cdef bint aligned_array(object a, int typenum, int nd):
     """Whether ``a`` is an aligned ``numpy.ndarray`` of ``nd`` dimensions
-    and builtin type ``typenum`` in native byte order (``layout_ok()``
-    must be True)."""
+    and builtin type ``typenum`` in native byte order
+    (``numpy_struct_matches()`` must be True)."""
     return (type(a) is _ndarray and builtin_typenum(a) == typenum
             and cfp_nd(a) == nd and cfp_flags(a) & CFP_NPY_ALIGNED)
 
@@ -261,7 +265,7 @@ cdef Py_ssize_t _size(object a) except -1:
     """``a.size`` of the ndarray ``a``."""
     cdef Py_ssize_t size = 1
     cdef int k
-    if not _layout_ok:
+    if not _struct_matches:
         return a.size
     for k in range(cfp_nd(a)):
         size *= cfp_dims(a)[k]
@@ -271,7 +275,7 @@ cdef Py_ssize_t _size(object a) except -1:
 cdef bint _plain_numeric(object a) except -1:
     if type(a) is not _ndarray:
         return False
-    cdef int num = builtin_typenum(a) if _layout_ok else -1
+    cdef int num = builtin_typenum(a) if _struct_matches else -1
     if num >= 0:
         # Bool, the integers, float32, float64 (kinds 'b', 'i', 'u', 'f').
         return ((cfp_flags(a) & CFP_NPY_C_CONTIGUOUS) != 0

@@ -16,10 +16,11 @@ from chainer_fastpath._core import _attrs
 from chainer_fastpath._core import _stores
 
 from chainer_fastpath._core._attrs cimport (
-    cfp_attr, cfp_attr_enable, cfp_getattr, cfp_setattr, get_site, set_site)
+    cfp_attr, cfp_attr_enable, cfp_getattr as get, cfp_setattr as put,
+    get_site, set_site)
 
 from chainer_fastpath._core._ndarray cimport (
-    cfp_descr_of, cfp_dims, cfp_nd, layout_ok)
+    cfp_descr_of, cfp_dims, cfp_nd, numpy_struct_matches)
 
 cdef extern from "Python.h":
     void PyObject_GC_UnTrack(void *op)
@@ -52,7 +53,7 @@ def _use_bytecode_stores(flag):
 cdef object dtype_of(object data):
     """``data.dtype``: for an ndarray, its descr, which is what the
     attribute returns."""
-    if type(data) is _ndarray and layout_ok():
+    if type(data) is _ndarray and numpy_struct_matches():
         return <object>cfp_descr_of(data)
     return data.dtype
 
@@ -112,21 +113,21 @@ cdef inline object _bare(type cls):
 # The stores of new Variables and VariableNodes (``_attrs.h``), one cache
 # per name: where a name is both a Variable's and a node's, its cache holds
 # both classes.
-cdef cfp_attr _variable = set_site('_variable')
-cdef cfp_attr _name = set_site('name')
-cdef cfp_attr _requires_grad = set_site('_requires_grad')
-cdef cfp_attr _layout = set_site('_layout')
-cdef cfp_attr _dtype = set_site('dtype')
-cdef cfp_attr _shape = set_site('shape')
-cdef cfp_attr _creator_node = set_site('_creator_node')
-cdef cfp_attr _rank = set_site('_rank')
-cdef cfp_attr _loss_scale = set_site('_loss_scale')
-cdef cfp_attr _grad_var = set_site('_grad_var')
-cdef cfp_attr _device = set_site('_device')
-cdef cfp_attr _grad_valid = set_site('_grad_valid')
-cdef cfp_attr _data = set_site('_data')
-cdef cfp_attr _node = set_site('_node')
-cdef cfp_attr _grad = set_site('_grad')
+cdef cfp_attr _set_variable = set_site('_variable')
+cdef cfp_attr _set_name = set_site('name')
+cdef cfp_attr _set_requires_grad = set_site('_requires_grad')
+cdef cfp_attr _set_layout = set_site('_layout')
+cdef cfp_attr _set_dtype = set_site('dtype')
+cdef cfp_attr _set_shape = set_site('shape')
+cdef cfp_attr _set_creator_node = set_site('_creator_node')
+cdef cfp_attr _set_rank = set_site('_rank')
+cdef cfp_attr _set_loss_scale = set_site('_loss_scale')
+cdef cfp_attr _set_grad_var = set_site('_grad_var')
+cdef cfp_attr _set_device = set_site('_device')
+cdef cfp_attr _set_grad_valid = set_site('_grad_valid')
+cdef cfp_attr _set_data = set_site('_data')
+cdef cfp_attr _set_node = set_site('_node')
+cdef cfp_attr _set_grad = set_site('_grad')
 cdef cfp_attr _get_data = get_site('_data')
 
 
@@ -180,7 +181,7 @@ cdef object node_data(object node):
     """``node.data``: for a VariableNode the property only returns
     ``_data``, which is read directly."""
     if type(node) is _VariableNode:
-        return cfp_getattr(node, &_get_data)
+        return get(node, &_get_data)
     return node.data
 
 
@@ -219,7 +220,7 @@ cdef object shape_of(object data):
     collection closer, and with it the next full one; a tuple of ints is
     immutable, so handing one out twice is unobservable."""
     global _next_shape
-    if type(data) is not _ndarray or not layout_ok():
+    if type(data) is not _ndarray or not numpy_struct_matches():
         return data.shape
     cdef int nd = cfp_nd(data)
     cdef Py_ssize_t *dims = cfp_dims(data)
@@ -255,22 +256,22 @@ cdef object new_variable(object data, bint requires_grad, object creator,
         _store_variable(var, node, weak_ref(var), requires_grad,
                         dtype_of(data), shape_of(data), data, creator, rank)
         return var
-    cfp_setattr(node, &_variable, weak_ref(var))
-    cfp_setattr(node, &_name, None)
-    cfp_setattr(node, &_requires_grad, requires_grad)
-    cfp_setattr(node, &_layout, None)
-    cfp_setattr(node, &_dtype, dtype_of(data))
-    cfp_setattr(node, &_shape, shape_of(data))
+    put(node, &_set_variable, weak_ref(var))
+    put(node, &_set_name, None)
+    put(node, &_set_requires_grad, requires_grad)
+    put(node, &_set_layout, None)
+    put(node, &_set_dtype, dtype_of(data))
+    put(node, &_set_shape, shape_of(data))
     if creator is not None:
-        cfp_setattr(node, &_creator_node, creator)
-        cfp_setattr(node, &_rank, rank + 1)
-    cfp_setattr(var, &_requires_grad, requires_grad)
-    cfp_setattr(var, &_loss_scale, None)
-    cfp_setattr(var, &_grad_var, None)
-    cfp_setattr(var, &_device, None)
-    cfp_setattr(var, &_grad_valid, True)
-    cfp_setattr(var, &_layout, None)
-    cfp_setattr(var, &_data, [data])
-    cfp_setattr(var, &_node, node)
-    cfp_setattr(var, &_grad, None)
+        put(node, &_set_creator_node, creator)
+        put(node, &_set_rank, rank + 1)
+    put(var, &_set_requires_grad, requires_grad)
+    put(var, &_set_loss_scale, None)
+    put(var, &_set_grad_var, None)
+    put(var, &_set_device, None)
+    put(var, &_set_grad_valid, True)
+    put(var, &_set_layout, None)
+    put(var, &_set_data, [data])
+    put(var, &_set_node, node)
+    put(var, &_set_grad, None)
     return var

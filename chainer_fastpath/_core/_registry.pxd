@@ -5,9 +5,10 @@ from chainer_fastpath._core._config cimport ConfigView
 cdef object NOT_HANDLED
 
 # ``node.forward(in_data)`` for an exact, audited node; for a ``nodeless``
-# entry, ``node`` may be None (no node is made, see ``_fast_call.apply_new``):
-# the forward then reads nothing from it, and what it would store on it
-# (``retain_inputs``, ``retain_outputs``, flags) goes nowhere.
+# entry, ``node`` may be None (no node is made, see
+# ``_runtime._apply_node.apply_new``): the forward then reads nothing from
+# it, and what it would store on it (``retain_inputs``, ``retain_outputs``,
+# flags) goes nowhere.
 ctypedef object (*forward_t)(object node, tuple in_data, ConfigView config)
 # ``node.backward(indexes, grad_outputs)`` on NumPy arrays, for a caller
 # that records no graph and has no function hook.

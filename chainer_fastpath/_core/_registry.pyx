@@ -190,9 +190,10 @@ cdef Compiled forward_callees(Compiled entry, tuple pairs):
 cdef Compiled nodeless(Compiled entry):
     """Marks ``entry``'s forward as one that takes a node of None
     (``forward_t``), so that where nothing could see a new node, none is
-    made (``_fast_call.apply_new``); returns ``entry``. Left unmarked where
-    the class's type check is not cached without node attributes, or where
-    a new node of it holds state other than stock's defaults."""
+    made (``_runtime._apply_node.apply_new``); returns ``entry``. Left
+    unmarked where the class's type check is not cached without node
+    attributes, or where a new node of it holds state other than stock's
+    defaults."""
     if (entry.forward is not NULL and entry.check_methods is not None
             and not entry.check_attributes):
         entry.nodeless = _nodeless_methods(

@@ -10,7 +10,7 @@ import chainer
 from chainer_fastpath._core import _attrs
 
 from chainer_fastpath._core._attrs cimport (
-    cfp_attr, cfp_attr_enable, cfp_getattr, get_site)
+    cfp_attr, cfp_attr_enable, cfp_getattr as get, get_site)
 from chainer_fastpath._core._grads cimport (
     grad_array, grad_requires_grad, new_grad)
 from chainer_fastpath._core._objects cimport node_data
@@ -22,43 +22,43 @@ cdef object _utils = chainer.utils
 cfp_attr_enable(_attrs.FAST)
 
 # Plain instance attributes, read through the caches of ``_attrs.h``.
-cdef cfp_attr _variable = get_site('_variable')
-cdef cfp_attr _data = get_site('_data')
-cdef cfp_attr _requires_grad = get_site('_requires_grad')
-cdef cfp_attr _inputs = get_site('inputs')
-cdef cfp_attr _outputs = get_site('outputs')
-cdef cfp_attr _input_retained = get_site('_input_indexes_to_retain')
-cdef cfp_attr _output_retained = get_site('_output_indexes_to_retain')
-cdef cfp_attr _retained_output_data = get_site('_retained_output_data')
-cdef cfp_attr _use_cudnn = get_site('_use_cudnn')
+cdef cfp_attr _get_variable = get_site('_variable')
+cdef cfp_attr _get_data = get_site('_data')
+cdef cfp_attr _get_requires_grad = get_site('_requires_grad')
+cdef cfp_attr _get_inputs = get_site('inputs')
+cdef cfp_attr _get_outputs = get_site('outputs')
+cdef cfp_attr _get_input_retained = get_site('_input_indexes_to_retain')
+cdef cfp_attr _get_output_retained = get_site('_output_indexes_to_retain')
+cdef cfp_attr _get_retained_output_data = get_site('_retained_output_data')
+cdef cfp_attr _get_use_cudnn = get_site('_use_cudnn')
 
 
 cdef object array_of(object node):
     """``node.get_variable().raw_array``."""
-    var = cfp_getattr(node, &_variable)()
+    var = get(node, &_get_variable)()
     if var is not None:
-        return (<list>cfp_getattr(var, &_data))[0]
+        return (<list>get(var, &_get_data))[0]
     return node_data(node)
 
 
 cdef bint requires_grad_of(object node) except -1:
     """``node.get_variable().requires_grad``."""
-    var = cfp_getattr(node, &_variable)()
+    var = get(node, &_get_variable)()
     if var is not None:
-        return cfp_getattr(var, &_requires_grad)
+        return get(var, &_get_requires_grad)
     if type(node) is _VariableNode:
         # The property returns the attribute.
-        return cfp_getattr(node, &_requires_grad)
+        return get(node, &_get_requires_grad)
     return node.requires_grad
 
 
 cdef list retained_inputs(object func, list arrays):
     """Appends the retained inputs' arrays to ``arrays``; returns it, or
     None where stock would see a missing one."""
-    indexes = cfp_getattr(func, &_input_retained)
+    indexes = get(func, &_get_input_retained)
     if indexes is None:
         return arrays
-    inputs = cfp_getattr(func, &_inputs)
+    inputs = get(func, &_get_inputs)
     for i in indexes:
         node = inputs[i]
         if node_data(node) is None:
@@ -71,10 +71,10 @@ cdef list retained_inputs(object func, list arrays):
 
 
 cdef bint retained_inputs_require_grad(object func) except -1:
-    indexes = cfp_getattr(func, &_input_retained)
+    indexes = get(func, &_get_input_retained)
     if indexes is None:
         return False
-    inputs = cfp_getattr(func, &_inputs)
+    inputs = get(func, &_get_inputs)
     for i in indexes:
         if requires_grad_of(inputs[i]):
             return True
@@ -84,11 +84,11 @@ cdef bint retained_inputs_require_grad(object func) except -1:
 cdef object retained_output(object func):
     """The retained output node, when it is output 0, the only one retained
     and still alive (a dead one makes stock rewire the graph); or None."""
-    if cfp_getattr(func, &_output_retained) != (0,):
+    if get(func, &_get_output_retained) != (0,):
         return None
-    if cfp_getattr(func, &_retained_output_data) is None:
+    if get(func, &_get_retained_output_data) is None:
         return None
-    node = cfp_getattr(func, &_outputs)[0]()
+    node = get(func, &_get_outputs)[0]()
     if node is None:
         return None
     a = array_of(node)
@@ -101,7 +101,7 @@ cdef list float_operands(object func, object gy, bint same_shape):
     """The arrays of ``func``'s retained inputs 0 and 1, where those are
     what it retains and they have the floating dtype of gradient ``gy``
     (and its shape, if ``same_shape``); else None."""
-    if cfp_getattr(func, &_input_retained) != (0, 1):
+    if get(func, &_get_input_retained) != (0, 1):
         return None
     xs = retained_inputs(func, [])
     dtype = gy.dtype
@@ -117,7 +117,7 @@ cdef tuple activation_inputs(object func, tuple grad_outputs):
     """``(y node, gy, gy's array)`` of an activation's backward, or
     None where stock is left to handle it (cuDNN, a missing output or
     gradient)."""
-    if cfp_getattr(func, &_use_cudnn):
+    if get(func, &_get_use_cudnn):
         return None
     gy_var = grad_outputs[0]
     y_node = retained_output(func)

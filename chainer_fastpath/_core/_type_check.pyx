@@ -21,10 +21,10 @@ from cpython.object cimport PyObject
 
 from chainer_fastpath._core import _attrs
 from chainer_fastpath._core._attrs cimport (
-    cfp_attr, cfp_attr_enable, cfp_getattr, get_site)
+    cfp_attr, cfp_attr_enable, cfp_getattr as get, get_site)
 from chainer_fastpath._core._audit cimport method_is
 from chainer_fastpath._core._ndarray cimport (
-    builtin_typenum, cfp_dims, cfp_nd, layout_ok)
+    builtin_typenum, cfp_dims, cfp_nd, numpy_struct_matches)
 from chainer_fastpath._core._registry cimport Compiled, lookup
 from chainer_fastpath._core import _registry
 
@@ -62,12 +62,12 @@ cdef object _attribute(object node, str name):
     cdef int i
     for i in range(_n_sites):
         if _sites[i].name == <PyObject *>name:
-            return cfp_getattr(node, &_sites[i])
+            return get(node, &_sites[i])
     if _n_sites == _N_SITES:
         return getattr(node, name)
     _sites[_n_sites] = get_site(name)
     _n_sites += 1
-    return cfp_getattr(node, &_sites[_n_sites - 1])
+    return get(node, &_sites[_n_sites - 1])
 
 
 cdef inline Py_ssize_t _pack(type cls, tuple in_data, char *buf) except -2:
@@ -76,7 +76,7 @@ cdef inline Py_ssize_t _pack(type cls, tuple in_data, char *buf) except -2:
     -1 when an input cannot be keyed."""
     cdef Py_ssize_t size = sizeof(void *), n_dims
     cdef int num, nd
-    if not layout_ok():
+    if not numpy_struct_matches():
         return -1
     (<void **>buf)[0] = <void *>cls
     for a in in_data:

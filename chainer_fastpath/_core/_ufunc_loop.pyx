@@ -15,7 +15,7 @@ from chainer_fastpath._core._ndarray cimport (
     CFP_NPY_ALIGNED, CFP_NPY_C_CONTIGUOUS, CFP_NPY_DOUBLE, CFP_NPY_FLOAT,
     CFP_NPY_WRITEABLE,
     canonical, cfp_data, cfp_descr_of, cfp_dims, cfp_flags, cfp_nd,
-    cfp_strides, cfp_typenum, layout_ok, new_like, new_shaped)
+    cfp_strides, cfp_typenum, numpy_struct_matches, new_like, new_shaped)
 from libc.stdlib cimport free, malloc
 from libc.string cimport memcpy, memset
 
@@ -143,7 +143,8 @@ cdef class Binary(FloatLoops):
         """The loop for operands ``a`` and ``b``: None unless both are
         ndarrays of one canonical float32 or float64 dtype."""
         if (type(a) is not _ndarray or type(b) is not _ndarray
-                or not layout_ok() or cfp_descr_of(a) != cfp_descr_of(b)
+                or not numpy_struct_matches()
+                or cfp_descr_of(a) != cfp_descr_of(b)
                 or not canonical(a)):
             return None
         return self.for_type(cfp_typenum(a))
@@ -275,7 +276,8 @@ cdef class Binary(FloatLoops):
         for more, over the flattened ``a`` in runs of NumPy's buffer size,
         ``b`` repeated into a buffer for each run."""
         if (type(a) is not _ndarray or type(b) is not _ndarray
-                or not layout_ok() or cfp_descr_of(a) != cfp_descr_of(b)
+                or not numpy_struct_matches()
+                or cfp_descr_of(a) != cfp_descr_of(b)
                 or not canonical(a) or cfp_nd(a) != 2 or cfp_nd(b) != 1):
             return False
         cdef int flags = cfp_flags(a)
@@ -381,7 +383,7 @@ cdef class Constant:
     cdef object like(self, object x):
         """``value`` in ``x``'s dtype: a shared read-only 0-d array for a
         float32 or float64 ndarray, else ``x.dtype.type(value)``."""
-        if type(x) is _ndarray and layout_ok():
+        if type(x) is _ndarray and numpy_struct_matches():
             num = cfp_typenum(x)
             if num == CFP_NPY_FLOAT:
                 return self.f32
@@ -438,7 +440,8 @@ cdef class Reduction(FloatLoops):
         handling off, the flags it raised added to ``raised``; None
         (nothing done) unless ``a`` is a C-contiguous, aligned, non-empty
         ndarray of a canonical float32 or float64 dtype."""
-        if type(a) is not _ndarray or not layout_ok() or not canonical(a):
+        if (type(a) is not _ndarray or not numpy_struct_matches()
+                or not canonical(a)):
             return None
         cdef int typenum = cfp_typenum(a)
         cdef UfuncLoop loop = self.for_type(typenum)

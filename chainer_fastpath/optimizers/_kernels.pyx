@@ -41,7 +41,7 @@ from chainer_fastpath._core._fpe cimport (
 from chainer_fastpath._core._ndarray cimport (
     CFP_NPY_ALIGNED, CFP_NPY_C_CONTIGUOUS, CFP_NPY_DOUBLE, CFP_NPY_FLOAT,
     CFP_NPY_HALF, CFP_NPY_WRITEABLE, cfp_byteorder, cfp_data, cfp_dims,
-    cfp_flags, cfp_nd, cfp_typenum, layout_ok)
+    cfp_flags, cfp_nd, cfp_typenum, numpy_struct_matches)
 
 cdef extern from "_kernels.h" nogil:
     uint16_t cfp_f2h(float x)
@@ -255,7 +255,7 @@ cdef str _begin(Arrays *A, object data, object grad):
     """Registers the parameter and its gradient first; the caller calls
     _release once the kernel has run or the update fell back."""
     cdef int i
-    if not layout_ok():
+    if not numpy_struct_matches():
         return 'numpy layout not recognised'
     if type(data) is not _ndarray:
         return 'not a numpy.ndarray'

@@ -17,12 +17,12 @@ from chainer_fastpath._core._config cimport ConfigView
 from chainer_fastpath._core._fpe cimport acts, quiet2
 from chainer_fastpath._core._grads cimport grad_requires_grad, new_grad
 from chainer_fastpath._core._ndarray cimport (
-    CFP_NPY_DOUBLE, CFP_NPY_FLOAT, cfp_typenum, layout_ok)
+    CFP_NPY_DOUBLE, CFP_NPY_FLOAT, cfp_typenum, numpy_struct_matches)
 from chainer_fastpath._core._registry cimport NOT_HANDLED, compiled, nodeless
 from chainer_fastpath._core._retained cimport activation_inputs, array_of
 from chainer_fastpath._core._ufunc_loop cimport Binary
-from chainer_fastpath._public cimport Public
-from chainer_fastpath._force_array cimport forced
+from chainer_fastpath._runtime._public cimport Public
+from chainer_fastpath._runtime._forced cimport forced
 
 cdef type _ndarray = numpy.ndarray
 cdef object _maximum = numpy.maximum
@@ -42,7 +42,7 @@ cdef object _forward(object node, tuple inputs, ConfigView config):
     x, = inputs
     cdef int raised = 0
     y = None
-    if type(x) is _ndarray and layout_ok():
+    if type(x) is _ndarray and numpy_struct_matches():
         num = cfp_typenum(x)
         if num == CFP_NPY_FLOAT or num == CFP_NPY_DOUBLE:
             y = _maximum_loop.call(

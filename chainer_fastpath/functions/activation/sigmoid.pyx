@@ -20,7 +20,7 @@ from chainer_fastpath._core._retained cimport (
     activation_grad, activation_inputs, array_of)
 from chainer_fastpath._core._ufunc_loop cimport (
     Constant, add_loop, multiply_loop, subtract_loop)
-from chainer_fastpath._public cimport Public
+from chainer_fastpath._runtime._public cimport Public
 
 cdef object _tanh = numpy.tanh
 cdef object _utils = chainer.utils

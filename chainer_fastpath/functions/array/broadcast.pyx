@@ -11,7 +11,7 @@ from chainer.functions.math import sum as sum_mod
 from chainer_fastpath._core._config cimport ConfigView
 from chainer_fastpath._core._grads cimport grad_array
 from chainer_fastpath._core._registry cimport NOT_HANDLED, compiled
-from chainer_fastpath.functions.math.sum cimport sum_to_grad
+from chainer_fastpath._runtime._sum_grads cimport sum_to_grad
 
 cdef object _broadcast_to = numpy.broadcast_to
 cdef object _broadcast_arrays = numpy.broadcast_arrays

@@ -15,10 +15,10 @@ from chainer_fastpath._core._grads cimport (
     grad_array, grad_requires_grad, new_grad)
 from chainer_fastpath._core._ndarray cimport (
     canonical, cfp_data, cfp_descr_of, cfp_dims, cfp_elsize, cfp_nd,
-    cfp_strides, layout_ok, new_shaped)
+    cfp_strides, numpy_struct_matches, new_shaped)
 from chainer_fastpath._core._objects cimport bare
 from chainer_fastpath._core._registry cimport NOT_HANDLED, compiled
-from chainer_fastpath._public cimport Public
+from chainer_fastpath._runtime._public cimport Public
 
 cdef object _concatenate = numpy.concatenate
 cdef type _ndarray = numpy.ndarray
@@ -56,7 +56,7 @@ cdef object _concatenated(tuple xs, object axis):
     cdef Py_ssize_t n = len(xs), i, k, ax, outer = 1, row, size
     cdef Py_ssize_t dims[32]
     cdef int nd
-    if n == 0 or type(axis) is not int or not layout_ok():
+    if n == 0 or type(axis) is not int or not numpy_struct_matches():
         return None
     x0 = xs[0]
     if type(x0) is not _ndarray or not canonical(x0):

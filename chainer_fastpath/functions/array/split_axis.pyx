@@ -13,7 +13,7 @@ from chainer_fastpath._core._config cimport ConfigView
 from chainer_fastpath._core._grads cimport grad_array, grad_requires_grad
 from chainer_fastpath._core._objects cimport bare
 from chainer_fastpath._core._registry cimport NOT_HANDLED, compiled
-from chainer_fastpath._public cimport Public
+from chainer_fastpath._runtime._public cimport Public
 
 cdef object _split = numpy.split
 cdef object _integer = numpy.integer

@@ -1,4 +1,4 @@
-"""The convolution geometry the C loops of ``_patches.h`` take.
+"""The convolution geometry the C loops of ``_im2col.h`` take.
 
 Stock's ``im2col_cpu`` and ``col2im_cpu`` index with Python slices, which
 raise or clip for a stride or dilation below 1, a negative pad or a kernel

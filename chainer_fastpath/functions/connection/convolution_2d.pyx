@@ -1,4 +1,4 @@
-# cython: boundscheck=False, wraparound=False
+# cython: boundscheck=True, wraparound=True
 """Compiled ``Convolution2DFunction`` and ``Convolution2DGradW`` forwards on
 NumPy arrays (one group), and ``im2col``.
 
@@ -30,7 +30,8 @@ from chainer_fastpath._core._config cimport ConfigView
 from chainer_fastpath._core._fpe cimport acts, quiet_into
 from chainer_fastpath._core._ndarray cimport (
     CFP_NPY_ALIGNED, CFP_NPY_DOUBLE, CFP_NPY_FLOAT, CFP_NPY_HALF,
-    builtin_typenum, cfp_data, cfp_dims, cfp_flags, cfp_strides, layout_ok)
+    builtin_typenum, cfp_data, cfp_dims, cfp_flags, cfp_strides,
+    numpy_struct_matches)
 from chainer_fastpath._core._registry cimport (
     NOT_HANDLED, compiled, forward_callees)
 from chainer_fastpath.functions.connection._geometry cimport (
@@ -53,7 +54,7 @@ cdef object _stock_outsize = conv.get_conv_outsize
 cdef inline bint _stock_outsize_found():
     return _conv.get_conv_outsize is _stock_outsize
 
-cdef extern from "_patches.h" nogil:
+cdef extern from "_im2col.h" nogil:
     void cfp_im2col_2(uint16_t *dst, const char *src, const Py_ssize_t *shape,
                       const Py_ssize_t *strides, const Py_ssize_t *geometry,
                       const Py_ssize_t *offsets)
@@ -72,7 +73,7 @@ cdef object im2col(object x, Py_ssize_t kh, Py_ssize_t kw, Py_ssize_t sy,
     transposed view of a C-ordered ``(n, out_h, out_w, c, kh, kw)`` array;
     None where ``x`` is not a 4-d ``numpy.ndarray`` of a native half, single
     or double dtype, or ``im2col_cpu`` would raise."""
-    if (not layout_ok() or type(x) is not _ndarray or x.ndim != 4
+    if (not numpy_struct_matches() or type(x) is not _ndarray or x.ndim != 4
             or not cfp_flags(x) & CFP_NPY_ALIGNED):
         return None     # the loop loads items as C integers: aligned only
     cdef int typenum = builtin_typenum(x)

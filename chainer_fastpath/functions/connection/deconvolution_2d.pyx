@@ -1,4 +1,4 @@
-# cython: boundscheck=False, wraparound=False
+# cython: boundscheck=True, wraparound=True
 """Compiled ``Deconvolution2DFunction`` forward on NumPy arrays (one group,
 float32 or float64).
 
@@ -20,13 +20,14 @@ from chainer_fastpath._core._config cimport ConfigView
 from chainer_fastpath._core._fpe cimport (
     acts, all_flags, clear_flags, fetestexcept, quiet_into)
 from chainer_fastpath._core._ndarray cimport (
-    CFP_NPY_DOUBLE, CFP_NPY_FLOAT, builtin_typenum, cfp_data, layout_ok)
+    CFP_NPY_DOUBLE, CFP_NPY_FLOAT, builtin_typenum, cfp_data,
+    numpy_struct_matches)
 from chainer_fastpath._core._registry cimport (
     NOT_HANDLED, compiled, forward_callees)
 from chainer_fastpath.functions.connection._geometry cimport (
     strides_ok, within)
 
-cdef extern from "_patches.h" nogil:
+cdef extern from "_im2col.h" nogil:
     int cfp_col2im_f(float *img, const float *col, Py_ssize_t N,
                      Py_ssize_t C, Py_ssize_t hp, Py_ssize_t wp,
                      const Py_ssize_t *geometry)
@@ -58,7 +59,7 @@ cdef object _forward(object node, tuple inputs, ConfigView config):
         return NOT_HANDLED
     x, W = inputs[0], inputs[1]
     b = inputs[2] if len(inputs) == 3 else None
-    if (not layout_ok() or type(x) is not _ndarray
+    if (not numpy_struct_matches() or type(x) is not _ndarray
             or type(W) is not _ndarray or x.ndim != 4 or W.ndim != 4):
         return NOT_HANDLED
     cdef int typenum = builtin_typenum(x)

@@ -18,8 +18,8 @@ from chainer.functions.math import sum as sum_mod
 
 from chainer_fastpath._core import _attrs
 from chainer_fastpath._core._attrs cimport (
-    cfp_attr, cfp_attr_enable, cfp_getattr, cfp_setattr, get_site,
-    retain_inputs, set_site)
+    cfp_attr, cfp_attr_enable, cfp_getattr as get, cfp_setattr as put,
+    get_site, retain_inputs, set_site)
 from chainer_fastpath._core._audit cimport StockMethods
 from chainer_fastpath._core._config cimport ConfigView
 from chainer_fastpath._core._fpe cimport (
@@ -29,12 +29,12 @@ from chainer_fastpath._core._grads cimport (
 from chainer_fastpath._core._ndarray cimport (
     CFP_NPY_C_CONTIGUOUS, CFP_NPY_DOUBLE, CFP_NPY_F_CONTIGUOUS, CFP_NPY_FLOAT,
     CFP_NPY_HALF, builtin_typenum, cfp_data, cfp_descr_of, cfp_dims,
-    cfp_flags, cfp_nd, layout_ok, new_shaped)
+    cfp_flags, cfp_nd, numpy_struct_matches, new_shaped)
 from chainer_fastpath._core._objects cimport node_data
 from chainer_fastpath._core._registry cimport NOT_HANDLED, compiled
 from chainer_fastpath._core._ufunc_loop cimport add_loop
 from chainer_fastpath._core._retained cimport array_of, requires_grad_of
-from chainer_fastpath._public cimport Public
+from chainer_fastpath._runtime._public cimport Public
 
 cdef type _ndarray = numpy.ndarray
 cfp_attr_enable(_attrs.FAST)
@@ -63,7 +63,7 @@ cdef object _forward(object node, tuple inputs, ConfigView config):
     # LinearFunction.forward, iDeep unavailable, no static schedule.
     if not 2 <= len(inputs) <= 3:
         return NOT_HANDLED   # stock's unpacking error, not Cython's
-    cfp_setattr(node, &_set_config_use_ideep, config.get('use_ideep'))
+    put(node, &_set_config_use_ideep, config.get('use_ideep'))
     cdef object x, W, b = None
     if len(inputs) == 3:
         x, W, b = inputs
@@ -87,7 +87,7 @@ cdef object _matrices_product(object x, object W):
     neither layout first made contiguous); NOT_HANDLED where it would cast.
     Two plain matrices of one dtype are read from their structs."""
     cdef Py_ssize_t dims[2]
-    if (type(x) is _ndarray and type(W) is _ndarray and layout_ok()
+    if (type(x) is _ndarray and type(W) is _ndarray and numpy_struct_matches()
             and cfp_nd(x) == 2 and cfp_nd(W) == 2
             and cfp_descr_of(x) == cfp_descr_of(W)):
         if (not cfp_flags(x) & (CFP_NPY_C_CONTIGUOUS | CFP_NPY_F_CONTIGUOUS)
@@ -115,8 +115,8 @@ cdef object _backward(object func, tuple indexes, tuple grad_outputs):
     # LinearFunction.backward with LinearGradData / LinearGradWeight / Sum
     # forwards inlined: no type check to run (the first two have none; Sum's
     # passes for a float matrix), casts that are identities.
-    inputs = cfp_getattr(func, &_get_inputs)
-    if cfp_getattr(func, &_get_input_retained) != (0, 1):
+    inputs = get(func, &_get_inputs)
+    if get(func, &_get_input_retained) != (0, 1):
         return NOT_HANDLED
     x_node = inputs[0]
     W_node = inputs[1]
@@ -134,7 +134,7 @@ cdef object _backward(object func, tuple indexes, tuple grad_outputs):
         return NOT_HANDLED
     cdef bint gy_rg = grad_requires_grad(gy_var)
     gy_c = gy
-    if not layout_ok():
+    if not numpy_struct_matches():
         if (not (gy.flags.c_contiguous or gy.flags.f_contiguous)
                 and 1 in gy.shape):
             gy_c = _ascontiguousarray(gy)
@@ -160,7 +160,7 @@ cdef bint _float_matrices(object gy, object x, object W) except -1:
     and W.dtype == x.dtype`` for three ndarrays; decided from their structs
     where the three share one descr."""
     cdef int num
-    if (layout_ok() and cfp_descr_of(gy) == cfp_descr_of(x)
+    if (numpy_struct_matches() and cfp_descr_of(gy) == cfp_descr_of(x)
             and cfp_descr_of(W) == cfp_descr_of(x)):
         if cfp_nd(gy) != 2:
             return False
@@ -175,7 +175,7 @@ cdef bint _float_matrices(object gy, object x, object W) except -1:
 cdef inline object _cast(object a, object like):
     """``a.astype(like.dtype, copy=False)``: ``a`` itself where it has that
     very descr (a new product, so no copy is asked for)."""
-    if layout_ok() and cfp_descr_of(a) == cfp_descr_of(like):
+    if numpy_struct_matches() and cfp_descr_of(a) == cfp_descr_of(like):
         return a
     return a.astype(like.dtype, copy=False)
 
@@ -206,7 +206,7 @@ cdef bint _sums_quietly(object gy) except -1:
     cdef Py_ssize_t n = len(gy)
     if n == 0:
         return True
-    if not layout_ok():
+    if not numpy_struct_matches():
         return False
     cdef Py_ssize_t size = gy.size
     if size == 0:

@@ -24,7 +24,7 @@ from chainer_fastpath._core._grads cimport grad_array
 from chainer_fastpath._core._ndarray cimport (
     CFP_NPY_ALIGNED, CFP_NPY_C_CONTIGUOUS, CFP_NPY_DOUBLE, CFP_NPY_FLOAT,
     CFP_NPY_INT, aligned_array, builtin_typenum, cfp_data, cfp_dims,
-    cfp_flags, cfp_nd, cfp_strides, layout_ok)
+    cfp_flags, cfp_nd, cfp_strides, numpy_struct_matches)
 from chainer_fastpath._core._config cimport ConfigView
 from chainer_fastpath._core._fpe cimport clear_flags, fetestexcept, watched
 from chainer_fastpath._core._objects cimport new_variable
@@ -132,7 +132,7 @@ cdef _Tree _tree(object function, object x, object t, object W):
     """The checked operands; None where stock's loops would see anything
     but float32 or float64 inputs of one dtype, labels inside the tree and
     paths inside ``W`` (stock then raises, or wraps a negative label)."""
-    if not layout_ok() or type(x) is not _ndarray:
+    if not numpy_struct_matches() or type(x) is not _ndarray:
         return None
     cdef int typenum = builtin_typenum(x)
     if typenum != CFP_NPY_FLOAT and typenum != CFP_NPY_DOUBLE:

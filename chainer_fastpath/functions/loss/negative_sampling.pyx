@@ -17,7 +17,7 @@ from chainer_fastpath._core._attrs cimport retain_inputs
 from chainer_fastpath._core._ndarray cimport (
     CFP_NPY_ALIGNED, CFP_NPY_DOUBLE, CFP_NPY_FLOAT, CFP_NPY_INT, CFP_NPY_LONG,
     aligned_array, builtin_typenum, cfp_data, cfp_dims, cfp_flags, cfp_nd,
-    cfp_strides, layout_ok)
+    cfp_strides, numpy_struct_matches)
 from chainer_fastpath._core._config cimport ConfigView
 from chainer_fastpath._core._fpe cimport clear_flags, fetestexcept, watched
 from chainer_fastpath._core._registry cimport NOT_HANDLED, compiled
@@ -164,7 +164,7 @@ cdef bint _grad_rows(_Rows rows, UfuncLoop exp, int flags, object x,
 
 
 cdef object _forward(object node, tuple in_data, ConfigView config):
-    if len(in_data) != 3 or not layout_ok():
+    if len(in_data) != 3 or not numpy_struct_matches():
         return NOT_HANDLED
     x, W, gloss = in_data
     if type(x) is not _ndarray:

@@ -27,7 +27,7 @@ from chainer_fastpath._core._grads cimport grad_array, new_grad
 from chainer_fastpath._core._ndarray cimport (
     CFP_NPY_ALIGNED, CFP_NPY_C_CONTIGUOUS, CFP_NPY_DOUBLE, CFP_NPY_FLOAT,
     CFP_NPY_INT, CFP_NPY_LONG, CFP_NPY_LONGLONG, builtin_typenum, cfp_data,
-    cfp_dims, cfp_elsize, cfp_flags, cfp_nd, cfp_strides, layout_ok)
+    cfp_dims, cfp_elsize, cfp_flags, cfp_nd, cfp_strides, numpy_struct_matches)
 
 from chainer_fastpath._core._config cimport ConfigView
 from chainer_fastpath._core._fpe cimport (
@@ -271,7 +271,7 @@ cpdef object fused_forward(object x, object t, object ignore_label,
     returns and sets as ``self.y`` (None without ``cache_score``) and
     ``self._coeff`` (None unless ``reduce == 'mean'``), for hard labels and
     no class weight. None when the kernel does not apply."""
-    if not layout_ok() or (reduce != 'mean' and reduce != 'no'):
+    if not numpy_struct_matches() or (reduce != 'mean' and reduce != 'no'):
         return None
     cdef int num = _float_typenum(x)
     if num < 0:
@@ -383,7 +383,7 @@ cpdef object fused_grad(object y, object t, object ignore_label,
     """``gx`` as stock ``_SoftmaxCrossEntropyGrad_NoDoubleBackprop``'s
     ``forward_cpu`` computes it from a cached score ``y`` (2-D), hard
     labels and no class weight; None when the kernel does not apply."""
-    if not layout_ok():
+    if not numpy_struct_matches():
         return None
     cdef int num = _float_typenum(y)
     if num < 0 or type(gloss) is not _ndarray or builtin_typenum(gloss) != num:

@@ -12,7 +12,7 @@ from chainer_fastpath._core._fpe cimport acts, quiet_begin, quiet_end
 from chainer_fastpath._core._grads cimport (
     grad_array, grad_requires_grad, new_grad)
 from chainer_fastpath._core._registry cimport NOT_HANDLED, compiled
-from chainer_fastpath.functions.math.sum cimport spread_grad
+from chainer_fastpath._runtime._sum_grads cimport spread_grad
 
 cdef object _utils = chainer.utils
 

@@ -20,15 +20,16 @@ from chainer_fastpath._core._fpe cimport acts, quiet2, quiet_begin, quiet_end
 from chainer_fastpath._core._grads cimport (
     grad_array, grad_raw, grad_requires_grad, new_grad)
 from chainer_fastpath._core._ndarray cimport (
-    CFP_NPY_DOUBLE, CFP_NPY_FLOAT, CFP_NPY_HALF, builtin_typenum, layout_ok)
+    CFP_NPY_DOUBLE, CFP_NPY_FLOAT, CFP_NPY_HALF, builtin_typenum,
+    numpy_struct_matches)
 from chainer_fastpath._core._registry cimport (
     NOT_HANDLED, compiled, forward_callees, nodeless)
 from chainer_fastpath._core._retained cimport (
     float_operands, requires_grad_of, retained_inputs)
 from chainer_fastpath._core._ufunc_loop cimport (
     add_loop, multiply_loop, subtract_loop)
-from chainer_fastpath._force_array cimport forced
-from chainer_fastpath.functions.math.sum cimport sum_to_grad
+from chainer_fastpath._runtime._forced cimport forced
+from chainer_fastpath._runtime._sum_grads cimport sum_to_grad
 
 cdef object _utils = chainer.utils
 cdef object _preprocess_const = basic_math._preprocess_const
@@ -75,7 +76,7 @@ cdef inline bint _converts_quietly(object x, object value):
         return False
     if not (value == 0 or 2.0 ** -14 <= abs(value) <= 65504.0):
         return False
-    if not layout_ok():
+    if not numpy_struct_matches():
         return False
     cdef int num = builtin_typenum(x)
     return (num == CFP_NPY_HALF or num == CFP_NPY_FLOAT
@@ -83,12 +84,12 @@ cdef inline bint _converts_quietly(object x, object value):
 
 
 cdef inline object _constant(object node, tuple in_data):
-    # _preprocess_const(x, value): the value in the input's dtype; None
-    # where that helper is not stock's, or where NumPy would act on the
-    # conversion (stock's forward then converts, acting once, from its
-    # line).
+    # _preprocess_const(x, value): the value in the input's dtype;
+    # NOT_HANDLED where that helper is not stock's, or where NumPy would act
+    # on the conversion (stock's forward then converts, acting once, from
+    # its line).
     if basic_math._preprocess_const is not _preprocess_const:
-        return None
+        return NOT_HANDLED
     x = in_data[0]
     value = node.value
     if _converts_quietly(x, value):
@@ -100,13 +101,13 @@ cdef inline object _constant(object node, tuple in_data):
     finally:
         raised = quiet_end(saved)
         if acts(raised):
-            return None
+            return NOT_HANDLED
     return value
 
 
 cdef object _add_constant(object node, tuple in_data, ConfigView config):
     value = _constant(node, in_data)
-    if value is None:
+    if value is NOT_HANDLED:
         return NOT_HANDLED
     cdef int raised = 0
     y = quiet2(_np_add, in_data[0], value, &raised)
@@ -116,7 +117,7 @@ cdef object _add_constant(object node, tuple in_data, ConfigView config):
 cdef object _sub_from_constant(object node, tuple in_data,
                                ConfigView config):
     value = _constant(node, in_data)
-    if value is None:
+    if value is NOT_HANDLED:
         return NOT_HANDLED
     cdef int raised = 0
     y = quiet2(_np_subtract, value, in_data[0], &raised)
@@ -125,7 +126,7 @@ cdef object _sub_from_constant(object node, tuple in_data,
 
 cdef object _mul_constant(object node, tuple in_data, ConfigView config):
     value = _constant(node, in_data)
-    if value is None:
+    if value is NOT_HANDLED:
         return NOT_HANDLED
     cdef int raised = 0
     y = quiet2(_np_multiply, value, in_data[0], &raised)
@@ -134,7 +135,7 @@ cdef object _mul_constant(object node, tuple in_data, ConfigView config):
 
 # -- backwards --------------------------------------------------------------
 
-cdef object _all_handled(object grads):
+cdef object _grads_tuple(object grads):
     # grads as a tuple, or NOT_HANDLED where one of them is.
     for g in grads:
         if g is NOT_HANDLED:
@@ -152,7 +153,7 @@ cdef object _add_grad(object func, tuple indexes, tuple grad_outputs):
     shape = gy.shape
     for i in indexes:
         if inputs[i].shape != shape:
-            return _all_handled([sum_to_grad(gy_var, gy, inputs[j].shape)
+            return _grads_tuple([sum_to_grad(gy_var, gy, inputs[j].shape)
                                  for j in indexes])
     return (gy_var,) * len(indexes)
 
@@ -232,7 +233,7 @@ cdef object _mul_grad(object func, tuple indexes, tuple grad_outputs):
         ret.append(sum_to_grad(
             new_grad(gx, gy_rg or requires_grad_of(inputs[1 - i])), gx,
             xs[i].shape))
-    return _all_handled(ret)
+    return _grads_tuple(ret)
 
 
 cdef object _mul_constant_grad(object func, tuple indexes,

@@ -14,7 +14,7 @@ from chainer_fastpath._core._grads cimport (
     grad_array, grad_raw, grad_requires_grad)
 from chainer_fastpath._core._registry cimport NOT_HANDLED, compiled
 from chainer_fastpath._core._retained cimport requires_grad_of, retained_inputs
-from chainer_fastpath.functions.math.sum cimport sum_to_grad
+from chainer_fastpath._runtime._sum_grads cimport sum_to_grad
 
 cdef object _utils = chainer.utils
 

@@ -8,44 +8,42 @@ from chainer.functions.array import broadcast
 from chainer.functions.array import reshape
 from chainer.functions.math import sum as sum_mod
 
-from chainer_fastpath._core._apply cimport apply_detached
 from chainer_fastpath._core import _attrs
 from chainer_fastpath._core._attrs cimport (
     cfp_attr, cfp_attr_enable, cfp_getattr as get, get_site)
 from chainer_fastpath._core._config cimport ConfigView
 from chainer_fastpath._core._fpe cimport acts, quiet_begin, quiet_end
 from chainer_fastpath._core._audit cimport StockMethods
-from chainer_fastpath._core._grads cimport (
-    grad_array, grad_raw, grad_requires_grad, new_grad)
+from chainer_fastpath._core._grads cimport grad_array
 from chainer_fastpath._core._objects cimport bare
 from chainer_fastpath._core._ufunc_loop cimport Reduction
 from chainer_fastpath._core._registry cimport NOT_HANDLED, compiled
-from chainer_fastpath._public cimport Public
+from chainer_fastpath._runtime._public cimport Public
+from chainer_fastpath._runtime._sum_grads cimport spread_grad
 
 cfp_attr_enable(_attrs.FAST)
 
-cdef object _utils = chainer.utils
 cdef object _asarray = numpy.asarray
 # ndarray.sum(axis, keepdims=k) is numpy.core._methods._sum, which calls
 # numpy.add.reduce(x, axis, None, None, k) with initial and where at their
 # defaults.
 cdef object _add_reduce = numpy.add.reduce
 cdef Reduction _sum_all = Reduction(numpy.add)
-cdef cfp_attr _axis = get_site('axis')
-cdef cfp_attr _keepdims = get_site('keepdims')
+cdef cfp_attr _get_axis = get_site('axis')
+cdef cfp_attr _get_keepdims = get_site('keepdims')
 
 
 cdef object _forward(object node, tuple inputs, ConfigView config):
     # Sum.forward on NumPy: numpy.asarray(x.sum(axis=self.axis,
     # keepdims=self.keepdims)).
-    keepdims = get(node, &_keepdims)
+    keepdims = get(node, &_get_keepdims)
     if len(inputs) != 1 or not (type(keepdims) is bool
                                 or type(keepdims) is int):
         # Another keepdims (numpy.bool_) may make NumPy warn: from stock's
         # frame in numpy/core/_methods.py, not from the caller's.
         return NOT_HANDLED
     x = inputs[0]
-    axis = get(node, &_axis)
+    axis = get(node, &_get_axis)
     cdef int raised = 0
     if axis is None and type(keepdims) is bool:
         y = _sum_all.all(x, keepdims, &raised)
@@ -70,56 +68,6 @@ cdef object _backward(object func, tuple indexes, tuple grad_outputs):
     if gy is None:
         return NOT_HANDLED
     return spread_grad(func, gy_var, gy)
-
-
-cdef object spread_grad(object func, object gy_var, object gy):
-    """What ``Sum.backward`` does with gradient ``gy_var`` (array ``gy``)
-    of ``func``, a Sum or Mean node: reshape to keep the reduced axes, then
-    broadcast_to the input's shape; NOT_HANDLED where gy is not of the
-    reduction's shape."""
-    shape = func.inputs[0].shape
-    cdef Py_ssize_t ndim = len(shape)
-    axis = get(func, &_axis)
-    if not (ndim == 0 or axis is None or get(func, &_keepdims)):
-        # The summed axes put back: a Reshape node to a list, which no
-        # shape equals; its type check passes where gy has the sum's
-        # shape.
-        axes = sorted([a if a >= 0 else a + ndim for a in axis])
-        kept = list(shape)
-        for a in reversed(axes):
-            del kept[a]
-        if list(gy.shape) != kept:
-            return NOT_HANDLED
-        kept = list(gy.shape)
-        for a in axes:
-            kept.insert(a, 1)
-        gy_var = new_grad(gy.reshape(kept), grad_requires_grad(gy_var))
-        gy = grad_raw(gy_var)
-    if gy.shape == shape:
-        return (gy_var,)
-    return apply_detached(broadcast.BroadcastTo(shape), (gy,),
-                          grad_requires_grad(gy_var))
-
-
-cdef object sum_to_grad(object gy_var, object gy, object shape):
-    """``F.sum_to(gy_var, shape)`` for gradient ``gy_var`` (array ``gy``):
-    gy_var itself where the shapes are equal, else a SumTo node (no type
-    check of its own) whose forward is ``utils.sum_to``, a NumPy sum;
-    NOT_HANDLED where NumPy would act on a floating-point exception of
-    that sum."""
-    if gy.shape == shape:
-        return gy_var
-    cdef int raised
-    saved = quiet_begin()
-    try:
-        gx = _utils.sum_to(gy, shape)
-    finally:
-        # An exception after a flag NumPy acts on is stock's to raise, if
-        # stock reaches it.
-        raised = quiet_end(saved)
-        if acts(raised):
-            return NOT_HANDLED
-    return new_grad(gx, grad_requires_grad(gy_var))
 
 
 # -- F.sum -------------------------------------------------------------------

@@ -18,7 +18,7 @@ from libc.math cimport isfinite, fabs
 from libc.float cimport DBL_MIN, FLT_MIN
 
 from chainer_fastpath._core._attrs cimport (
-    cfp_attr, cfp_getattr, cfp_setattr, get_site, set_site)
+    cfp_attr, cfp_getattr as get, cfp_setattr as put, get_site, set_site)
 from chainer_fastpath._core._config cimport ConfigView
 from chainer_fastpath._core._fpe cimport acts, all_flags, clear_flags, quiet2
 from chainer_fastpath._core._grads cimport (
@@ -26,7 +26,7 @@ from chainer_fastpath._core._grads cimport (
 from chainer_fastpath._core._ndarray cimport (
     CFP_NPY_ALIGNED, CFP_NPY_C_CONTIGUOUS, CFP_NPY_DOUBLE, CFP_NPY_FLOAT,
     cfp_byteorder, cfp_data, cfp_dims, cfp_flags, cfp_nd, cfp_typenum,
-    layout_ok)
+    numpy_struct_matches)
 from chainer_fastpath._core._registry cimport NOT_HANDLED, compiled
 
 cdef type _ndarray = numpy.ndarray
@@ -38,10 +38,10 @@ cdef object _float64 = numpy.float64
 # (``_audit.stock_replaced``).
 cdef object _rand = numpy.random.rand
 
-cdef cfp_attr _mask = get_site('mask')
+cdef cfp_attr _get_mask = get_site('mask')
 cdef cfp_attr _set_mask = set_site('mask')
-cdef cfp_attr _ratio = get_site('dropout_ratio')
-cdef cfp_attr _use_cudnn = get_site('_use_cudnn')
+cdef cfp_attr _get_dropout_ratio = get_site('dropout_ratio')
+cdef cfp_attr _get_use_cudnn = get_site('_use_cudnn')
 
 
 ctypedef fused real:
@@ -87,12 +87,13 @@ cdef object _forward(object node, tuple inputs, ConfigView config):
     if len(inputs) == 0:
         return NOT_HANDLED      # stock's IndexError
     x = inputs[0]
-    if type(x) is not _ndarray or not layout_ok() or cfp_nd(x) == 0:
+    if (type(x) is not _ndarray or not numpy_struct_matches()
+            or cfp_nd(x) == 0):
         return NOT_HANDLED
     num = cfp_typenum(x)
     if num != CFP_NPY_FLOAT and num != CFP_NPY_DOUBLE:
         return NOT_HANDLED
-    mask = cfp_getattr(node, &_mask)
+    mask = get(node, &_get_mask)
     cdef int raised = 0
     if mask is not None:
         # y = x[0] * self.mask
@@ -102,7 +103,7 @@ cdef object _forward(object node, tuple inputs, ConfigView config):
         if acts(raised):
             return NOT_HANDLED
         return y,
-    ratio = cfp_getattr(node, &_ratio)
+    ratio = get(node, &_get_dropout_ratio)
     if type(ratio) is not float:
         # Another type's arithmetic below could run Python code, twice
         # where the node then went to stock.
@@ -117,7 +118,7 @@ cdef object _forward(object node, tuple inputs, ConfigView config):
     # flag = numpy.random.rand(*x[0].shape) >= self.dropout_ratio
     flag = _rand(*x.shape) >= ratio
     mask = scale * flag
-    cfp_setattr(node, &_set_mask, mask)
+    put(node, &_set_mask, mask)
     return x * mask,
 
 
@@ -126,7 +127,7 @@ cdef object _grad_forward(object node, tuple inputs, ConfigView config):
     if len(inputs) == 0:
         return NOT_HANDLED      # stock's IndexError
     gy = inputs[0]
-    mask = cfp_getattr(node, &_mask)
+    mask = get(node, &_get_mask)
     if (type(gy) is not _ndarray or type(mask) is not _ndarray
             or cfp_nd(gy) == 0):
         return NOT_HANDLED
@@ -141,7 +142,7 @@ cdef object _grad_of(object func, tuple grad_outputs):
     # DropoutGrad(self.mask).apply(gy), whose forward is gy * self.mask.
     gy_var = grad_outputs[0]
     gy = grad_array(gy_var)
-    mask = cfp_getattr(func, &_mask)
+    mask = get(func, &_get_mask)
     if gy is None or type(mask) is not _ndarray or cfp_nd(gy) == 0:
         return NOT_HANDLED
     cdef int raised = 0
@@ -154,7 +155,7 @@ cdef object _grad_of(object func, tuple grad_outputs):
 cdef object _backward(object func, tuple indexes, tuple grad_outputs):
     # Dropout.backward: cuDNN's states where its forward used them, else
     # the gradient node.
-    if cfp_getattr(func, &_use_cudnn):
+    if get(func, &_get_use_cudnn):
         return NOT_HANDLED
     return _grad_of(func, grad_outputs)
 

@@ -31,7 +31,8 @@ from chainer_fastpath._core._grads cimport (
     grad_array, grad_requires_grad, new_grad)
 from chainer_fastpath._core._ndarray cimport (
     CFP_NPY_ALIGNED, CFP_NPY_C_CONTIGUOUS, CFP_NPY_DOUBLE, CFP_NPY_FLOAT,
-    builtin_typenum, cfp_data, cfp_dims, cfp_flags, cfp_nd, layout_ok)
+    builtin_typenum, cfp_data, cfp_dims, cfp_flags, cfp_nd,
+    numpy_struct_matches)
 
 from libc.string cimport memcpy, memset
 
@@ -98,7 +99,7 @@ cdef bint _geometry(object c, object x, Geometry *g):
     """Fills ``g`` when ``c`` and ``x`` are what the kernels handle:
     C-contiguous float32 or float64 arrays of one dtype and consistent
     shapes, none empty."""
-    if not layout_ok() or type(c) is not _ndarray:
+    if not numpy_struct_matches() or type(c) is not _ndarray:
         return False
     cdef int ndim = cfp_nd(c)
     if ndim < 2:

@@ -14,7 +14,7 @@ from cpython.object cimport PyObject
 
 from chainer_fastpath._core._dicts cimport cfp_dict_item_keyed
 from chainer_fastpath._core._signature cimport Signature
-from chainer_fastpath._fast_call cimport apply_new, apply_or_debug
+from chainer_fastpath._runtime._apply_node cimport apply_new, apply_or_debug
 
 
 cdef inline object _first(object outputs, bint unpack):

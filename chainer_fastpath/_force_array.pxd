@@ -1,1 +1,0 @@
-cdef object forced(object y)

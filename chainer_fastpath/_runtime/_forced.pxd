@@ -1,0 +1,3 @@
+cdef int install_force_array(object replacement,
+                             bint ndarray_is_never_scalar) except -1
+cdef object forced(object y)
