@@ -17,8 +17,11 @@ from chainer.functions.noise import dropout
 from libc.math cimport isfinite, fabs
 from libc.float cimport DBL_MIN, FLT_MIN
 
+from chainer_fastpath._core import _attrs
+
 from chainer_fastpath._core._attrs cimport (
-    cfp_attr, cfp_getattr as get, cfp_setattr as put, get_site, set_site)
+    cfp_attr, cfp_attr_enable, cfp_getattr as get, cfp_setattr as put,
+    get_site, set_site)
 from chainer_fastpath._core._config cimport ConfigView
 from chainer_fastpath._core._fpe cimport acts, all_flags, clear_flags, quiet2
 from chainer_fastpath._core._grads cimport (
@@ -37,6 +40,8 @@ cdef object _float64 = numpy.float64
 # rebound, the compiled entry points leave every node to stock
 # (``_audit.stock_replaced``).
 cdef object _rand = numpy.random.rand
+
+cfp_attr_enable(_attrs.FAST)
 
 cdef cfp_attr _get_mask = get_site('mask')
 cdef cfp_attr _set_mask = set_site('mask')
