@@ -34,7 +34,7 @@ from chainer_fastpath._core._ndarray cimport (
     numpy_struct_matches)
 from chainer_fastpath._core._registry cimport (
     NOT_HANDLED, compiled, forward_callees)
-from chainer_fastpath.functions.connection._geometry cimport (
+from chainer_fastpath._runtime._geometry cimport (
     strides_ok, within)
 
 cdef type _ndarray = numpy.ndarray

@@ -24,8 +24,8 @@ from chainer_fastpath._core._ndarray cimport (
     numpy_struct_matches)
 from chainer_fastpath._core._registry cimport (
     NOT_HANDLED, compiled, forward_callees)
-from chainer_fastpath.functions.connection._geometry cimport (
-    strides_ok, within)
+from chainer_fastpath._runtime._geometry cimport (
+    fits, strides_ok, within)
 
 cdef extern from "_im2col.h" nogil:
     int cfp_col2im_f(float *img, const float *col, Py_ssize_t N,
@@ -43,13 +43,6 @@ cdef object _numpy = numpy
 # either is replaced (a mock, a user's own), the node's code runs (the
 # registry's audit of the entry's forward callees).
 cdef tuple _HELPERS = ((conv, 'col2im_cpu'), (conv, 'get_deconv_outsize'))
-
-
-cdef inline bint _fits(Py_ssize_t k, Py_ssize_t d, Py_ssize_t s,
-                       Py_ssize_t n, Py_ssize_t size):
-    # Whether stock's slice ``(k-1)*d : (k-1)*d + s*n : s`` of an axis of
-    # ``size`` has n elements: else its in-place add raises.
-    return n == 0 or (k - 1) * d + s * (n - 1) < size
 
 
 cdef object _forward(object node, tuple inputs, ConfigView config):
@@ -82,7 +75,7 @@ cdef object _forward(object node, tuple inputs, ConfigView config):
     cdef Py_ssize_t dy = node.dy, dx = node.dx
     cdef Py_ssize_t h = node.outh, w = node.outw
     cdef Py_ssize_t hp = h + 2 * ph + sy - 1, wp = w + 2 * pw + sx - 1
-    if not (_fits(kh, dy, sy, ih, hp) and _fits(kw, dx, sx, iw, wp)):
+    if not (fits(kh, dy, sy, ih, hp) and fits(kw, dx, sx, iw, wp)):
         return NOT_HANDLED
     col = _numpy.tensordot(W, x, (0, 1))
     # Looked up per call, as stock does: a replacement (a function hook may
