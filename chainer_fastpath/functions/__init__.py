@@ -48,6 +48,8 @@ MODULES = (
     'math.minmax',
     'math.sum',
     'noise.dropout',
+    'pooling.average_pooling_2d',
+    'pooling.max_pooling_nd',
     'rnn.lstm',
 )
 

@@ -11,6 +11,8 @@ import pytest
 import chainer
 import chainer.functions as F
 from chainer.functions.noise import dropout
+from chainer.functions.pooling import average_pooling_2d
+from chainer.functions.pooling import max_pooling_nd
 
 from chainer_fastpath._core import _registry
 from chainer_fastpath.functions import register_all
@@ -51,6 +53,23 @@ def _linear(keep, x, b):
 def _softmax_cross_entropy(keep, x, dtype=f32, **kwargs):
     return F.softmax_cross_entropy(_v(x, dtype, keep),
                                    numpy.array([0, 1], numpy.int32), **kwargs)
+
+
+_PEAK = [[[[0.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 0.0]]]]
+
+
+def _max_pooling_grad(keep):
+    pool = max_pooling_nd.MaxPoolingND(2, 3, 1, 1)
+    pool.apply((numpy.array(_PEAK, f32),))
+    gy = _v([[[[BIG] * 3] * 3]], keep=keep)
+    return max_pooling_nd.MaxPoolingNDGrad(pool).apply((gy,))[0]
+
+
+def _average_pooling_grad(keep, gy):
+    pool = average_pooling_2d.AveragePooling2D((1, 2), 1)
+    pool.apply((numpy.array([[[[1.0, 1.0, 1.0]]]], f32),))
+    gy = _v([[[[gy, gy]]]], keep=keep)
+    return average_pooling_2d.AveragePooling2DGrad(pool).apply((gy,))[0]
 
 
 def _dropout_grad(keep, gy):
@@ -217,6 +236,20 @@ CASES = {
     'DropoutGrad': [
         lambda keep: _dropout_grad(keep, [BIG]),
         lambda keep: _backward(keep, _dropout_grad(keep, [1.0]), [BIG])],
+    # A window's maximum, the gradient of several overlapping windows,
+    # overflows where they add up; the averages' sums overflow.
+    'MaxPoolingND': [lambda keep: _backward(
+        keep, F.max_pooling_2d(_v(_PEAK), 3, 1, 1), [[[[BIG] * 3] * 3]])],
+    'MaxPoolingNDGrad': [_max_pooling_grad],
+    'AveragePooling2D': [
+        lambda keep: F.average_pooling_2d(_v([[[[BIG, BIG]]]], keep=keep),
+                                          (1, 2)),
+        lambda keep: _backward(keep, F.average_pooling_2d(_v(_PEAK), 2, 1),
+                               [[[[BIG] * 2] * 2]])],
+    'AveragePooling2DGrad': [
+        lambda keep: _average_pooling_grad(keep, BIG),
+        lambda keep: _backward(keep, _average_pooling_grad(keep, 1.0),
+                               [[[[BIG, BIG, BIG]]]])],
     # The gradient where the mask is 0: inf * 0.
     'Max': [lambda keep: _backward(keep, F.max(_v([1.0, 2.0]), axis=0),
                                    INF)],
@@ -269,7 +302,9 @@ NO_ARITHMETIC = {'AddConstant': 'backward',
                  'ArgMin': None,
                  # Patches, then BLAS's product (NumPy acts on no
                  # exception of dot).
-                 'Convolution2DGradW': 'forward'}
+                 'Convolution2DGradW': 'forward',
+                 # Copies of the windows' items at the indexes.
+                 'MaxPoolingNDWithIndexes': 'forward'}
 
 ERRSTATES = [{}, {'all': 'warn'}, {'all': 'raise'}, {'all': 'call'}]
 WARNING_MODES = ['always', 'default', 'once', 'module', 'error']

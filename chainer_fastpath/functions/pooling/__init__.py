@@ -1,0 +1,1 @@
+"""Compiled pooling functions (``chainer.functions.pooling``)."""
