@@ -821,6 +821,62 @@ def _conv_edge(b):
                             x.dtype))
 
 
+def _pooling(b, kind=None):
+    # F.max_pooling_2d (cover_all, return_indices) or F.average_pooling_2d
+    # on a small image; its geometry sometimes at its edges (a stride or
+    # kernel below 1, a negative pad, a kernel larger than the image, a
+    # NumPy int or a float), which stock rejects or takes as its slices do;
+    # sometimes double backprop through the gradient nodes.
+    double = b.flag()
+    x = b.pick_float(lambda v: len(v.shape) == 4 and (
+        v.kind == 'var' or not double), shape=b.choice(
+        ((2, 2, 5, 4), (1, 1, 3, 3), (2, 3, 6, 6))),
+        kind='var' if double else None)
+    n, c, h, w = x.shape
+    kind = kind or b.choice(('max', 'average'))
+    edge = b.flag() and b.flag()
+
+    def geometry(values, edges):
+        value = b.choice(edges if edge else values)
+        if type(value) is tuple:
+            return '({}, {})'.format(*[_int(b, v) if edge else repr(v)
+                                       for v in value]), value
+        return (_int(b, value) if edge else repr(value)), (value, value)
+
+    ktext, k = geometry((2, 3, (2, 3), 1), (0, -1, 7, (3, 0)) + HUGE)
+    args = [x.name, ktext]
+    s = k
+    if b.flag():
+        stext, s = geometry((1, 2, (1, 3)), (0, -1, (2, -1)) + HUGE)
+        args.append('stride=' + stext)
+    ptext, p = geometry((0, 1, (1, 0)), (-1, (0, -2), 2 ** 31))
+    args.append('pad=' + ptext)
+    cover_all = False
+    indices = False
+    if kind == 'max':
+        cover_all = b.flag()
+        args.append('cover_all={}'.format(cover_all))
+        indices = b.flag()
+        if indices:
+            args.append('return_indices=True')
+    # Edge geometry: the shape is stock's to say (or its error).
+    out = [_conv_outsize(size, kk, ss, pp, 1, cover_all)
+           for size, kk, ss, pp in zip((h, w), k, s, p)] if not edge else [0]
+    shape = (n, c) + tuple(out) if min(out) > 0 else None
+    call = 'F.{}_pooling_2d({})'.format(kind, ', '.join(args))
+    y = b.add(call + ('[0]' if indices else ''), shape, x.dtype)
+    if shape is None or not double:
+        _then_backward(b, y)
+    else:
+        # Double backprop: the gradient's backward applies the gradient
+        # nodes' own backward nodes.
+        g = b.name('g')
+        b.emit('{} = chainer.grad([F.sum({} * {})], [{}], '
+               'enable_double_backprop=True)'.format(g, y.name, y.name,
+                                                     x.name))
+        b.emit('F.sum({}[0] * {}[0]).backward()'.format(g, g))
+
+
 def _then_backward(b, y):
     # Sometimes a backward through the node just applied.
     if y.shape is not None and y.kind == 'var' and y.float and b.flag():
@@ -1028,6 +1084,7 @@ _RELU = 'chainer.functions.activation.relu.ReLU'
 _ADD = 'chainer.functions.math.basic_math.Add'
 _LINEAR = 'chainer.functions.connection.linear.LinearFunction'
 _SUM = 'chainer.functions.math.sum.Sum'
+_POOLING = 'chainer.functions.pooling.'
 # What a program replaces (in a patched run, after enable()): the owner as
 # the program names it, the method, and the statement that then reaches it.
 # runtime.restoring puts back whatever a program leaves replaced.
@@ -1043,6 +1100,11 @@ REPLACED = (
     ('chainer.Link', '__call__', 'link'), ('L.Linear', 'forward', 'link'),
     ('L.Linear', '__call__', 'link'),
     ('chainer.Variable', 'backward', 'relu'),
+    (_POOLING + 'max_pooling_nd.MaxPoolingND', 'forward_cpu', 'max_pooling'),
+    (_POOLING + 'max_pooling_nd.MaxPoolingNDGrad', 'forward_cpu',
+     'max_pooling'),
+    (_POOLING + 'average_pooling_2d.AveragePooling2D', 'backward',
+     'average_pooling'),
 )
 # How a replacement is written: unittest.mock.patch.object with a counting
 # replacement, or autospec'd with the original as side effect (its
@@ -1062,7 +1124,9 @@ def _use_add(b):
 
 
 _USES = {'relu': _unary('F.relu({x})'), 'add': _use_add,
-         'linear': _linear, 'sum': _sum, 'link': _linear}
+         'linear': _linear, 'sum': _sum, 'link': _linear,
+         'max_pooling': lambda b: _pooling(b, 'max'),
+         'average_pooling': lambda b: _pooling(b, 'average')}
 
 
 def _replacement(b, owner, method, modes=('count',)):
@@ -1180,7 +1244,7 @@ OPERATIONS = (
     _unary('F.elu({x})'), _unary('F.identity({x})'),
     _broadcast_many, _logsumexp, _select_item, _huber_loss,
     _constant_arith, _shape_op, _output_layer, _arg_extreme, _convolution,
-) + EDGE_OPERATIONS + (_replace, _recursive)
+) + EDGE_OPERATIONS + (_replace, _recursive, _pooling)
 # Operations that reach a category's difference, drawn unless skipped.
 FEATURE_OPERATIONS = {
     'node-arity': _node_arity,
