@@ -35,6 +35,7 @@ MODULES = (
     'connection.deconvolution_2d',
     'connection.embed_id',
     'connection.linear',
+    'evaluation.accuracy',
     'loss.huber_loss',
     'loss.hierarchical_softmax',
     'loss.negative_sampling',

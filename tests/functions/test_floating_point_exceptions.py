@@ -304,7 +304,10 @@ NO_ARITHMETIC = {'AddConstant': 'backward',
                  # exception of dot).
                  'Convolution2DGradW': 'forward',
                  # Copies of the windows' items at the indexes.
-                 'MaxPoolingNDWithIndexes': 'forward'}
+                 'MaxPoolingNDWithIndexes': 'forward',
+                 # Comparisons and counts; the count's division by at least
+                 # one label raises nothing.
+                 'Accuracy': 'forward'}
 
 ERRSTATES = [{}, {'all': 'warn'}, {'all': 'raise'}, {'all': 'call'}]
 WARNING_MODES = ['always', 'default', 'once', 'module', 'error']

@@ -610,6 +610,23 @@ def _softmax_cross_entropy(b):
           () if reduce == 'mean' else (n,), x.dtype)
 
 
+def _accuracy(b):
+    # F.accuracy on scores of 2 or 4 dimensions (classes on the second),
+    # labels of int32 or int64 (-1 among them with ``ignore``), an ignore
+    # label sometimes, sometimes of another type or out of any label's range.
+    x = b.pick_float(lambda v: len(v.shape) in (2, 4) and v.shape[1] > 0,
+                     shape=b.choice(((4, 3), (2, 3, 2, 2))))
+    shape = (x.shape[0],) + x.shape[2:]
+    t = b.add('ints({!r}, {}, {!r}, ignore={})'.format(
+        shape, x.shape[1], b.choice(('int32', 'int64', 'int8')), b.flag()),
+        shape, 'int32', 'nd')
+    args = [x.name, t.name]
+    if b.flag():
+        args.append('ignore_label={}'.format(b.choice(
+            ('-1', '0', '2 ** 40', 'numpy.int32(-1)', '1.0', "'a'"))))
+    b.add('F.accuracy({})'.format(', '.join(args)), (), x.dtype)
+
+
 def _squared_error(b):
     x = b.pick_float()
     y = b.pick(lambda v: v.dtype == x.dtype and v.shape == x.shape,
@@ -1244,6 +1261,7 @@ OPERATIONS = (
     _unary('F.elu({x})'), _unary('F.identity({x})'),
     _broadcast_many, _logsumexp, _select_item, _huber_loss,
     _constant_arith, _shape_op, _output_layer, _arg_extreme, _convolution,
+    _accuracy,
 ) + EDGE_OPERATIONS + (_replace, _recursive, _pooling)
 # Operations that reach a category's difference, drawn unless skipped.
 FEATURE_OPERATIONS = {

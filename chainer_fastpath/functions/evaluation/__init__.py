@@ -1,0 +1,1 @@
+"""Compiled evaluation functions (``chainer.functions.evaluation``)."""
