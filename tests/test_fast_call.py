@@ -375,12 +375,21 @@ def _node_factories():
     from chainer.functions.math import (
         average, basic_math, exponential, logsumexp, matmul, minmax)
     from chainer.functions.math import sum as sum_
+    from chainer.functions.evaluation import accuracy
     from chainer.functions.noise import dropout
+    from chainer.functions.pooling import average_pooling_2d as avg
+    from chainer.functions.pooling import max_pooling_nd as mp
     from chainer.functions.rnn import lstm
     from chainer.links.loss import hierarchical_softmax
     hsm = hierarchical_softmax.BinaryHierarchicalSoftmaxFunction
     ns_grad = negative_sampling.NegativeSamplingFunctionGrad
     m = basic_math
+
+    def pooled(pool):
+        # A pooling node after its forward: what its gradient nodes read.
+        pool.apply((numpy.ones((1, 1, 4, 6), numpy.float32),))
+        return pool
+
     return {
         leaky_relu.LeakyReLU: lambda: leaky_relu.LeakyReLU(0.2),
         relu.ReLU: relu.ReLU,
@@ -433,6 +442,15 @@ def _node_factories():
         dropout.DropoutGrad: lambda: dropout.DropoutGrad(
             numpy.full((2, 3), 2.0, numpy.float32)),
         lstm.LSTM: lstm.LSTM,
+        accuracy.Accuracy: accuracy.Accuracy,
+        mp.MaxPoolingND: lambda: mp.MaxPoolingND(2, 2),
+        mp.MaxPoolingNDGrad: lambda: mp.MaxPoolingNDGrad(
+            pooled(mp.MaxPoolingND(2, 2))),
+        mp.MaxPoolingNDWithIndexes: lambda: mp.MaxPoolingNDWithIndexes(
+            pooled(mp.MaxPoolingND(2, 2))),
+        avg.AveragePooling2D: lambda: avg.AveragePooling2D(2),
+        avg.AveragePooling2DGrad: lambda: avg.AveragePooling2DGrad(
+            pooled(avg.AveragePooling2D(2))),
         # An old-style Function is applied through its FunctionAdapter.
         hsm: lambda: hsm(((0, 1), 2), numpy.float32).node,
         ns_grad: lambda: ns_grad('sum', numpy.ones(2, bool), 1,
