@@ -31,6 +31,7 @@ cdef type _float32 = numpy.float32
 cdef type _float64 = numpy.float64
 cdef object _np_multiply = numpy.multiply
 cdef object _result_type = numpy.result_type
+cdef object _finfo = numpy.finfo
 # The slopes whose ``slope >= 0`` runs no code of anybody's: the backward
 # reads the sign before it may hand the node back to stock.
 cdef tuple _SLOPE_TYPES = (float, int, numpy.float16, numpy.float32,
@@ -121,15 +122,32 @@ cdef bint _scaled_in_c(object a, object cond, object slope,
     return True
 
 
+cdef bint _casts_quietly(object slope, object dtype) except -1:
+    """Whether NumPy casts ``slope`` to ``dtype`` raising no floating-point
+    flag: zero, NaN, infinite, or a magnitude among the dtype's normal
+    numbers (more strictly than the cast's own rounding needs)."""
+    if dtype.kind != 'f':
+        return True     # an integer multiply: no floating-point flag
+    if type(slope) is int and not -2 ** 53 <= slope <= 2 ** 53:
+        return False
+    cdef double s = slope
+    if s == 0 or s != s or s - s != 0:
+        return True
+    info = _finfo(dtype)
+    return info.tiny <= abs(s) <= info.max
+
+
 cdef object _scaled_where_not_positive(object a, object cond, object slope):
     """``a[cond <= 0] *= slope`` on a new array ``a``; False where NumPy
     would have acted on a floating-point exception."""
     cdef int raised = 0
     if _scaled_in_c(a, cond, slope, &raised):
         return not acts(raised)
-    if _result_type(a.dtype, slope) != a.dtype:
-        # The multiply runs in another dtype and casts back; the cast's
-        # errors escape the quiet call: leave it to stock.
+    if (_result_type(a.dtype, slope) != a.dtype
+            or not _casts_quietly(slope, a.dtype)):
+        # The multiply casts (its result back, or the slope to the array's
+        # dtype) with a floating-point error, which escapes the quiet call:
+        # leave it to stock.
         return False
     mask = cond <= 0
     part = a[mask]

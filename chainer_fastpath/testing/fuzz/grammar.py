@@ -213,8 +213,13 @@ def _unary(call):
 
 def _leaky_relu(b):
     x = b.pick_float()
-    slope = b.choice((0.2, 0.0, -1.0, 1.0))
-    b.add('F.leaky_relu({}, slope={!r})'.format(x.name, slope), x.shape,
+    # Slopes NumPy multiplies float32 by in float32, in float64 (beyond
+    # its value-based bound), as NumPy scalars, NaN, and ones that overflow
+    # or underflow the products.
+    slope = b.choice(('0.2', '0.0', '-1.0', '1.0', '-0.0', '1e-40', '3.5e38',
+                      'numpy.float32(0.1)', 'numpy.float64(-0.5)',
+                      'numpy.float16(0.3)', 'float("nan")', '2'))
+    b.add('F.leaky_relu({}, slope={})'.format(x.name, slope), x.shape,
           x.dtype)
 
 

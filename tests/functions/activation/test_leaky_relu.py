@@ -212,6 +212,37 @@ def test_special_values_and_slopes_same_as_stock(dtype, slope, errstate,
     check_same(fn)
 
 
+@pytest.mark.parametrize('dtype', DTYPES)
+@pytest.mark.parametrize('slope', [1e-40, 1e-6, -3e-8, 1e5, 70000, 2 ** 60,
+                                   numpy.float32(1e-30), numpy.inf],
+                         ids=repr)
+@pytest.mark.parametrize('errstate', [{}, {'all': 'call'}, {'all': 'raise'}])
+@pytest.mark.parametrize('layout', ['C', 'transposed'])
+def test_slopes_numpy_casts_with_an_error_same_as_stock(dtype, slope,
+                                                        errstate, layout):
+    # Slopes that NumPy's multiply casts to the array's dtype with an
+    # underflow or an overflow, or multiplies by in a wider dtype: the
+    # cast's error comes from stock's line only.
+    def fn():
+        calls = []
+        a = numpy.array([[-0.5, 2.0, -3.0], [0.25, -0.0, 1.0]], dtype)
+        a = a.T if layout == 'transposed' else a
+        with numpy.errstate(**errstate):
+            previous = numpy.seterrcall(lambda *args: calls.append(args))
+            try:
+                def run():
+                    x = chainer.Variable(a)
+                    y = F.leaky_relu(x, slope)
+                    y.grad = numpy.ones_like(a)
+                    y.backward()
+                    return _state(y, x)
+                out = _caught(run)
+            finally:
+                numpy.seterrcall(previous)
+        return out, calls
+    check_same(fn)
+
+
 def test_warning_location_is_stocks():
     def fn():
         with warnings.catch_warnings(record=True) as caught:
