@@ -58,6 +58,12 @@ def _dropout_grad(keep, gy):
     return dropout.DropoutGrad(mask).apply((_v(gy, keep=keep),))[0]
 
 
+def _bernoulli_log_prob(keep, logit, x):
+    from chainer.distributions import bernoulli
+    return bernoulli._bernoulli_log_prob(_v(logit, keep=keep),
+                                         numpy.array(x, f32))
+
+
 def _lstm(keep, c, x):
     return F.lstm(_v(c, keep=keep), _v(x, keep=keep))
 
@@ -252,6 +258,25 @@ for _name, _op in (('Add', operator.add), ('Sub', operator.sub),
                    ('Mul', operator.mul)):
     CASES[_name].append(lambda keep, op=_op: _backward(
         keep, op(_v([1.0]), _v([1.0, 1.0])), [BIG, BIG]))
+# The forwards of Div and PowVarConst (0 / 0, overflow, sqrt of a negative,
+# 1 / 0), the nodes of constants divided and raised to a power, Log, and
+# Bernoulli's log-probability (exp(-logit) overflows; log(x) of a negative
+# under its errstate(invalid='raise')).
+CASES['Div'].append(lambda keep: _v([1.0, 0.0], keep=keep) / _v([0.0, 0.0]))
+CASES['PowVarConst'] += [lambda keep: _v([BIG], keep=keep) ** 2.0,
+                         lambda keep: _v([-1.0], keep=keep) ** 0.5,
+                         lambda keep: _v([0.0], keep=keep) ** -1,
+                         lambda keep: _v([2.0], f16, keep) ** 1e5]
+CASES['DivFromConstant'] = [
+    lambda keep: 1.0 / _v([0.0, 1.0], keep=keep),
+    lambda keep: _backward(keep, 2.0 / _v([1e-30]), [1.0])]
+CASES['PowConstVar'] = [lambda keep: 2.0 ** _v([200.0], keep=keep)]
+CASES['Log'] = [lambda keep: F.log(_v([-1.0, 0.0], keep=keep)),
+                lambda keep: _backward(keep, F.log(_v([1e-30])), [BIG])]
+CASES['BernoulliLogProb'] = [
+    lambda keep: _bernoulli_log_prob(keep, [-100.0, 1.0], [1.0, 0.0]),
+    lambda keep: _bernoulli_log_prob(keep, [INF, -100.0], [-1.0, 0.0]),
+    lambda keep: _bernoulli_log_prob(keep, [-INF, 1.0], [0.0, 1.0])]
 # Compiled code of these makes no floating-point operation: copies, views,
 # negation, or the gradients passed on as they are.
 NO_ARITHMETIC = {'AddConstant': 'backward',
@@ -260,7 +285,7 @@ NO_ARITHMETIC = {'AddConstant': 'backward',
                  'EmbedIDFunction': 'forward',
                  'SubFromConstant': 'backward', 'ReLU': 'forward',
                  'ExpandDims': None, 'Squeeze': None, 'Swapaxes': None,
-                 'Transpose': None,
+                 'Transpose': None, 'Where': None,
                  'SelectItem': None, 'Reshape': None, 'Stack': None,
                  'Separate': None,
                  # Comparisons, which raise nothing (not even on a

@@ -537,6 +537,49 @@ def _linear(b):
     b.add('{}({})'.format(link, x.name), (x.shape[0], n_out), x.dtype)
 
 
+def _linear_nd(b):
+    # F.linear of an input of more than two dimensions, or of several batch
+    # axes: stock reshapes the input (and the output) around the node.
+    x = b.pick_float(lambda v: len(v.shape) >= 3,
+                     shape=b.choice(((2, 1, 3), (2, 3, 2), (1, 2, 1, 2))))
+    n = b.choice((2, 1, 3, 4))
+    n_out = b.choice((2, 1, 0))
+    head = x.shape[:n] if n > 1 else x.shape[:1]
+    units = int(numpy.prod(x.shape[len(head):]))
+    w = b.input((n_out, units), x.dtype, 'var')
+    bias = ''
+    if b.flag():
+        bias = ', ' + b.input((n_out,), x.dtype, 'var').name
+    shape = (head if n > 1 else head[:1]) + (n_out,)
+    b.add('F.linear({}, {}{}, n_batch_axes={})'.format(
+        x.name, w.name, bias, n), shape, x.dtype)
+
+
+def _where(b):
+    # F.where with a condition of the operands' shape, a 0-d one, or one
+    # the type check rejects (not bool).
+    x = b.pick_float()
+    y = b.pick(lambda v: v.dtype == x.dtype and v.shape == x.shape,
+               shape=x.shape, dtype=x.dtype)
+    c = b.choice(('chainer.as_array({}) > 0', 'numpy.array(False)',
+                  'chainer.Variable(chainer.as_array({}) < 0.5)',
+                  'chainer.as_array({})')).format(x.name)
+    b.add('F.where({}, {}, {})'.format(c, x.name, y.name), x.shape, x.dtype)
+
+
+def _bernoulli(b):
+    # Bernoulli's log-probability of 0s and 1s, or of any values (stock
+    # raises on a negative one, or one above 1).
+    logit = b.pick_float()
+    x = b.pick(lambda v: v.shape == logit.shape, shape=logit.shape,
+               dtype=logit.dtype)
+    data = b.choice(('numpy.asarray(chainer.as_array({}) > 0, {!r})',
+                     'chainer.as_array({})')).format(x.name, logit.dtype)
+    b.add('chainer.distributions.Bernoulli(logit={}, binary_check={}).'
+          'log_prob({})'.format(logit.name, b.flag(), data), logit.shape,
+          logit.dtype)
+
+
 def _conv_outsize(size, k, s, p, d, cover_all=False, deconv=False):
     # chainer.utils.conv's get_conv_outsize / get_deconv_outsize (the
     # grammar runs where Chainer is not imported).
@@ -549,6 +592,7 @@ def _conv_outsize(size, k, s, p, d, cover_all=False, deconv=False):
 def _convolution(b):
     # F.convolution_2d or F.deconvolution_2d on a small image; an output
     # of no pixel is stock's error.
+    backward = b.flag()
     x = b.pick_float(lambda v: len(v.shape) == 4, shape=b.choice(
         ((2, 2, 4, 3), (1, 1, 3, 3), (0, 2, 3, 3))))
     n, c, h, w = x.shape
@@ -556,8 +600,14 @@ def _convolution(b):
     stride, pad, dilate = b.choice((1, 2)), b.choice((0, 1)), b.choice((1, 2))
     deconv = b.flag()
     wdtype = b.choice(FLOATS) if b.flag() else x.dtype
-    w_var = b.input((c, out_c, kh, kw) if deconv else (out_c, c, kh, kw),
-                    wdtype, 'var')
+    wshape = (c, out_c, kh, kw) if deconv else (out_c, c, kh, kw)
+    if backward:
+        # A W that requires grad, whose gradient is Convolution2DGradW (an
+        # input drawn past the slot's end would not).
+        w_var = b.add('Variable({})'.format(b.array(wshape, wdtype)), wshape,
+                      wdtype)
+    else:
+        w_var = b.input(wshape, wdtype, 'var')
     args = [x.name, w_var.name]
     if b.flag():
         args.append(b.input((out_c,), x.dtype, 'var').name)
@@ -573,7 +623,10 @@ def _convolution(b):
         args.append('cover_all={}'.format(cover_all))
         f = 'convolution_2d'
     shape = (n, out_c) + tuple(out) if min(out) > 0 else None
-    b.add('F.{}({})'.format(f, ', '.join(args)), shape, x.dtype)
+    y = b.add('F.{}({})'.format(f, ', '.join(args)), shape, x.dtype)
+    if backward and shape is not None:
+        # Drawn first: the slot's bytes may run out before here.
+        b.emit('F.sum({}).backward()'.format(y.name))
 
 
 def _embed_id(b):
@@ -1058,16 +1111,31 @@ REPLACE_FORMS = ('mock', 'autospec', 'assign')
 _PATCHED_METHODS = ('apply', '__call__', 'update', 'update_core_cpu')
 
 
-def _use_add(b):
-    x = b.pick_float()
-    y = b.pick(lambda v: v.dtype == x.dtype and v.shape == x.shape,
-               shape=x.shape, dtype=x.dtype)
-    b.add('{} + {}'.format(x.name, y.name), x.shape, x.dtype,
-          'var' if 'var' in (x.kind, y.kind) else 'nd')
+def _use_binary(symbol):
+    def op(b):
+        x = b.pick_float()
+        y = b.pick(lambda v: v.dtype == x.dtype and v.shape == x.shape,
+                   shape=x.shape, dtype=x.dtype)
+        b.add('{} {} {}'.format(x.name, symbol, y.name), x.shape, x.dtype,
+              'var' if 'var' in (x.kind, y.kind) else 'nd')
+    return op
 
 
-_USES = {'relu': _unary('F.relu({x})'), 'add': _use_add,
+_USES = {'relu': _unary('F.relu({x})'), 'add': _use_binary('+'),
          'linear': _linear, 'sum': _sum, 'link': _linear}
+# The nodes of the operations a VAE runs: a quotient, a log, a where and
+# Bernoulli's log-probability, with their methods replaced.
+REPLACED += (
+    ('chainer.functions.math.basic_math.Div', 'forward', 'div'),
+    ('chainer.functions.math.basic_math.Div', 'backward', 'div'),
+    ('chainer.functions.math.exponential.Log', 'forward_cpu', 'log'),
+    ('chainer.functions.array.where.Where', 'forward', 'where'),
+    ('chainer.distributions.bernoulli.BernoulliLogProb', 'forward',
+     'bernoulli'),
+)
+_USES.update({'div': _use_binary('/'),
+              'log': _unary('F.log({x})'), 'where': _where,
+              'bernoulli': _bernoulli})
 
 
 def _replacement(b, owner, method, modes=('count',)):
@@ -1185,6 +1253,7 @@ OPERATIONS = (
     _unary('F.elu({x})'), _unary('F.identity({x})'),
     _broadcast_many, _logsumexp, _select_item, _huber_loss,
     _constant_arith, _shape_op, _output_layer, _arg_extreme, _convolution,
+    _linear_nd, _where, _bernoulli,
 ) + EDGE_OPERATIONS + (_replace, _recursive)
 # Operations that reach a category's difference, drawn unless skipped.
 FEATURE_OPERATIONS = {
