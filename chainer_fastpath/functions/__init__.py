@@ -37,6 +37,7 @@ MODULES = (
     'connection.linear',
     'loss.huber_loss',
     'loss.hierarchical_softmax',
+    'loss.mean_squared_error',
     'loss.negative_sampling',
     'loss.softmax_cross_entropy',
     'loss.squared_error',

@@ -141,6 +141,12 @@ CASES = {
         lambda keep: F.squared_error(_v([BIG], keep=keep), _v([-BIG])),
         lambda keep: _backward(keep, F.squared_error(_v([1.0]), _v([0.0])),
                                [BIG])],
+    'MeanSquaredError': [
+        lambda keep: F.mean_squared_error(_v([BIG], keep=keep), _v([-BIG])),
+        # 0 / 0: NumPy's scalar division.
+        lambda keep: F.mean_squared_error(_v([], keep=keep), _v([])),
+        lambda keep: _backward(keep, F.mean_squared_error(_v([1.0]),
+                                                          _v([0.0])), BIG)],
     'LinearFunction': [
         lambda keep: _linear(keep, [[BIG]], [BIG]),
         lambda keep: _backward(keep, _linear(keep, [[1.0], [1.0]], [1.0]),
