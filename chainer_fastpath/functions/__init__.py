@@ -18,6 +18,7 @@ MODULES = (
     'activation.relu',
     'activation.sigmoid',
     'activation.softmax',
+    'activation.softplus',
     'activation.tanh',
     'array.broadcast',
     'array.concat',

@@ -134,6 +134,15 @@ CASES = {
         lambda keep: F.sigmoid(_v([TINY, 1.0], keep=keep)),
         lambda keep: _backward(keep, F.sigmoid(_v([100.0, 1.0])),
                                [INF, 1.0])],
+    'Softplus': [
+        lambda keep: F.softplus(_v([BIG, -1.0], keep=keep), beta=2.0),
+        # exp(-|beta * x|) underflows.
+        lambda keep: F.softplus(_v([-200.0, 1.0], keep=keep)),
+        # beta_inv 1e9 is no float16: the product is float32, its cast
+        # back overflows.
+        lambda keep: F.softplus(_v([1.0], f16, keep), beta=1e-9),
+        lambda keep: _backward(keep, F.softplus(_v([100.0, 1.0])),
+                               [1.0, 1.0])],
     # NumPy's tanh raises nothing, not even on a signaling NaN.
     'Tanh': [
         lambda keep: _backward(keep, F.tanh(_v([100.0, 1.0])), [INF, 1.0])],

@@ -224,6 +224,16 @@ def _softmax(b):
     b.add('F.{}({})'.format(f, x.name), x.shape, x.dtype)
 
 
+def _softplus(b):
+    # beta as floats, ints and NumPy scalars; ones float16 cannot hold
+    # (1e5, and 1e-9's inverse) make NumPy compute in float32; 0 raises.
+    x = b.pick_float()
+    beta = b.choice(('1.0', '2.5', '-0.5', '1e5', '1e-9', '3',
+                     'numpy.float32(0.5)', '0'))
+    b.add('F.softplus({}, beta={})'.format(x.name, beta),
+          None if beta == '0' else x.shape, x.dtype)
+
+
 def _arith(b, other=None):
     symbol = b.choice(('+', '*', '-', '/', '**'))
     x = b.pick(lambda v: True)
@@ -1176,7 +1186,7 @@ OPERATIONS = (
     _squared_error, _embed_id, _lstm, _dropout, _f_add, _apply,
     _as_variable, _softmax, _misc,
     _unary('F.log({x})'), _unary('F.sqrt({x})'), _unary('F.square({x})'),
-    _unary('F.absolute({x})'), _unary('F.softplus({x})'),
+    _unary('F.absolute({x})'), _softplus,
     _unary('F.elu({x})'), _unary('F.identity({x})'),
     _broadcast_many, _logsumexp, _select_item, _huber_loss,
     _constant_arith, _shape_op, _output_layer, _arg_extreme, _convolution,
