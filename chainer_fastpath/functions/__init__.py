@@ -15,6 +15,7 @@ import importlib
 
 MODULES = (
     'activation.leaky_relu',
+    'activation.log_softmax',
     'activation.relu',
     'activation.sigmoid',
     'activation.softmax',

@@ -143,6 +143,10 @@ CASES = {
         lambda keep: F.softplus(_v([1.0], f16, keep), beta=1e-9),
         lambda keep: _backward(keep, F.softplus(_v([100.0, 1.0])),
                                [1.0, 1.0])],
+    'LogSoftmax': [
+        lambda keep: F.log_softmax(_v([[INF, 1.0]], keep=keep)),
+        lambda keep: _backward(keep, F.log_softmax(_v([[0.0, 0.0]])),
+                               [[INF, -INF]])],
     # NumPy's tanh raises nothing, not even on a signaling NaN.
     'Tanh': [
         lambda keep: _backward(keep, F.tanh(_v([100.0, 1.0])), [INF, 1.0])],
