@@ -45,6 +45,7 @@ MODULES = (
     'loss.squared_error',
     'math.average',
     'math.basic_math',
+    'math.clip',
     'math.exponential',
     'math.logsumexp',
     'math.matmul',

@@ -241,6 +241,12 @@ CASES = {
                                    INF)],
     'Min': [lambda keep: _backward(keep, F.min(_v([[1.0, 2.0]]), axis=1),
                                    [INF])],
+    'Clip': [
+        # -1e5 is no float16: clipped in float32, the cast back overflows.
+        lambda keep: F.clip(_v([-INF, 1.0], f16, keep), -1e5, 0.5),
+        # inf times the false condition.
+        lambda keep: _backward(keep, F.clip(_v([2.0, 0.0]), -1.0, 1.0),
+                               [INF, 1.0])],
     'Exp': [lambda keep: F.exp(_v([100.0, 1.0], keep=keep)),
             lambda keep: _backward(keep, F.exp(_v([1.0])), [BIG])],
     'LogSumExp': [

@@ -234,6 +234,23 @@ def _softplus(b):
           None if beta == '0' else x.shape, x.dtype)
 
 
+# Clip's bounds: floats, ints, NumPy scalars, one of them None, ones
+# float16 cannot hold, NaN, a 0-d array; the last four raise stock's errors
+# from Clip.__init__ (both None, equal, reversed, arrays it cannot compare).
+_CLIP_BOUNDS = (('-0.5', '0.5'), ('None', '0.0'), ('0', 'None'),
+                ('-1e5', '1e5'), ('numpy.float32(-0.5)', 'numpy.float64(1)'),
+                ("float('nan')", '1.0'), ('numpy.array(-0.5)', 'None'),
+                ('None', 'None'), ('1.0', '1.0'), ('1', '-1'),
+                ('numpy.zeros(2)', '1.0'))
+
+
+def _clip(b):
+    x = b.pick_float()
+    i = b.integer(0, len(_CLIP_BOUNDS) - 1)
+    b.add('F.clip({}, {}, {})'.format(x.name, *_CLIP_BOUNDS[i]),
+          x.shape if i < len(_CLIP_BOUNDS) - 4 else None, x.dtype)
+
+
 def _arith(b, other=None):
     symbol = b.choice(('+', '*', '-', '/', '**'))
     x = b.pick(lambda v: True)
@@ -1186,7 +1203,7 @@ OPERATIONS = (
     _squared_error, _embed_id, _lstm, _dropout, _f_add, _apply,
     _as_variable, _softmax, _misc,
     _unary('F.log({x})'), _unary('F.sqrt({x})'), _unary('F.square({x})'),
-    _unary('F.absolute({x})'), _softplus,
+    _unary('F.absolute({x})'), _softplus, _clip,
     _unary('F.elu({x})'), _unary('F.identity({x})'),
     _broadcast_many, _logsumexp, _select_item, _huber_loss,
     _constant_arith, _shape_op, _output_layer, _arg_extreme, _convolution,
