@@ -49,6 +49,8 @@ MODULES = (
     'math.exponential',
     'math.logsumexp',
     'math.matmul',
+    'math.maximum',
+    'math.minimum',
     'math.minmax',
     'math.sum',
     'noise.dropout',

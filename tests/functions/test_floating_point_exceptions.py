@@ -247,6 +247,14 @@ CASES = {
         # inf times the false condition.
         lambda keep: _backward(keep, F.clip(_v([2.0, 0.0]), -1.0, 1.0),
                                [INF, 1.0])],
+    # The broadcast operand's gradient summed to its shape overflows.
+    'Maximum': [lambda keep: _backward(
+        keep, F.maximum(_v([1.0]), _v([0.0, 0.0])), [BIG, BIG])],
+    'Minimum': [
+        lambda keep: _backward(keep, F.minimum(_v([1.0]), _v([2.0])),
+                               [INF]),
+        lambda keep: _backward(
+            keep, F.minimum(_v([0.0]), _v([1.0, 1.0])), [BIG, BIG])],
     'Exp': [lambda keep: F.exp(_v([100.0, 1.0], keep=keep)),
             lambda keep: _backward(keep, F.exp(_v([1.0])), [BIG])],
     'LogSumExp': [
@@ -292,6 +300,7 @@ NO_ARITHMETIC = {'AddConstant': 'backward',
                  # signaling NaN); the backwards of Max and Min multiply.
                  'Max': 'forward', 'Min': 'forward', 'ArgMax': None,
                  'ArgMin': None,
+                 'Maximum': 'forward', 'Minimum': 'forward',
                  # Patches, then BLAS's product (NumPy acts on no
                  # exception of dot).
                  'Convolution2DGradW': 'forward'}

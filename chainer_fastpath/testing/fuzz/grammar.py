@@ -251,6 +251,19 @@ def _clip(b):
           x.shape if i < len(_CLIP_BOUNDS) - 4 else None, x.dtype)
 
 
+def _extremum(b):
+    # F.maximum or F.minimum of operands of one shape, or that broadcast.
+    f = b.choice(('maximum', 'minimum'))
+    x = b.pick_float()
+    same = b.flag()
+    y = b.pick(lambda v: v.dtype == x.dtype and (
+        v.shape == x.shape if same else
+        _broadcast(v.shape, x.shape) is not None),
+        shape=x.shape if same else (1,) + x.shape[1:], dtype=x.dtype)
+    b.add('F.{}({}, {})'.format(f, x.name, y.name),
+          _broadcast(x.shape, y.shape), x.dtype)
+
+
 def _arith(b, other=None):
     symbol = b.choice(('+', '*', '-', '/', '**'))
     x = b.pick(lambda v: True)
@@ -1203,7 +1216,7 @@ OPERATIONS = (
     _squared_error, _embed_id, _lstm, _dropout, _f_add, _apply,
     _as_variable, _softmax, _misc,
     _unary('F.log({x})'), _unary('F.sqrt({x})'), _unary('F.square({x})'),
-    _unary('F.absolute({x})'), _softplus, _clip,
+    _unary('F.absolute({x})'), _softplus, _clip, _extremum,
     _unary('F.elu({x})'), _unary('F.identity({x})'),
     _broadcast_many, _logsumexp, _select_item, _huber_loss,
     _constant_arith, _shape_op, _output_layer, _arg_extreme, _convolution,
