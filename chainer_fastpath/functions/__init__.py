@@ -47,6 +47,7 @@ MODULES = (
     'math.basic_math',
     'math.clip',
     'math.exponential',
+    'math.identity',
     'math.logsumexp',
     'math.matmul',
     'math.maximum',
