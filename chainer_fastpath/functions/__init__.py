@@ -23,6 +23,7 @@ MODULES = (
     'activation.tanh',
     'array.broadcast',
     'array.concat',
+    'array.copy',
     'array.expand_dims',
     'array.get_item',
     'array.reshape',

@@ -301,7 +301,7 @@ NO_ARITHMETIC = {'AddConstant': 'backward',
                  'Max': 'forward', 'Min': 'forward', 'ArgMax': None,
                  'ArgMin': None,
                  'Maximum': 'forward', 'Minimum': 'forward',
-                 'Identity': None,
+                 'Identity': None, 'Copy': None,
                  # Patches, then BLAS's product (NumPy acts on no
                  # exception of dot).
                  'Convolution2DGradW': 'forward'}
