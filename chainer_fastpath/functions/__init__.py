@@ -49,6 +49,7 @@ MODULES = (
     'math.clip',
     'math.exponential',
     'math.identity',
+    'math.linear_interpolate',
     'math.logsumexp',
     'math.matmul',
     'math.maximum',

@@ -255,6 +255,11 @@ CASES = {
                                [INF]),
         lambda keep: _backward(
             keep, F.minimum(_v([0.0]), _v([1.0, 1.0])), [BIG, BIG])],
+    'LinearInterpolate': [
+        lambda keep: F.linear_interpolate(_v([2.0], keep=keep), _v([BIG]),
+                                          _v([0.0])),
+        lambda keep: _backward(keep, F.linear_interpolate(
+            _v([2.0]), _v([1.0]), _v([0.0])), [BIG])],
     'Exp': [lambda keep: F.exp(_v([100.0, 1.0], keep=keep)),
             lambda keep: _backward(keep, F.exp(_v([1.0])), [BIG])],
     'LogSumExp': [

@@ -264,6 +264,32 @@ def _extremum(b):
           _broadcast(x.shape, y.shape), x.dtype)
 
 
+def _pass_through(b):
+    # F.copy to the CPU under its names (the backward-compatible
+    # DummyDevice among them), F.identity of one to three values (an int
+    # array among them), F.linear_interpolate of three operands of one
+    # float dtype and shape.
+    x = b.pick_float()
+    f = b.choice(('copy', 'identity', 'linear_interpolate'))
+    if f == 'copy':
+        dst = b.choice(('-1', "'@numpy'", "chainer.get_device('@numpy')",
+                        'chainer.backends.cuda.DummyDevice'))
+        b.add('F.copy({}, {})'.format(x.name, dst), x.shape, x.dtype)
+    elif f == 'identity':
+        others = [b.pick(lambda v: True) for _ in range(b.integer(0, 2))]
+        t = b.add('F.identity({})'.format(', '.join(
+            v.name for v in [x] + others)), None, x.dtype)
+        if others:
+            b.add('{}[0]'.format(t.name), x.shape, x.dtype)
+        else:
+            b.vals.append(Val(t.name, x.shape, x.dtype, 'var'))
+    else:
+        p, y = (b.pick(lambda v: v.dtype == x.dtype and v.shape == x.shape,
+                       shape=x.shape, dtype=x.dtype) for _ in range(2))
+        b.add('F.linear_interpolate({}, {}, {})'.format(
+            p.name, x.name, y.name), x.shape, x.dtype)
+
+
 def _arith(b, other=None):
     symbol = b.choice(('+', '*', '-', '/', '**'))
     x = b.pick(lambda v: True)
@@ -1217,6 +1243,7 @@ OPERATIONS = (
     _as_variable, _softmax, _misc,
     _unary('F.log({x})'), _unary('F.sqrt({x})'), _unary('F.square({x})'),
     _unary('F.absolute({x})'), _softplus, _clip, _extremum,
+    _pass_through,
     _unary('F.elu({x})'), _unary('F.identity({x})'),
     _broadcast_many, _logsumexp, _select_item, _huber_loss,
     _constant_arith, _shape_op, _output_layer, _arg_extreme, _convolution,
