@@ -140,6 +140,19 @@ CASES = {
         lambda keep: F.sigmoid(_v([TINY, 1.0], keep=keep)),
         lambda keep: _backward(keep, F.sigmoid(_v([100.0, 1.0])),
                                [INF, 1.0])],
+    'Softplus': [
+        lambda keep: F.softplus(_v([BIG, -1.0], keep=keep), beta=2.0),
+        # exp(-|beta * x|) underflows.
+        lambda keep: F.softplus(_v([-200.0, 1.0], keep=keep)),
+        # beta_inv 1e9 is no float16: the product is float32, its cast
+        # back overflows.
+        lambda keep: F.softplus(_v([1.0], f16, keep), beta=1e-9),
+        lambda keep: _backward(keep, F.softplus(_v([100.0, 1.0])),
+                               [1.0, 1.0])],
+    'LogSoftmax': [
+        lambda keep: F.log_softmax(_v([[INF, 1.0]], keep=keep)),
+        lambda keep: _backward(keep, F.log_softmax(_v([[0.0, 0.0]])),
+                               [[INF, -INF]])],
     # NumPy's tanh raises nothing, not even on a signaling NaN.
     'Tanh': [
         lambda keep: _backward(keep, F.tanh(_v([100.0, 1.0])), [INF, 1.0])],
@@ -147,6 +160,12 @@ CASES = {
         lambda keep: F.squared_error(_v([BIG], keep=keep), _v([-BIG])),
         lambda keep: _backward(keep, F.squared_error(_v([1.0]), _v([0.0])),
                                [BIG])],
+    'MeanSquaredError': [
+        lambda keep: F.mean_squared_error(_v([BIG], keep=keep), _v([-BIG])),
+        # 0 / 0: NumPy's scalar division.
+        lambda keep: F.mean_squared_error(_v([], keep=keep), _v([])),
+        lambda keep: _backward(keep, F.mean_squared_error(_v([1.0]),
+                                                          _v([0.0])), BIG)],
     'LinearFunction': [
         lambda keep: _linear(keep, [[BIG]], [BIG]),
         lambda keep: _backward(keep, _linear(keep, [[1.0], [1.0]], [1.0]),
@@ -228,6 +247,25 @@ CASES = {
                                    INF)],
     'Min': [lambda keep: _backward(keep, F.min(_v([[1.0, 2.0]]), axis=1),
                                    [INF])],
+    'Clip': [
+        # -1e5 is no float16: clipped in float32, the cast back overflows.
+        lambda keep: F.clip(_v([-INF, 1.0], f16, keep), -1e5, 0.5),
+        # inf times the false condition.
+        lambda keep: _backward(keep, F.clip(_v([2.0, 0.0]), -1.0, 1.0),
+                               [INF, 1.0])],
+    # The broadcast operand's gradient summed to its shape overflows.
+    'Maximum': [lambda keep: _backward(
+        keep, F.maximum(_v([1.0]), _v([0.0, 0.0])), [BIG, BIG])],
+    'Minimum': [
+        lambda keep: _backward(keep, F.minimum(_v([1.0]), _v([2.0])),
+                               [INF]),
+        lambda keep: _backward(
+            keep, F.minimum(_v([0.0]), _v([1.0, 1.0])), [BIG, BIG])],
+    'LinearInterpolate': [
+        lambda keep: F.linear_interpolate(_v([2.0], keep=keep), _v([BIG]),
+                                          _v([0.0])),
+        lambda keep: _backward(keep, F.linear_interpolate(
+            _v([2.0]), _v([1.0]), _v([0.0])), [BIG])],
     'Exp': [lambda keep: F.exp(_v([100.0, 1.0], keep=keep)),
             lambda keep: _backward(keep, F.exp(_v([1.0])), [BIG])],
     'LogSumExp': [
@@ -292,6 +330,8 @@ NO_ARITHMETIC = {'AddConstant': 'backward',
                  # signaling NaN); the backwards of Max and Min multiply.
                  'Max': 'forward', 'Min': 'forward', 'ArgMax': None,
                  'ArgMin': None,
+                 'Maximum': 'forward', 'Minimum': 'forward',
+                 'Identity': None, 'Copy': None,
                  # Patches, then BLAS's product (NumPy acts on no
                  # exception of dot).
                  'Convolution2DGradW': 'forward'}

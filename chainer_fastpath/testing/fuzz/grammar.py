@@ -229,6 +229,72 @@ def _softmax(b):
     b.add('F.{}({})'.format(f, x.name), x.shape, x.dtype)
 
 
+def _softplus(b):
+    # beta as floats, ints and NumPy scalars; ones float16 cannot hold
+    # (1e5, and 1e-9's inverse) make NumPy compute in float32; 0 raises.
+    x = b.pick_float()
+    beta = b.choice(('1.0', '2.5', '-0.5', '1e5', '1e-9', '3',
+                     'numpy.float32(0.5)', '0'))
+    b.add('F.softplus({}, beta={})'.format(x.name, beta),
+          None if beta == '0' else x.shape, x.dtype)
+
+
+# Clip's bounds: floats, ints, NumPy scalars, one of them None, ones
+# float16 cannot hold, NaN, a 0-d array; the last four raise stock's errors
+# from Clip.__init__ (both None, equal, reversed, arrays it cannot compare).
+_CLIP_BOUNDS = (('-0.5', '0.5'), ('None', '0.0'), ('0', 'None'),
+                ('-1e5', '1e5'), ('numpy.float32(-0.5)', 'numpy.float64(1)'),
+                ("float('nan')", '1.0'), ('numpy.array(-0.5)', 'None'),
+                ('None', 'None'), ('1.0', '1.0'), ('1', '-1'),
+                ('numpy.zeros(2)', '1.0'))
+
+
+def _clip(b):
+    x = b.pick_float()
+    i = b.integer(0, len(_CLIP_BOUNDS) - 1)
+    b.add('F.clip({}, {}, {})'.format(x.name, *_CLIP_BOUNDS[i]),
+          x.shape if i < len(_CLIP_BOUNDS) - 4 else None, x.dtype)
+
+
+def _extremum(b):
+    # F.maximum or F.minimum of operands of one shape, or that broadcast.
+    f = b.choice(('maximum', 'minimum'))
+    x = b.pick_float()
+    same = b.flag()
+    y = b.pick(lambda v: v.dtype == x.dtype and (
+        v.shape == x.shape if same else
+        _broadcast(v.shape, x.shape) is not None),
+        shape=x.shape if same else (1,) + x.shape[1:], dtype=x.dtype)
+    b.add('F.{}({}, {})'.format(f, x.name, y.name),
+          _broadcast(x.shape, y.shape), x.dtype)
+
+
+def _pass_through(b):
+    # F.copy to the CPU under its names (the backward-compatible
+    # DummyDevice among them), F.identity of one to three values (an int
+    # array among them), F.linear_interpolate of three operands of one
+    # float dtype and shape.
+    x = b.pick_float()
+    f = b.choice(('copy', 'identity', 'linear_interpolate'))
+    if f == 'copy':
+        dst = b.choice(('-1', "'@numpy'", "chainer.get_device('@numpy')",
+                        'chainer.backends.cuda.DummyDevice'))
+        b.add('F.copy({}, {})'.format(x.name, dst), x.shape, x.dtype)
+    elif f == 'identity':
+        others = [b.pick(lambda v: True) for _ in range(b.integer(0, 2))]
+        t = b.add('F.identity({})'.format(', '.join(
+            v.name for v in [x] + others)), None, x.dtype)
+        if others:
+            b.add('{}[0]'.format(t.name), x.shape, x.dtype)
+        else:
+            b.vals.append(Val(t.name, x.shape, x.dtype, 'var'))
+    else:
+        p, y = (b.pick(lambda v: v.dtype == x.dtype and v.shape == x.shape,
+                       shape=x.shape, dtype=x.dtype) for _ in range(2))
+        b.add('F.linear_interpolate({}, {}, {})'.format(
+            p.name, x.name, y.name), x.shape, x.dtype)
+
+
 def _arith(b, other=None):
     symbol = b.choice(('+', '*', '-', '/', '**'))
     x = b.pick(lambda v: True)
@@ -1249,7 +1315,8 @@ OPERATIONS = (
     _squared_error, _embed_id, _lstm, _dropout, _f_add, _apply,
     _as_variable, _softmax, _misc,
     _unary('F.log({x})'), _unary('F.sqrt({x})'), _unary('F.square({x})'),
-    _unary('F.absolute({x})'), _unary('F.softplus({x})'),
+    _unary('F.absolute({x})'), _softplus, _clip, _extremum,
+    _pass_through,
     _unary('F.elu({x})'), _unary('F.identity({x})'),
     _broadcast_many, _logsumexp, _select_item, _huber_loss,
     _constant_arith, _shape_op, _output_layer, _arg_extreme, _convolution,
