@@ -568,7 +568,8 @@ def _convolution(b):
         args.append('cover_all={}'.format(cover_all))
         f = 'convolution_2d'
     shape = (n, out_c) + tuple(out) if min(out) > 0 else None
-    b.add('F.{}({})'.format(f, ', '.join(args)), shape, x.dtype)
+    _then_backward(b, b.add('F.{}({})'.format(f, ', '.join(args)), shape,
+                            x.dtype))
 
 
 def _embed_id(b):
@@ -1165,6 +1166,7 @@ CATEGORY_OPERATIONS = {
     'argument-edges': EDGE_OPERATIONS,
     'replaced-methods': (_replace,),
     'recursive-links': (_recursive,),
+    'convolutions': (_convolution, _conv_edge),
 }
 
 
