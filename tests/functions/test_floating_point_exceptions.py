@@ -176,7 +176,11 @@ CASES = {
     'Convolution2DFunction': [
         lambda keep: F.convolution_2d(_v([[[[BIG]]]], keep=keep),
                                       _v([[[[1.0]]]], keep=keep),
-                                      _v([BIG], keep=keep))],
+                                      _v([BIG], keep=keep)),
+        # The backward's bias gradient: the sum of gy overflows.
+        lambda keep: _backward(
+            keep, F.convolution_2d(_v([[[[1.0, 1.0]]]]), _v([[[[1.0]]]]),
+                                   _v([0.0])), [[[[BIG, BIG]]]])],
     # Overlapping patches summed into the image overflow (in the forward,
     # and in the convolution's input gradient), or the bias's add.
     'Deconvolution2DFunction': [
@@ -187,7 +191,10 @@ CASES = {
                                         _v([BIG], keep=keep)),
         lambda keep: _backward(
             keep, F.convolution_2d(_v([[[[1.0, 1.0, 1.0]]]]),
-                                   _v([[[[1.0, 1.0]]]])), [[[[BIG, BIG]]]])],
+                                   _v([[[[1.0, 1.0]]]])), [[[[BIG, BIG]]]]),
+        lambda keep: _backward(
+            keep, F.deconvolution_2d(_v([[[[1.0, 1.0]]]]), _v([[[[1.0]]]]),
+                                     _v([0.0])), [[[[BIG, BIG]]]])],
     'SoftmaxCrossEntropy': [
         lambda keep: _softmax_cross_entropy(keep, [[INF, 1.0], [0.0, 1.0]]),
         lambda keep: _softmax_cross_entropy(keep,

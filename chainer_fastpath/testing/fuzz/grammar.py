@@ -1152,6 +1152,8 @@ _RELU = 'chainer.functions.activation.relu.ReLU'
 _ADD = 'chainer.functions.math.basic_math.Add'
 _LINEAR = 'chainer.functions.connection.linear.LinearFunction'
 _SUM = 'chainer.functions.math.sum.Sum'
+_CONV = 'chainer.functions.connection.convolution_2d'
+_DECONV = 'chainer.functions.connection.deconvolution_2d'
 # What a program replaces (in a patched run, after enable()): the owner as
 # the program names it, the method, and the statement that then reaches it.
 # runtime.restoring puts back whatever a program leaves replaced.
@@ -1167,6 +1169,11 @@ REPLACED = (
     ('chainer.Link', '__call__', 'link'), ('L.Linear', 'forward', 'link'),
     ('L.Linear', '__call__', 'link'),
     ('chainer.Variable', 'backward', 'relu'),
+    # What the convolutions' compiled backwards stand for.
+    (_CONV + '.Convolution2DFunction', 'backward', 'conv'),
+    (_CONV + '.Convolution2DGradW', 'forward_cpu', 'conv'),
+    (_DECONV + '.Deconvolution2DFunction', 'forward_cpu', 'conv'),
+    (_DECONV + '.Deconvolution2DFunction', '_set_cover_all', 'conv'),
 )
 # How a replacement is written: unittest.mock.patch.object with a counting
 # replacement, or autospec'd with the original as side effect (its
@@ -1187,8 +1194,26 @@ def _use_binary(symbol):
     return op
 
 
+def _use_conv(b):
+    # F.convolution_2d or F.deconvolution_2d of float Variables, with a
+    # geometry the compiled code takes.
+    dtype = b.choice(FLOATS)
+    x = b.add('Variable(arr((2, 2, 4, 3), {!r}))'.format(dtype),
+              (2, 2, 4, 3), dtype)
+    deconv = b.flag()
+    w = b.add('Variable(arr((2, 2, 2, 2), {!r}))'.format(dtype),
+              (2, 2, 2, 2), dtype)
+    stride, pad = b.choice((1, 2)), b.choice((0, 1))
+    out = [_conv_outsize(size, 2, stride, pad, 1, deconv=deconv)
+           for size in (4, 3)]
+    b.add('F.{}({}, {}, stride={}, pad={})'.format(
+        'deconvolution_2d' if deconv else 'convolution_2d', x.name, w.name,
+        stride, pad), (2, 2) + tuple(out), dtype)
+
+
 _USES = {'relu': _unary('F.relu({x})'), 'add': _use_binary('+'),
-         'linear': _linear, 'sum': _sum, 'link': _linear}
+         'linear': _linear, 'sum': _sum, 'link': _linear,
+         'conv': _use_conv}
 # The nodes of the operations a VAE runs: a quotient, a log, a where and
 # Bernoulli's log-probability, with their methods replaced.
 REPLACED += (
@@ -1304,6 +1329,7 @@ CATEGORY_OPERATIONS = {
     'argument-edges': EDGE_OPERATIONS,
     'replaced-methods': (_replace,),
     'recursive-links': (_recursive,),
+    'convolutions': (_convolution, _conv_edge),
 }
 
 
