@@ -48,6 +48,7 @@ MODULES = (
     'math.minmax',
     'math.sum',
     'noise.dropout',
+    'normalization.batch_normalization',
     'rnn.lstm',
 )
 
