@@ -319,11 +319,11 @@ cdef tuple _bn_grads(tuple args):
     return gx, ggamma, gbeta
 
 
-cdef tuple _bn_grads_quietly(object node, object x, object gamma,
-                             object gy):
+cdef tuple _bn_grads_quietly(object node, tuple arrays):
     """``node``'s ``_bn_grads`` (a BatchNormalization or its gradient
     node, whose attributes name the statistics), or None where the node's
-    own code is to run."""
+    own code is to run; ``arrays``: x, gamma, gy."""
+    x, gamma, gy = arrays
     impl = node._impl
     mean = node.mean
     inv_std = node.inv_std
@@ -337,25 +337,38 @@ cdef tuple _bn_grads_quietly(object node, object x, object gamma,
                                         inv_std))
 
 
+cdef tuple _backward_operands(object func, tuple retained,
+                              tuple grad_outputs):
+    """``(arrays, requires_grad)`` of a backward that applies a gradient
+    node to ``func``'s retained inputs (``retained``) and its output
+    gradient: their arrays, and whether that node's outputs would require
+    grad; None where stock would see something unusual."""
+    if (func._input_indexes_to_retain != retained
+            or len(grad_outputs) != 1):
+        return None
+    arrays = retained_inputs(func, [])
+    gy_var = grad_outputs[0]
+    gy = grad_array(gy_var)
+    if arrays is None or gy is None:
+        return None
+    arrays.append(gy)
+    inputs = func.inputs
+    cdef bint rg = grad_requires_grad(gy_var)
+    for i in retained:
+        rg = rg or requires_grad_of(inputs[i])
+    return tuple(arrays), rg
+
+
 cdef object _backward(object func, tuple indexes, tuple grad_outputs):
     # BatchNormalization.backward: BatchNormalizationGrad(...).apply((x,
     # gamma, gy)), whose forward is GeneralBatchNormalizationImpl.backward.
-    if func._input_indexes_to_retain != (0, 1) or len(grad_outputs) != 1:
+    operands = _backward_operands(func, (0, 1), grad_outputs)
+    if operands is None:
         return NOT_HANDLED
-    xs = retained_inputs(func, [])
-    gy_var = grad_outputs[0]
-    gy = grad_array(gy_var)
-    if xs is None or gy is None:
-        return NOT_HANDLED
-    x, gamma = xs
-    grads = _bn_grads_quietly(func, x, gamma, gy)
+    grads = _bn_grads_quietly(func, operands[0])
     if grads is None:
         return NOT_HANDLED
-    inputs = func.inputs
-    cdef bint rg = (requires_grad_of(inputs[0]) or requires_grad_of(inputs[1])
-                    or grad_requires_grad(gy_var))
-    gx, ggamma, gbeta = grads
-    return (new_grad(gx, rg), new_grad(ggamma, rg), new_grad(gbeta, rg))
+    return tuple([new_grad(g, operands[1]) for g in grads])
 
 
 cdef object _grad_forward(object node, tuple inputs, ConfigView config):
@@ -363,8 +376,7 @@ cdef object _grad_forward(object node, tuple inputs, ConfigView config):
     # every layout None.
     if len(inputs) != 3 or not numpy_struct_matches():
         return NOT_HANDLED
-    x, gamma, gy = inputs
-    grads = _bn_grads_quietly(node, x, gamma, gy)
+    grads = _bn_grads_quietly(node, inputs)
     if grads is None:
         return NOT_HANDLED
     retain_inputs(node, (0, 1, 2))
@@ -463,23 +475,13 @@ cdef tuple _fixed_grad_values(tuple args):
 cdef object _fixed_backward(object func, tuple indexes, tuple grad_outputs):
     # FixedBatchNormalization.backward: FixedBatchNormalizationGrad(...)
     # .apply((x, gamma, mean, var, gy)).
-    if (func._input_indexes_to_retain != (0, 1, 3, 4)
-            or len(grad_outputs) != 1):
+    operands = _backward_operands(func, (0, 1, 3, 4), grad_outputs)
+    if operands is None:
         return NOT_HANDLED
-    xs = retained_inputs(func, [])
-    gy_var = grad_outputs[0]
-    gy = grad_array(gy_var)
-    if xs is None or gy is None:
-        return NOT_HANDLED
-    x, gamma, mean, var = xs
-    state = _fixed_grads(func, (x, gamma, mean, var, gy))
+    state = _fixed_grads(func, operands[0])
     if state is None:
         return NOT_HANDLED
-    inputs = func.inputs
-    cdef bint rg = grad_requires_grad(gy_var)
-    for i in (0, 1, 3, 4):
-        rg = rg or requires_grad_of(inputs[i])
-    return tuple([new_grad(g, rg) for g in state[0]])
+    return tuple([new_grad(g, operands[1]) for g in state[0]])
 
 
 cdef object _fixed_grad_forward(object node, tuple inputs, ConfigView config):
