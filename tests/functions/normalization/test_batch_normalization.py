@@ -13,8 +13,8 @@ import chainer.links as L
 from chainer.functions.normalization import batch_normalization as bn
 
 from chainer_fastpath.testing import (
-    applied, check_error_same, check_same, strided_variable, variable as _v,
-    warned)
+    applied, applied_state, check_error_same, check_same, strided_variable,
+    variable as _v, warned)
 from chainer_fastpath.testing.cases import function_tests
 
 _f16, _f32, _f64 = numpy.float16, numpy.float32, numpy.float64
@@ -434,4 +434,64 @@ def test_grad_node_state_is_stocks():
                 fgrad._output_indexes_to_retain, fgrad.inv_std, fgrad.inv_var,
                 fgrad.gamma_over_std, type(grad).__name__,
                 type(fgrad).__name__]
+    check_same(fn)
+
+
+# -- gradient nodes applied directly ----------------------------------------
+
+def _bn_grad_node(axis=(0,), expander=(None, slice(None)), mean_dtype=_f32):
+    mean, var = _stats(3, mean_dtype)
+    return bn.BatchNormalizationGrad(
+        2e-5, expander, axis, mean, None, 1 / numpy.sqrt(var), (1,),
+        bn.GeneralBatchNormalizationImpl(), None)
+
+
+@pytest.mark.parametrize('make', [
+    lambda: _bn_grad_node(),
+    lambda: _bn_grad_node(mean_dtype=_f64),     # stock's assertion
+    lambda: _bn_grad_node(axis=(1,)),
+    lambda: _bn_grad_node(expander=(slice(None), None)),
+    lambda: _bn_grad_node(axis=None),
+    lambda: _bn_grad_node(axis=[0]),
+], ids=['stock', 'mean_float64', 'axis', 'expander', 'axis_none',
+        'axis_list'])
+def test_grad_node_applied_directly(make):
+    def fn():
+        node = make()
+        state = applied_state(node, (_v(4, 3), _v(3), _v(4, 3)))
+        return state, node._output_indexes_to_retain
+    check_same(fn)
+
+
+@pytest.mark.parametrize('given', [True, False])
+@pytest.mark.parametrize('x_dtype', [_f16, _f32, _f64])
+def test_fixed_grad_node_applied_directly(given, x_dtype):
+    def fn():
+        mean, var = _stats(3)
+        inv_var = 1 / (var + 2e-5) if given else None
+        inv_std = numpy.sqrt(inv_var) if given else None
+        node = bn.FixedBatchNormalizationGrad(
+            2e-5, (None, slice(None)), (0,), inv_std, inv_var)
+        state = applied_state(node, (_v(4, 3, dtype=x_dtype), _v(3),
+                                     chainer.Variable(mean),
+                                     chainer.Variable(var),
+                                     _v(4, 3, dtype=x_dtype)))
+        return (state, node._output_indexes_to_retain, node.inv_std,
+                node.inv_var, getattr(node, 'gamma_over_std', None))
+    check_same(fn)
+
+
+def test_byte_swapped_and_subclass_inputs_are_stocks():
+    class Sub(numpy.ndarray):
+        pass
+
+    def fn():
+        x = _v(5, 3).array
+        out = []
+        for a in (x.astype('>f4'), x.view(Sub)):
+            y = F.batch_normalization(a, *_params(3))
+            out.append(y.array.view(numpy.ndarray))
+            out.append(F.fixed_batch_normalization(
+                a, *_params(3), *_stats(3)).array.view(numpy.ndarray))
+        return out
     check_same(fn)
