@@ -89,9 +89,12 @@ cdef tuple _axes(object axis, object x, object gamma):
     cdef Py_ssize_t ndim = x.ndim
     axis = _bn_globals['_compute_axis'](ndim, gamma.ndim, axis)
     key_axis = _bn_globals['_compute_key_axis'](ndim, gamma.ndim, axis)
-    if not _in_order(axis, ndim) or key_axis != _key_axis(axis, ndim):
+    if not _in_order(axis, ndim):
         return None
-    expander = _expander(key_axis, x, gamma)
+    expected = _key_axis(axis, ndim)
+    if key_axis != expected:
+        return None
+    expander = _expander(expected, x, gamma)
     if expander is None:
         return None
     return axis, key_axis, expander
