@@ -213,8 +213,13 @@ def _unary(call):
 
 def _leaky_relu(b):
     x = b.pick_float()
-    slope = b.choice((0.2, 0.0, -1.0, 1.0))
-    b.add('F.leaky_relu({}, slope={!r})'.format(x.name, slope), x.shape,
+    # Slopes NumPy multiplies float32 by in float32, in float64 (beyond
+    # its value-based bound), as NumPy scalars, NaN, and ones that overflow
+    # or underflow the products.
+    slope = b.choice(('0.2', '0.0', '-1.0', '1.0', '-0.0', '1e-40', '3.5e38',
+                      'numpy.float32(0.1)', 'numpy.float64(-0.5)',
+                      'numpy.float16(0.3)', 'float("nan")', '2'))
+    b.add('F.leaky_relu({}, slope={})'.format(x.name, slope), x.shape,
           x.dtype)
 
 
@@ -222,6 +227,72 @@ def _softmax(b):
     x = b.pick_float(lambda v: len(v.shape) >= 2, shape=(2, 3))
     f = b.choice(('softmax', 'log_softmax'))
     b.add('F.{}({})'.format(f, x.name), x.shape, x.dtype)
+
+
+def _softplus(b):
+    # beta as floats, ints and NumPy scalars; ones float16 cannot hold
+    # (1e5, and 1e-9's inverse) make NumPy compute in float32; 0 raises.
+    x = b.pick_float()
+    beta = b.choice(('1.0', '2.5', '-0.5', '1e5', '1e-9', '3',
+                     'numpy.float32(0.5)', '0'))
+    b.add('F.softplus({}, beta={})'.format(x.name, beta),
+          None if beta == '0' else x.shape, x.dtype)
+
+
+# Clip's bounds: floats, ints, NumPy scalars, one of them None, ones
+# float16 cannot hold, NaN, a 0-d array; the last four raise stock's errors
+# from Clip.__init__ (both None, equal, reversed, arrays it cannot compare).
+_CLIP_BOUNDS = (('-0.5', '0.5'), ('None', '0.0'), ('0', 'None'),
+                ('-1e5', '1e5'), ('numpy.float32(-0.5)', 'numpy.float64(1)'),
+                ("float('nan')", '1.0'), ('numpy.array(-0.5)', 'None'),
+                ('None', 'None'), ('1.0', '1.0'), ('1', '-1'),
+                ('numpy.zeros(2)', '1.0'))
+
+
+def _clip(b):
+    x = b.pick_float()
+    i = b.integer(0, len(_CLIP_BOUNDS) - 1)
+    b.add('F.clip({}, {}, {})'.format(x.name, *_CLIP_BOUNDS[i]),
+          x.shape if i < len(_CLIP_BOUNDS) - 4 else None, x.dtype)
+
+
+def _extremum(b):
+    # F.maximum or F.minimum of operands of one shape, or that broadcast.
+    f = b.choice(('maximum', 'minimum'))
+    x = b.pick_float()
+    same = b.flag()
+    y = b.pick(lambda v: v.dtype == x.dtype and (
+        v.shape == x.shape if same else
+        _broadcast(v.shape, x.shape) is not None),
+        shape=x.shape if same else (1,) + x.shape[1:], dtype=x.dtype)
+    b.add('F.{}({}, {})'.format(f, x.name, y.name),
+          _broadcast(x.shape, y.shape), x.dtype)
+
+
+def _pass_through(b):
+    # F.copy to the CPU under its names (the backward-compatible
+    # DummyDevice among them), F.identity of one to three values (an int
+    # array among them), F.linear_interpolate of three operands of one
+    # float dtype and shape.
+    x = b.pick_float()
+    f = b.choice(('copy', 'identity', 'linear_interpolate'))
+    if f == 'copy':
+        dst = b.choice(('-1', "'@numpy'", "chainer.get_device('@numpy')",
+                        'chainer.backends.cuda.DummyDevice'))
+        b.add('F.copy({}, {})'.format(x.name, dst), x.shape, x.dtype)
+    elif f == 'identity':
+        others = [b.pick(lambda v: True) for _ in range(b.integer(0, 2))]
+        t = b.add('F.identity({})'.format(', '.join(
+            v.name for v in [x] + others)), None, x.dtype)
+        if others:
+            b.add('{}[0]'.format(t.name), x.shape, x.dtype)
+        else:
+            b.vals.append(Val(t.name, x.shape, x.dtype, 'var'))
+    else:
+        p, y = (b.pick(lambda v: v.dtype == x.dtype and v.shape == x.shape,
+                       shape=x.shape, dtype=x.dtype) for _ in range(2))
+        b.add('F.linear_interpolate({}, {}, {})'.format(
+            p.name, x.name, y.name), x.shape, x.dtype)
 
 
 def _arith(b, other=None):
@@ -532,6 +603,49 @@ def _linear(b):
     b.add('{}({})'.format(link, x.name), (x.shape[0], n_out), x.dtype)
 
 
+def _linear_nd(b):
+    # F.linear of an input of more than two dimensions, or of several batch
+    # axes: stock reshapes the input (and the output) around the node.
+    x = b.pick_float(lambda v: len(v.shape) >= 3,
+                     shape=b.choice(((2, 1, 3), (2, 3, 2), (1, 2, 1, 2))))
+    n = b.choice((2, 1, 3, 4))
+    n_out = b.choice((2, 1, 0))
+    head = x.shape[:n] if n > 1 else x.shape[:1]
+    units = int(numpy.prod(x.shape[len(head):]))
+    w = b.input((n_out, units), x.dtype, 'var')
+    bias = ''
+    if b.flag():
+        bias = ', ' + b.input((n_out,), x.dtype, 'var').name
+    shape = (head if n > 1 else head[:1]) + (n_out,)
+    b.add('F.linear({}, {}{}, n_batch_axes={})'.format(
+        x.name, w.name, bias, n), shape, x.dtype)
+
+
+def _where(b):
+    # F.where with a condition of the operands' shape, a 0-d one, or one
+    # the type check rejects (not bool).
+    x = b.pick_float()
+    y = b.pick(lambda v: v.dtype == x.dtype and v.shape == x.shape,
+               shape=x.shape, dtype=x.dtype)
+    c = b.choice(('chainer.as_array({}) > 0', 'numpy.array(False)',
+                  'chainer.Variable(chainer.as_array({}) < 0.5)',
+                  'chainer.as_array({})')).format(x.name)
+    b.add('F.where({}, {}, {})'.format(c, x.name, y.name), x.shape, x.dtype)
+
+
+def _bernoulli(b):
+    # Bernoulli's log-probability of 0s and 1s, or of any values (stock
+    # raises on a negative one, or one above 1).
+    logit = b.pick_float()
+    x = b.pick(lambda v: v.shape == logit.shape, shape=logit.shape,
+               dtype=logit.dtype)
+    data = b.choice(('numpy.asarray(chainer.as_array({}) > 0, {!r})',
+                     'chainer.as_array({})')).format(x.name, logit.dtype)
+    b.add('chainer.distributions.Bernoulli(logit={}, binary_check={}).'
+          'log_prob({})'.format(logit.name, b.flag(), data), logit.shape,
+          logit.dtype)
+
+
 def _conv_outsize(size, k, s, p, d, cover_all=False, deconv=False):
     # chainer.utils.conv's get_conv_outsize / get_deconv_outsize (the
     # grammar runs where Chainer is not imported).
@@ -544,6 +658,7 @@ def _conv_outsize(size, k, s, p, d, cover_all=False, deconv=False):
 def _convolution(b):
     # F.convolution_2d or F.deconvolution_2d on a small image; an output
     # of no pixel is stock's error.
+    backward = b.flag()
     x = b.pick_float(lambda v: len(v.shape) == 4, shape=b.choice(
         ((2, 2, 4, 3), (1, 1, 3, 3), (0, 2, 3, 3))))
     n, c, h, w = x.shape
@@ -551,8 +666,14 @@ def _convolution(b):
     stride, pad, dilate = b.choice((1, 2)), b.choice((0, 1)), b.choice((1, 2))
     deconv = b.flag()
     wdtype = b.choice(FLOATS) if b.flag() else x.dtype
-    w_var = b.input((c, out_c, kh, kw) if deconv else (out_c, c, kh, kw),
-                    wdtype, 'var')
+    wshape = (c, out_c, kh, kw) if deconv else (out_c, c, kh, kw)
+    if backward:
+        # A W that requires grad, whose gradient is Convolution2DGradW (an
+        # input drawn past the slot's end would not).
+        w_var = b.add('Variable({})'.format(b.array(wshape, wdtype)), wshape,
+                      wdtype)
+    else:
+        w_var = b.input(wshape, wdtype, 'var')
     args = [x.name, w_var.name]
     if b.flag():
         args.append(b.input((out_c,), x.dtype, 'var').name)
@@ -568,7 +689,10 @@ def _convolution(b):
         args.append('cover_all={}'.format(cover_all))
         f = 'convolution_2d'
     shape = (n, out_c) + tuple(out) if min(out) > 0 else None
-    b.add('F.{}({})'.format(f, ', '.join(args)), shape, x.dtype)
+    y = b.add('F.{}({})'.format(f, ', '.join(args)), shape, x.dtype)
+    if backward and shape is not None:
+        # Drawn first: the slot's bytes may run out before here.
+        b.emit('F.sum({}).backward()'.format(y.name))
 
 
 def _embed_id(b):
@@ -863,13 +987,8 @@ def _conv_edge(b):
         known = known and type(cover) is bool
         f = 'convolution_2d'
     shape = (n, out_c) + tuple(out) if known and min(out) > 0 else None
-    y = b.add('F.{}({})'.format(f, ', '.join(args)), shape, x.dtype)
-    if plain and not deconv:
-        # The compiled case's backward, whose weight gradient is a
-        # Convolution2DGradW node, always.
-        b.emit('F.sum({}).backward()'.format(y.name))
-    else:
-        _then_backward(b, y)
+    _then_backward(b, b.add('F.{}({})'.format(f, ', '.join(args)), shape,
+                            x.dtype))
 
 
 def _then_backward(b, y):
@@ -1079,6 +1198,8 @@ _RELU = 'chainer.functions.activation.relu.ReLU'
 _ADD = 'chainer.functions.math.basic_math.Add'
 _LINEAR = 'chainer.functions.connection.linear.LinearFunction'
 _SUM = 'chainer.functions.math.sum.Sum'
+_CONV = 'chainer.functions.connection.convolution_2d'
+_DECONV = 'chainer.functions.connection.deconvolution_2d'
 _BN = 'chainer.functions.normalization.batch_normalization'
 # What a program replaces (in a patched run, after enable()): the owner as
 # the program names it, the method, and the statement that then reaches it.
@@ -1095,6 +1216,11 @@ REPLACED = (
     ('chainer.Link', '__call__', 'link'), ('L.Linear', 'forward', 'link'),
     ('L.Linear', '__call__', 'link'),
     ('chainer.Variable', 'backward', 'relu'),
+    # What the convolutions' compiled backwards stand for.
+    (_CONV + '.Convolution2DFunction', 'backward', 'conv'),
+    (_CONV + '.Convolution2DGradW', 'forward_cpu', 'conv'),
+    (_DECONV + '.Deconvolution2DFunction', 'forward_cpu', 'conv'),
+    (_DECONV + '.Deconvolution2DFunction', '_set_cover_all', 'conv'),
     (_BN + '.BatchNormalization', 'forward', 'bn'),
     (_BN + '.BatchNormalization', 'backward', 'bn'),
     (_BN + '.GeneralBatchNormalizationImpl', 'forward', 'bn'),
@@ -1109,17 +1235,49 @@ REPLACE_FORMS = ('mock', 'autospec', 'assign')
 _PATCHED_METHODS = ('apply', '__call__', 'update', 'update_core_cpu')
 
 
-def _use_add(b):
-    x = b.pick_float()
-    y = b.pick(lambda v: v.dtype == x.dtype and v.shape == x.shape,
-               shape=x.shape, dtype=x.dtype)
-    b.add('{} + {}'.format(x.name, y.name), x.shape, x.dtype,
-          'var' if 'var' in (x.kind, y.kind) else 'nd')
+def _use_binary(symbol):
+    def op(b):
+        x = b.pick_float()
+        y = b.pick(lambda v: v.dtype == x.dtype and v.shape == x.shape,
+                   shape=x.shape, dtype=x.dtype)
+        b.add('{} {} {}'.format(x.name, symbol, y.name), x.shape, x.dtype,
+              'var' if 'var' in (x.kind, y.kind) else 'nd')
+    return op
 
 
-_USES = {'relu': _unary('F.relu({x})'), 'add': _use_add,
+def _use_conv(b):
+    # F.convolution_2d or F.deconvolution_2d of float Variables, with a
+    # geometry the compiled code takes.
+    dtype = b.choice(FLOATS)
+    x = b.add('Variable(arr((2, 2, 4, 3), {!r}))'.format(dtype),
+              (2, 2, 4, 3), dtype)
+    deconv = b.flag()
+    w = b.add('Variable(arr((2, 2, 2, 2), {!r}))'.format(dtype),
+              (2, 2, 2, 2), dtype)
+    stride, pad = b.choice((1, 2)), b.choice((0, 1))
+    out = [_conv_outsize(size, 2, stride, pad, 1, deconv=deconv)
+           for size in (4, 3)]
+    b.add('F.{}({}, {}, stride={}, pad={})'.format(
+        'deconvolution_2d' if deconv else 'convolution_2d', x.name, w.name,
+        stride, pad), (2, 2) + tuple(out), dtype)
+
+
+_USES = {'relu': _unary('F.relu({x})'), 'add': _use_binary('+'),
          'linear': _linear, 'sum': _sum, 'link': _linear,
-         'bn': _batch_normalization}
+         'conv': _use_conv, 'bn': _batch_normalization}
+# The nodes of the operations a VAE runs: a quotient, a log, a where and
+# Bernoulli's log-probability, with their methods replaced.
+REPLACED += (
+    ('chainer.functions.math.basic_math.Div', 'forward', 'div'),
+    ('chainer.functions.math.basic_math.Div', 'backward', 'div'),
+    ('chainer.functions.math.exponential.Log', 'forward_cpu', 'log'),
+    ('chainer.functions.array.where.Where', 'forward', 'where'),
+    ('chainer.distributions.bernoulli.BernoulliLogProb', 'forward',
+     'bernoulli'),
+)
+_USES.update({'div': _use_binary('/'),
+              'log': _unary('F.log({x})'), 'where': _where,
+              'bernoulli': _bernoulli})
 
 
 def _replacement(b, owner, method, modes=('count',)):
@@ -1222,6 +1380,7 @@ CATEGORY_OPERATIONS = {
     'argument-edges': EDGE_OPERATIONS,
     'replaced-methods': (_replace,),
     'recursive-links': (_recursive,),
+    'convolutions': (_convolution, _conv_edge),
 }
 
 
@@ -1233,11 +1392,12 @@ OPERATIONS = (
     _squared_error, _embed_id, _lstm, _dropout, _f_add, _apply,
     _as_variable, _softmax, _misc,
     _unary('F.log({x})'), _unary('F.sqrt({x})'), _unary('F.square({x})'),
-    _unary('F.absolute({x})'), _unary('F.softplus({x})'),
+    _unary('F.absolute({x})'), _softplus, _clip, _extremum,
+    _pass_through,
     _unary('F.elu({x})'), _unary('F.identity({x})'),
     _broadcast_many, _logsumexp, _select_item, _huber_loss,
     _constant_arith, _shape_op, _output_layer, _arg_extreme, _convolution,
-    _batch_normalization,
+    _linear_nd, _where, _bernoulli, _batch_normalization,
 ) + EDGE_OPERATIONS + (_replace, _recursive)
 # Operations that reach a category's difference, drawn unless skipped.
 FEATURE_OPERATIONS = {

@@ -46,6 +46,15 @@ def test_argument_edges_reach_compiled_forwards():
     assert result['raised']     # invalid geometry raises stock's errors
 
 
+def test_convolution_backwards_reach_compiled_code():
+    # Backwards through the convolutions: compiled where no hook is
+    # registered and no graph recorded (a third of the programs' hooks).
+    result = coverage.reach('convolutions', programs=400)
+    compiled = {name for name, (fast, _) in result['backwards'].items()
+                if fast}
+    assert {'Convolution2DFunction', 'Deconvolution2DFunction'} <= compiled
+
+
 def test_replaced_methods_are_called_through_the_patch():
     result = coverage.reach('replaced-methods', programs=200)
     called = {what for kind, what in result['events'] if kind == 'call'}
