@@ -44,9 +44,9 @@ def _running(dtype=_f32, **kwargs):
     return fn
 
 
-def _fixed(axis=None, dtype=None):
+def _fixed(axis=None):
     def fn(x, g, b):
-        mean, var = _stats(g.shape[0], dtype or g.dtype)
+        mean, var = _stats(g.shape[0], g.dtype)
         if axis is None:
             return F.fixed_batch_normalization(x, g, b, mean, var)
         return F.fixed_batch_normalization(x, g, b, mean, var, axis=axis)
