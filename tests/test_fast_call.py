@@ -376,6 +376,7 @@ def _node_factories():
         average, basic_math, exponential, logsumexp, matmul, minmax)
     from chainer.functions.math import sum as sum_
     from chainer.functions.noise import dropout
+    from chainer.functions.normalization import batch_normalization as bn
     from chainer.functions.rnn import lstm
     from chainer.links.loss import hierarchical_softmax
     hsm = hierarchical_softmax.BinaryHierarchicalSoftmaxFunction
@@ -433,6 +434,17 @@ def _node_factories():
         dropout.DropoutGrad: lambda: dropout.DropoutGrad(
             numpy.full((2, 3), 2.0, numpy.float32)),
         lstm.LSTM: lstm.LSTM,
+        # No axis: every input of the same shape is a channel shape.
+        bn.BatchNormalization: lambda: bn.BatchNormalization(axis=()),
+        bn.BatchNormalizationGrad: lambda: bn.BatchNormalizationGrad(
+            2e-5, (slice(None),) * 2, (), numpy.zeros((2, 3), numpy.float32),
+            None, numpy.ones((2, 3), numpy.float32), (0, 1),
+            bn.GeneralBatchNormalizationImpl(), None),
+        bn.FixedBatchNormalization: lambda: bn.FixedBatchNormalization(
+            axis=()),
+        bn.FixedBatchNormalizationGrad: lambda: (
+            bn.FixedBatchNormalizationGrad(2e-5, (slice(None),) * 2, (),
+                                           None, None)),
         # An old-style Function is applied through its FunctionAdapter.
         hsm: lambda: hsm(((0, 1), 2), numpy.float32).node,
         ns_grad: lambda: ns_grad('sum', numpy.ones(2, bool), 1,

@@ -59,6 +59,7 @@ MODULES = (
     'math.minmax',
     'math.sum',
     'noise.dropout',
+    'normalization.batch_normalization',
     'rnn.lstm',
 )
 

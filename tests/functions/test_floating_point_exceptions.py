@@ -106,6 +106,35 @@ def _negative_sampling(keep):
     _output_layer_backward(keep, lambda: L.NegativeSampling(1, [1, 1, 1], 2))
 
 
+def _bn(keep, x, fixed=False, **kwargs):
+    args = [_v(x, keep=keep), _v([1.0, 0.0], keep=keep),
+            _v([0.0, 1.0], keep=keep)]
+    if fixed:
+        return F.fixed_batch_normalization(
+            *args, _v([0.0, 0.0], keep=keep), _v([1.0, 1.0], keep=keep),
+            **kwargs)
+    return F.batch_normalization(*args, **kwargs)
+
+
+def _bn_running(keep):
+    # The running variance, float16, overflows in its update (after the
+    # running mean's): stock's partial update.
+    mean = numpy.zeros(2, f16)
+    var = numpy.ones(2, f16)
+    keep += [chainer.Variable(mean), chainer.Variable(var)]
+    _bn(keep, [[1e3, 1.0], [-1e3, 2.0]], running_mean=mean, running_var=var)
+
+
+def _bn_grad(keep, fixed):
+    # Double backprop applies the gradient node: inf * 0 (gamma's 0) in its
+    # forward.
+    n = len(keep)
+    y = _bn(keep, [[1.0, 2.0], [3.0, 5.0]], fixed=fixed)
+    gy = _v([[1.0, INF], [1.0, 1.0]])
+    keep += chainer.grad([y], keep[n:n + 1], [gy],
+                         enable_double_backprop=True)
+
+
 # FunctionNode class name -> cases, each ``fn(keep)`` meeting an exception
 # in the compiled forward or backward of that class.
 CASES = {
@@ -297,6 +326,22 @@ CASES = {
         # Overflow, then no second axis to sum: stock meets the overflow
         # first.
         lambda keep: F.huber_loss(_v([BIG], keep=keep), _v([-BIG]), 1.0)],
+    'BatchNormalization': [
+        lambda keep: _bn(keep, [[INF, 1.0], [1.0, 2.0]]),
+        # The squared deviations overflow.
+        lambda keep: _bn(keep, [[BIG, 1.0], [-BIG, 2.0]]),
+        _bn_running,
+        lambda keep: _backward(keep, _bn(keep, [[1.0, 2.0], [3.0, 5.0]]),
+                               [[INF, 1.0], [1.0, 1.0]])],
+    'BatchNormalizationGrad': [lambda keep: _bn_grad(keep, False)],
+    'FixedBatchNormalization': [
+        lambda keep: _bn(keep, [[1.0, INF], [1.0, 2.0]], fixed=True),
+        # var + eps is 0: its reciprocal divides by zero.
+        lambda keep: _bn(keep, [[1.0, 2.0]], fixed=True, eps=-1.0),
+        lambda keep: _backward(
+            keep, _bn(keep, [[1.0, 2.0], [3.0, 5.0]], fixed=True),
+            [[1.0, INF], [1.0, 1.0]])],
+    'FixedBatchNormalizationGrad': [lambda keep: _bn_grad(keep, True)],
 }
 # Gradients of operands broadcast in the forward, summed to their shapes.
 for _name, _op in (('Add', operator.add), ('Sub', operator.sub),

@@ -765,6 +765,52 @@ def _dropout(b):
     b.add('F.dropout({}, {})'.format(x.name, ratio), x.shape, x.dtype)
 
 
+def _batch_normalization(b):
+    # F.batch_normalization (with running averages, updated in place, or
+    # without), F.fixed_batch_normalization or L.BatchNormalization in
+    # train or test mode, over the channels of an input of two or more
+    # dimensions; parameters of the input's dtype or another, the axis
+    # sometimes at its edges; sometimes a double backprop through it.
+    x = b.pick_float(lambda v: len(v.shape) >= 2, shape=b.choice(
+        ((4, 3), (2, 3, 2, 2), (1, 3), (2, 0))), dtype=b.choice(FLOATS))
+    c = x.shape[1]
+    dtype = b.choice((x.dtype,) + FLOATS)
+    form = b.choice(('F', 'running', 'fixed', 'link'))
+    axis = ', axis={}'.format(_axis(b, len(x.shape))) if b.integer(
+        0, 3) == 3 else ''
+    if form == 'link':
+        link = b.name('link')
+        b.emit('{} = L.BatchNormalization({}, dtype=numpy.{})'.format(
+            link, c, dtype))
+        y = b.name()
+        b.emit("with chainer.using_config('train', {}):\n"
+               "    {} = {}({})".format(b.flag(), y, link, x.name))
+        y = Val(y, x.shape, x.dtype, 'var')
+        b.vals.append(y)
+    else:
+        gamma, beta = [b.pick(lambda v: v.shape == (c,) and v.dtype == dtype,
+                              shape=(c,), dtype=dtype) for _ in 'gb']
+        args = [x.name, gamma.name, beta.name]
+        eps = b.choice((2e-5, 1e-3, 0.0))
+        if form == 'fixed':
+            args += [b.pick(lambda v: v.shape == (c,) and v.dtype == dtype,
+                            shape=(c,), dtype=dtype).name for _ in 'mv']
+            call = 'F.fixed_batch_normalization({}, eps={!r}{})'
+        else:
+            if form == 'running':
+                stats = b.choice((dtype,) + FLOATS)
+                args += ['running_mean=' + b.input((c,), stats, 'nd').name,
+                         'running_var=' + b.input((c,), stats, 'nd').name,
+                         'decay={!r}'.format(b.choice((0.9, 0.0, 1.0)))]
+            call = 'F.batch_normalization({}, eps={!r}{})'
+        y = b.add(call.format(', '.join(args), eps, axis), x.shape, x.dtype)
+    if x.kind == 'var' and b.flag():
+        b.emit('chainer.grad([F.sum({} * {})], [{}], '
+               'enable_double_backprop=True)'.format(y.name, y.name,
+                                                     x.name))
+    _then_backward(b, y)
+
+
 def _as_variable(b):
     x = b.pick(lambda v: True)
     if x.kind == 'var':
@@ -1154,6 +1200,7 @@ _LINEAR = 'chainer.functions.connection.linear.LinearFunction'
 _SUM = 'chainer.functions.math.sum.Sum'
 _CONV = 'chainer.functions.connection.convolution_2d'
 _DECONV = 'chainer.functions.connection.deconvolution_2d'
+_BN = 'chainer.functions.normalization.batch_normalization'
 # What a program replaces (in a patched run, after enable()): the owner as
 # the program names it, the method, and the statement that then reaches it.
 # runtime.restoring puts back whatever a program leaves replaced.
@@ -1174,6 +1221,10 @@ REPLACED = (
     (_CONV + '.Convolution2DGradW', 'forward_cpu', 'conv'),
     (_DECONV + '.Deconvolution2DFunction', 'forward_cpu', 'conv'),
     (_DECONV + '.Deconvolution2DFunction', '_set_cover_all', 'conv'),
+    (_BN + '.BatchNormalization', 'forward', 'bn'),
+    (_BN + '.BatchNormalization', 'backward', 'bn'),
+    (_BN + '.GeneralBatchNormalizationImpl', 'forward', 'bn'),
+    (_BN + '.FixedBatchNormalization', 'forward', 'bn'),
 )
 # How a replacement is written: unittest.mock.patch.object with a counting
 # replacement, or autospec'd with the original as side effect (its
@@ -1213,7 +1264,7 @@ def _use_conv(b):
 
 _USES = {'relu': _unary('F.relu({x})'), 'add': _use_binary('+'),
          'linear': _linear, 'sum': _sum, 'link': _linear,
-         'conv': _use_conv}
+         'conv': _use_conv, 'bn': _batch_normalization}
 # The nodes of the operations a VAE runs: a quotient, a log, a where and
 # Bernoulli's log-probability, with their methods replaced.
 REPLACED += (
@@ -1346,7 +1397,7 @@ OPERATIONS = (
     _unary('F.elu({x})'), _unary('F.identity({x})'),
     _broadcast_many, _logsumexp, _select_item, _huber_loss,
     _constant_arith, _shape_op, _output_layer, _arg_extreme, _convolution,
-    _linear_nd, _where, _bernoulli,
+    _linear_nd, _where, _bernoulli, _batch_normalization,
 ) + EDGE_OPERATIONS + (_replace, _recursive)
 # Operations that reach a category's difference, drawn unless skipped.
 FEATURE_OPERATIONS = {
