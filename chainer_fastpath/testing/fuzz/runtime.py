@@ -252,12 +252,10 @@ def _replaceable():
     from chainer.functions.connection import linear
     from chainer.functions.math import basic_math
     from chainer.functions.math import sum as sum_mod
-    from chainer.functions.normalization import batch_normalization as bn
 
     pairs = list(REPLACEABLE)
     for cls in (relu.ReLU, basic_math.Add, linear.LinearFunction,
-                sum_mod.Sum, bn.BatchNormalization, bn.FixedBatchNormalization,
-                bn.GeneralBatchNormalizationImpl):
+                sum_mod.Sum):
         for name in ('apply', 'forward', 'forward_cpu', 'backward'):
             pairs.append((cls, name))
     # Every method the grammar replaces, whichever class it is on.
