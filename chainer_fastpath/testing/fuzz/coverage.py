@@ -80,7 +80,8 @@ def _reach(category, programs, seed, skip):
     from chainer_fastpath.testing import differential
 
     rng = random.Random(seed)
-    operations = grammar.CATEGORY_OPERATIONS[category]
+    operations = (None if category is None
+                  else grammar.CATEGORY_OPERATIONS[category])
     events, raised = collections.Counter(), collections.Counter()
     sources = []
     with differential._mode(True, {}):
@@ -108,7 +109,8 @@ def _reach(category, programs, seed, skip):
 
 def reach(category, programs=200, seed=0, skip=frozenset()):
     """Runs ``programs`` programs whose operations are drawn from
-    ``category``'s alone (``grammar.CATEGORY_OPERATIONS``), patched, in a
+    ``category``'s alone (``grammar.CATEGORY_OPERATIONS``; all of them for
+    None), patched, in a
     child process (a crash there does not take the caller down); returns
     ``{'functions': {class name: (forwards compiled, forwards as stock's
     Python)}, 'backwards': the same of backwards, 'entries': {entry

@@ -991,9 +991,10 @@ def _conv_edge(b):
                             x.dtype))
 
 
-def _then_backward(b, y):
+def _then_backward(b, y, always=False):
     # Sometimes a backward through the node just applied.
-    if y.shape is not None and y.kind == 'var' and y.float and b.flag():
+    if (y.shape is not None and y.kind == 'var' and y.float
+            and (always or b.flag())):
         b.emit('F.sum({}).backward()'.format(y.name))
 
 
@@ -1412,6 +1413,15 @@ def _target(b):
     return b.pick_float(lambda v: v.kind == 'var', kind='var')
 
 
+def _loss_target(b):
+    # Often the newest float Variable, so that the pass goes through the
+    # nodes the operations just applied; else any.
+    newest = [v for v in b.vals if v.kind == 'var' and v.float]
+    if newest and b.flag():
+        return newest[-1]
+    return _target(b)
+
+
 def _backward_options(b):
     options = []
     if b.flag():
@@ -1425,7 +1435,7 @@ def _backward_options(b):
 
 
 def _backward(b):
-    t = _target(b)
+    t = _loss_target(b)
     how = b.choice(('sum', 'grad', 'direct'))
     if how == 'sum':
         t = b.add('F.sum({})'.format(t.name), (), t.dtype)
@@ -1435,7 +1445,7 @@ def _backward(b):
 
 
 def _grad(b):
-    t = _target(b)
+    t = _loss_target(b)
     leaves = [v.name for v in b.vals if v.kind == 'var'][:3]
     double = b.flag()
     g = b.name('g')
@@ -1543,10 +1553,12 @@ def _config(b):
     if 'warning-location' in b.skip:
         filters = tuple(f for f in filters if 'chainer' not in f)
     config['warnings'] = b.choice(filters)
-    hooks = (None, 'recorder')
+    hooks = ('recorder',)
     if 'hook-added-during-forward' not in b.skip:
         hooks += ('adding',)
-    config['function_hook'] = b.choice(hooks)
+    # Half of the programs without a hook: where one is registered,
+    # backward passes run stock's code.
+    config['function_hook'] = None if b.flag() else b.choice(hooks)
     return config
 
 
@@ -1581,6 +1593,17 @@ def _restores(b, all_=False):
         p[0] -= 1
 
 
+def _operation(b, table):
+    # Drawn first (a slot's bytes may run out before its end): whether a
+    # backward pass goes through the node the operation applies, so that
+    # every compiled backward is reached.
+    backward = b.flag()
+    count = len(b.vals)
+    b.choice(table)(b)
+    if backward and len(b.vals) > count:
+        _then_backward(b, b.vals[-1], always=True)
+
+
 def build(data, skip=frozenset(), operations=None):
     """The Program that ``data`` (:data:`SIZE` bytes, or fewer: the rest
     read as zeros) stands for; its operations drawn from ``operations``
@@ -1596,7 +1619,7 @@ def build(data, skip=frozenset(), operations=None):
     if operations is not None:
         counts['operation'] = max(counts['operation'], 1)
     parts = {'input': lambda b: b.input(),
-             'operation': lambda b: b.choice(table)(b),
+             'operation': lambda b: _operation(b, table),
              'tail': lambda b: b.choice(TAILS)(b),
              'optimizer': _optimizer}
     slots = _slots(data)
