@@ -219,8 +219,13 @@ $(ASAN_DIR)/.built: $(VENV)/.deps $(SOURCES) setup.py $(ASAN_DIR)/.flags
 	touch $@
 
 .PHONY: test-asan FORCE
+# The copy is refreshed and built again (incremental, quick when nothing
+# changed): a source edited while the first build ran would otherwise come
+# with the refreshed copy and run against a stale build.
 test-asan: $(ASAN_DIR)/.built
 	$(ASAN_COPY)
+	cd $(ASAN_DIR) && CHAINER_FASTPATH_EXTRA_CFLAGS="$(ASAN_FLAGS)" \
+	    $(ASAN_PY) setup.py -q build_ext --inplace
 	rm -f $(ASAN_REPORT).* $(ASAN_DIR)/test-asan.log
 	cd $(ASAN_DIR) && $(ASAN_ENV) $(ASAN_PY) -c 'import os, \
 	    chainer_fastpath as c, chainer_fastpath._fast_call as f; \

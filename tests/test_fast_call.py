@@ -364,23 +364,27 @@ def test_uninitialized_input_falls_back_with_reason():
 
 def _node_factories():
     from chainer.functions.activation import (
-        leaky_relu, relu, sigmoid, softmax, tanh)
+        leaky_relu, log_softmax, relu, sigmoid, softmax, softplus, tanh)
     from chainer.functions.array import (
-        broadcast, concat, expand_dims, get_item, reshape, select_item,
-        separate, split_axis, squeeze, stack, swapaxes, transpose)
+        broadcast, concat, copy, expand_dims, get_item, reshape, select_item,
+        separate, split_axis, squeeze, stack, swapaxes, transpose, where)
     from chainer.functions.connection import (
         convolution_2d, deconvolution_2d, embed_id, linear)
     from chainer.functions.loss import (
-        huber_loss, negative_sampling, softmax_cross_entropy, squared_error)
+        huber_loss, mean_squared_error, negative_sampling,
+        softmax_cross_entropy, squared_error)
     from chainer.functions.math import (
-        average, basic_math, exponential, logsumexp, matmul, minmax)
+        average, basic_math, clip, exponential, identity, linear_interpolate,
+        logsumexp, matmul, maximum, minimum, minmax)
     from chainer.functions.math import sum as sum_
     from chainer.functions.evaluation import accuracy
     from chainer.functions.noise import dropout
     from chainer.functions.pooling import average_pooling_2d as avg
     from chainer.functions.pooling import max_pooling_nd as mp
+    from chainer.functions.normalization import batch_normalization as bn
     from chainer.functions.rnn import lstm
     from chainer.links.loss import hierarchical_softmax
+    from chainer.distributions import bernoulli
     hsm = hierarchical_softmax.BinaryHierarchicalSoftmaxFunction
     ns_grad = negative_sampling.NegativeSamplingFunctionGrad
     m = basic_math
@@ -433,7 +437,23 @@ def _node_factories():
         m.Mul: m.Mul, m.MulConstant: lambda: m.MulConstant(1.5),
         m.Neg: m.Neg, m.Div: m.Div,
         m.PowVarConst: lambda: m.PowVarConst(2.0),
-        exponential.Exp: exponential.Exp,
+        m.PowConstVar: lambda: m.PowConstVar(2.0),
+        m.DivFromConstant: lambda: m.DivFromConstant(1.5),
+        exponential.Exp: exponential.Exp, exponential.Log: exponential.Log,
+        where.Where: lambda: where.Where(
+            numpy.array([[True, False, True]] * 2)),
+        bernoulli.BernoulliLogProb: bernoulli.BernoulliLogProb,
+        softplus.Softplus: softplus.Softplus,
+        log_softmax.LogSoftmax: log_softmax.LogSoftmax,
+        clip.Clip: lambda: clip.Clip(-0.5, 0.5),
+        maximum.Maximum: maximum.Maximum, minimum.Minimum: minimum.Minimum,
+        identity.Identity: identity.Identity,
+        copy.Copy: lambda: copy.Copy(
+            chainer.get_device('@numpy'), chainer.get_device('@numpy')),
+        linear_interpolate.LinearInterpolate:
+            linear_interpolate.LinearInterpolate,
+        mean_squared_error.MeanSquaredError:
+            mean_squared_error.MeanSquaredError,
         matmul.MatMul: matmul.MatMul,
         sum_.Sum: sum_.Sum,
         minmax.Max: lambda: minmax.Max(1), minmax.Min: minmax.Min,
@@ -451,6 +471,17 @@ def _node_factories():
         avg.AveragePooling2D: lambda: avg.AveragePooling2D(2),
         avg.AveragePooling2DGrad: lambda: avg.AveragePooling2DGrad(
             pooled(avg.AveragePooling2D(2))),
+        # No axis: every input of the same shape is a channel shape.
+        bn.BatchNormalization: lambda: bn.BatchNormalization(axis=()),
+        bn.BatchNormalizationGrad: lambda: bn.BatchNormalizationGrad(
+            2e-5, (slice(None),) * 2, (), numpy.zeros((2, 3), numpy.float32),
+            None, numpy.ones((2, 3), numpy.float32), (0, 1),
+            bn.GeneralBatchNormalizationImpl(), None),
+        bn.FixedBatchNormalization: lambda: bn.FixedBatchNormalization(
+            axis=()),
+        bn.FixedBatchNormalizationGrad: lambda: (
+            bn.FixedBatchNormalizationGrad(2e-5, (slice(None),) * 2, (),
+                                           None, None)),
         # An old-style Function is applied through its FunctionAdapter.
         hsm: lambda: hsm(((0, 1), 2), numpy.float32).node,
         ns_grad: lambda: ns_grad('sum', numpy.ones(2, bool), 1,

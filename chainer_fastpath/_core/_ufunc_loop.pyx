@@ -272,7 +272,8 @@ cdef class Binary(FloatLoops):
 
         The loop is called as NumPy's iterator calls it, which decides
         which of SIMD and scalar code computes each element, and with it
-        which NaN two NaNs give: for one row, once, over ``b`` as it is;
+        which NaN two NaNs give: for one row, once, over ``b`` as it is
+        (strides 0 for one element);
         for more, over the flattened ``a`` in runs of NumPy's buffer size,
         ``b`` repeated into a buffer for each run."""
         if (type(a) is not _ndarray or type(b) is not _ndarray
@@ -319,6 +320,10 @@ cdef class Binary(FloatLoops):
         steps[0] = itemsize
         steps[1] = itemsize if rows > 1 else b_stride
         steps[2] = itemsize
+        if total == 1:
+            # As in ``into``: NumPy's iterator gives a one-element loop
+            # stride 0, and the loop's reduction branch keeps ``b``'s NaN.
+            steps[0] = steps[1] = steps[2] = 0
         cdef char *args[3]
         cdef Py_ssize_t start, count
         clear_flags(all_flags())

@@ -4,4 +4,4 @@ from chainer_fastpath.testing.differential import (  # NOQA
     bits, check_error_after_passing, check_error_same, check_gradients_same,
     check_outputs_same, check_same, check_second_order_same,
     error_after_passing, error_of, grad_vars, gradients, outputs, run_both,
-    second_order, strided_variable, variable, warned)
+    second_order, special_variable, strided_variable, variable, warned)

@@ -145,6 +145,23 @@ def strided_variable(*shape, dtype=numpy.float32):
     return chainer.Variable(a.astype(dtype)[..., ::2])
 
 
+def special_variable(shape, dtype=numpy.float32, take=None):
+    """A Variable of NaNs with payloads of both signs, infinities, signed
+    zeros and subnormals among normal values (a view of every third
+    element of a larger array where ``take``)."""
+    n = int(numpy.prod(shape)) * (3 if take else 1)
+    uint = {2: numpy.uint16, 4: numpy.uint32, 8: numpy.uint64}[
+        numpy.dtype(dtype).itemsize]
+    values = numpy.linspace(-2, 2, n).astype(dtype)
+    pool = numpy.array([numpy.nan, -numpy.nan, numpy.inf, -numpy.inf, 0.0,
+                        -0.0, numpy.finfo(dtype).tiny / 2], dtype)
+    values[::2] = numpy.resize(pool, values[::2].shape)
+    nan = numpy.isnan(values)
+    values.view(uint)[nan] ^= numpy.arange(1, nan.sum() + 1).astype(uint)
+    values = values[::3] if take else values
+    return chainer.Variable(values.reshape(shape))
+
+
 def applied(f, *inputs):
     """``(inputs, f(*inputs))``: a gradient case's inputs and output."""
     return inputs, f(*inputs)

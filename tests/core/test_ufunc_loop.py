@@ -223,6 +223,22 @@ def test_rows_same_bits_as_the_ufunc_in_place(ufunc, dtype, layout,
         assert bits(a) == bits(expected)
 
 
+@pytest.mark.parametrize('layout', sorted(ROW_LAYOUTS))
+@pytest.mark.parametrize('dtype', DTYPES)
+def test_rows_where_every_element_meets_two_nans(dtype, layout):
+    # Which of two NaNs survives depends on the branch of the loop that
+    # adds them: NaNs of both signs everywhere tell every branch apart.
+    rows, width, take = ROW_LAYOUTS[layout]
+    a = numpy.full((rows, width), numpy.nan, dtype)
+    whole = numpy.full(width * (2 if take else 1), -numpy.nan, dtype)
+    b = take(whole) if take else whole
+    expected = a.copy()
+    numpy.add(expected, b, out=expected)
+    done, _ = Binary(numpy.add).add_rows(a, b)
+    assert done
+    assert bits(a) == bits(expected)
+
+
 @pytest.mark.parametrize('values', [
     ([3e38, 1.0], [3e38, 2.0]),             # overflow
     ([numpy.inf, 1.0], [-numpy.inf, 0.0]),  # invalid

@@ -77,6 +77,12 @@ def _dropout_grad(keep, gy):
     return dropout.DropoutGrad(mask).apply((_v(gy, keep=keep),))[0]
 
 
+def _bernoulli_log_prob(keep, logit, x):
+    from chainer.distributions import bernoulli
+    return bernoulli._bernoulli_log_prob(_v(logit, keep=keep),
+                                         numpy.array(x, f32))
+
+
 def _lstm(keep, c, x):
     return F.lstm(_v(c, keep=keep), _v(x, keep=keep))
 
@@ -119,6 +125,35 @@ def _negative_sampling(keep):
     _output_layer_backward(keep, lambda: L.NegativeSampling(1, [1, 1, 1], 2))
 
 
+def _bn(keep, x, fixed=False, **kwargs):
+    args = [_v(x, keep=keep), _v([1.0, 0.0], keep=keep),
+            _v([0.0, 1.0], keep=keep)]
+    if fixed:
+        return F.fixed_batch_normalization(
+            *args, _v([0.0, 0.0], keep=keep), _v([1.0, 1.0], keep=keep),
+            **kwargs)
+    return F.batch_normalization(*args, **kwargs)
+
+
+def _bn_running(keep):
+    # The running variance, float16, overflows in its update (after the
+    # running mean's): stock's partial update.
+    mean = numpy.zeros(2, f16)
+    var = numpy.ones(2, f16)
+    keep += [chainer.Variable(mean), chainer.Variable(var)]
+    _bn(keep, [[1e3, 1.0], [-1e3, 2.0]], running_mean=mean, running_var=var)
+
+
+def _bn_grad(keep, fixed):
+    # Double backprop applies the gradient node: inf * 0 (gamma's 0) in its
+    # forward.
+    n = len(keep)
+    y = _bn(keep, [[1.0, 2.0], [3.0, 5.0]], fixed=fixed)
+    gy = _v([[1.0, INF], [1.0, 1.0]])
+    keep += chainer.grad([y], keep[n:n + 1], [gy],
+                         enable_double_backprop=True)
+
+
 # FunctionNode class name -> cases, each ``fn(keep)`` meeting an exception
 # in the compiled forward or backward of that class.
 CASES = {
@@ -153,6 +188,19 @@ CASES = {
         lambda keep: F.sigmoid(_v([TINY, 1.0], keep=keep)),
         lambda keep: _backward(keep, F.sigmoid(_v([100.0, 1.0])),
                                [INF, 1.0])],
+    'Softplus': [
+        lambda keep: F.softplus(_v([BIG, -1.0], keep=keep), beta=2.0),
+        # exp(-|beta * x|) underflows.
+        lambda keep: F.softplus(_v([-200.0, 1.0], keep=keep)),
+        # beta_inv 1e9 is no float16: the product is float32, its cast
+        # back overflows.
+        lambda keep: F.softplus(_v([1.0], f16, keep), beta=1e-9),
+        lambda keep: _backward(keep, F.softplus(_v([100.0, 1.0])),
+                               [1.0, 1.0])],
+    'LogSoftmax': [
+        lambda keep: F.log_softmax(_v([[INF, 1.0]], keep=keep)),
+        lambda keep: _backward(keep, F.log_softmax(_v([[0.0, 0.0]])),
+                               [[INF, -INF]])],
     # NumPy's tanh raises nothing, not even on a signaling NaN.
     'Tanh': [
         lambda keep: _backward(keep, F.tanh(_v([100.0, 1.0])), [INF, 1.0])],
@@ -160,6 +208,12 @@ CASES = {
         lambda keep: F.squared_error(_v([BIG], keep=keep), _v([-BIG])),
         lambda keep: _backward(keep, F.squared_error(_v([1.0]), _v([0.0])),
                                [BIG])],
+    'MeanSquaredError': [
+        lambda keep: F.mean_squared_error(_v([BIG], keep=keep), _v([-BIG])),
+        # 0 / 0: NumPy's scalar division.
+        lambda keep: F.mean_squared_error(_v([], keep=keep), _v([])),
+        lambda keep: _backward(keep, F.mean_squared_error(_v([1.0]),
+                                                          _v([0.0])), BIG)],
     'LinearFunction': [
         lambda keep: _linear(keep, [[BIG]], [BIG]),
         lambda keep: _backward(keep, _linear(keep, [[1.0], [1.0]], [1.0]),
@@ -170,7 +224,11 @@ CASES = {
     'Convolution2DFunction': [
         lambda keep: F.convolution_2d(_v([[[[BIG]]]], keep=keep),
                                       _v([[[[1.0]]]], keep=keep),
-                                      _v([BIG], keep=keep))],
+                                      _v([BIG], keep=keep)),
+        # The backward's bias gradient: the sum of gy overflows.
+        lambda keep: _backward(
+            keep, F.convolution_2d(_v([[[[1.0, 1.0]]]]), _v([[[[1.0]]]]),
+                                   _v([0.0])), [[[[BIG, BIG]]]])],
     # Overlapping patches summed into the image overflow (in the forward,
     # and in the convolution's input gradient), or the bias's add.
     'Deconvolution2DFunction': [
@@ -181,7 +239,10 @@ CASES = {
                                         _v([BIG], keep=keep)),
         lambda keep: _backward(
             keep, F.convolution_2d(_v([[[[1.0, 1.0, 1.0]]]]),
-                                   _v([[[[1.0, 1.0]]]])), [[[[BIG, BIG]]]])],
+                                   _v([[[[1.0, 1.0]]]])), [[[[BIG, BIG]]]]),
+        lambda keep: _backward(
+            keep, F.deconvolution_2d(_v([[[[1.0, 1.0]]]]), _v([[[[1.0]]]]),
+                                     _v([0.0])), [[[[BIG, BIG]]]])],
     'SoftmaxCrossEntropy': [
         lambda keep: _softmax_cross_entropy(keep, [[INF, 1.0], [0.0, 1.0]]),
         lambda keep: _softmax_cross_entropy(keep,
@@ -255,6 +316,25 @@ CASES = {
                                    INF)],
     'Min': [lambda keep: _backward(keep, F.min(_v([[1.0, 2.0]]), axis=1),
                                    [INF])],
+    'Clip': [
+        # -1e5 is no float16: clipped in float32, the cast back overflows.
+        lambda keep: F.clip(_v([-INF, 1.0], f16, keep), -1e5, 0.5),
+        # inf times the false condition.
+        lambda keep: _backward(keep, F.clip(_v([2.0, 0.0]), -1.0, 1.0),
+                               [INF, 1.0])],
+    # The broadcast operand's gradient summed to its shape overflows.
+    'Maximum': [lambda keep: _backward(
+        keep, F.maximum(_v([1.0]), _v([0.0, 0.0])), [BIG, BIG])],
+    'Minimum': [
+        lambda keep: _backward(keep, F.minimum(_v([1.0]), _v([2.0])),
+                               [INF]),
+        lambda keep: _backward(
+            keep, F.minimum(_v([0.0]), _v([1.0, 1.0])), [BIG, BIG])],
+    'LinearInterpolate': [
+        lambda keep: F.linear_interpolate(_v([2.0], keep=keep), _v([BIG]),
+                                          _v([0.0])),
+        lambda keep: _backward(keep, F.linear_interpolate(
+            _v([2.0]), _v([1.0]), _v([0.0])), [BIG])],
     'Exp': [lambda keep: F.exp(_v([100.0, 1.0], keep=keep)),
             lambda keep: _backward(keep, F.exp(_v([1.0])), [BIG])],
     'LogSumExp': [
@@ -279,12 +359,47 @@ CASES = {
         # Overflow, then no second axis to sum: stock meets the overflow
         # first.
         lambda keep: F.huber_loss(_v([BIG], keep=keep), _v([-BIG]), 1.0)],
+    'BatchNormalization': [
+        lambda keep: _bn(keep, [[INF, 1.0], [1.0, 2.0]]),
+        # The squared deviations overflow.
+        lambda keep: _bn(keep, [[BIG, 1.0], [-BIG, 2.0]]),
+        _bn_running,
+        lambda keep: _backward(keep, _bn(keep, [[1.0, 2.0], [3.0, 5.0]]),
+                               [[INF, 1.0], [1.0, 1.0]])],
+    'BatchNormalizationGrad': [lambda keep: _bn_grad(keep, False)],
+    'FixedBatchNormalization': [
+        lambda keep: _bn(keep, [[1.0, INF], [1.0, 2.0]], fixed=True),
+        # var + eps is 0: its reciprocal divides by zero.
+        lambda keep: _bn(keep, [[1.0, 2.0]], fixed=True, eps=-1.0),
+        lambda keep: _backward(
+            keep, _bn(keep, [[1.0, 2.0], [3.0, 5.0]], fixed=True),
+            [[1.0, INF], [1.0, 1.0]])],
+    'FixedBatchNormalizationGrad': [lambda keep: _bn_grad(keep, True)],
 }
 # Gradients of operands broadcast in the forward, summed to their shapes.
 for _name, _op in (('Add', operator.add), ('Sub', operator.sub),
                    ('Mul', operator.mul)):
     CASES[_name].append(lambda keep, op=_op: _backward(
         keep, op(_v([1.0]), _v([1.0, 1.0])), [BIG, BIG]))
+# The forwards of Div and PowVarConst (0 / 0, overflow, sqrt of a negative,
+# 1 / 0), the nodes of constants divided and raised to a power, Log, and
+# Bernoulli's log-probability (exp(-logit) overflows; log(x) of a negative
+# under its errstate(invalid='raise')).
+CASES['Div'].append(lambda keep: _v([1.0, 0.0], keep=keep) / _v([0.0, 0.0]))
+CASES['PowVarConst'] += [lambda keep: _v([BIG], keep=keep) ** 2.0,
+                         lambda keep: _v([-1.0], keep=keep) ** 0.5,
+                         lambda keep: _v([0.0], keep=keep) ** -1,
+                         lambda keep: _v([2.0], f16, keep) ** 1e5]
+CASES['DivFromConstant'] = [
+    lambda keep: 1.0 / _v([0.0, 1.0], keep=keep),
+    lambda keep: _backward(keep, 2.0 / _v([1e-30]), [1.0])]
+CASES['PowConstVar'] = [lambda keep: 2.0 ** _v([200.0], keep=keep)]
+CASES['Log'] = [lambda keep: F.log(_v([-1.0, 0.0], keep=keep)),
+                lambda keep: _backward(keep, F.log(_v([1e-30])), [BIG])]
+CASES['BernoulliLogProb'] = [
+    lambda keep: _bernoulli_log_prob(keep, [-100.0, 1.0], [1.0, 0.0]),
+    lambda keep: _bernoulli_log_prob(keep, [INF, -100.0], [-1.0, 0.0]),
+    lambda keep: _bernoulli_log_prob(keep, [-INF, 1.0], [0.0, 1.0])]
 # Compiled code of these makes no floating-point operation: copies, views,
 # negation, or the gradients passed on as they are.
 NO_ARITHMETIC = {'AddConstant': 'backward',
@@ -293,13 +408,15 @@ NO_ARITHMETIC = {'AddConstant': 'backward',
                  'EmbedIDFunction': 'forward',
                  'SubFromConstant': 'backward', 'ReLU': 'forward',
                  'ExpandDims': None, 'Squeeze': None, 'Swapaxes': None,
-                 'Transpose': None,
+                 'Transpose': None, 'Where': None,
                  'SelectItem': None, 'Reshape': None, 'Stack': None,
                  'Separate': None,
                  # Comparisons, which raise nothing (not even on a
                  # signaling NaN); the backwards of Max and Min multiply.
                  'Max': 'forward', 'Min': 'forward', 'ArgMax': None,
                  'ArgMin': None,
+                 'Maximum': 'forward', 'Minimum': 'forward',
+                 'Identity': None, 'Copy': None,
                  # Patches, then BLAS's product (NumPy acts on no
                  # exception of dot).
                  'Convolution2DGradW': 'forward',

@@ -12,7 +12,7 @@ import numpy
 
 MODULES = ('mnist_trainer', 'ptb_lstm', 'word2vec', 'vae', 'dqn',
            'crf_tagger', 'memnn', 'text_cnn', 'cifar_convnet', 'dcgan',
-           'seq2seq', 'rnn_classifier')
+           'seq2seq', 'rnn_classifier', 'resnet_trainer')
 
 
 def zipf_tokens(rng, vocab, n):

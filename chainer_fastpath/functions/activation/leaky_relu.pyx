@@ -8,27 +8,147 @@ import numpy
 
 from chainer.functions.activation import leaky_relu
 
+from libc.stdint cimport uint32_t, uint64_t
+from libc.string cimport memcpy
+
 from chainer_fastpath._core._attrs cimport retain_inputs, retain_outputs
 from chainer_fastpath._core._config cimport ConfigView
-from chainer_fastpath._core._fpe cimport acts, quiet_into
+from chainer_fastpath._core._fpe cimport (
+    acts, all_flags, clear_flags, fetestexcept, quiet_into)
 from chainer_fastpath._core._grads cimport (
     grad_array, grad_layout, grad_requires_grad, new_grad)
+from chainer_fastpath._core._ndarray cimport (
+    CFP_NPY_ALIGNED, CFP_NPY_C_CONTIGUOUS, CFP_NPY_DOUBLE, CFP_NPY_FLOAT,
+    builtin_typenum, cfp_data, cfp_dims, cfp_flags, cfp_nd,
+    numpy_struct_matches)
 from chainer_fastpath._core._objects cimport node_data
 from chainer_fastpath._core._registry cimport NOT_HANDLED, compiled
 from chainer_fastpath._core._retained cimport array_of, retained_output
 
 cdef type _ndarray = numpy.ndarray
+cdef type _float16 = numpy.float16
+cdef type _float32 = numpy.float32
+cdef type _float64 = numpy.float64
 cdef object _np_multiply = numpy.multiply
+cdef object _result_type = numpy.result_type
+cdef object _finfo = numpy.finfo
 # The slopes whose ``slope >= 0`` runs no code of anybody's: the backward
 # reads the sign before it may hand the node back to stock.
 cdef tuple _SLOPE_TYPES = (float, int, numpy.float16, numpy.float32,
                            numpy.float64)
 
 
+cdef int _C_ALIGNED = CFP_NPY_C_CONTIGUOUS | CFP_NPY_ALIGNED
+# NumPy's value-based casting computes ``float32_array * s`` in float32 only
+# for a float ``s`` strictly inside this bound (min_scalar_type).
+cdef double _FLOAT32_SCALAR_BOUND = 3.4e38
+
+
+cdef inline bint _not_positive_f(float v) noexcept nogil:
+    """``v <= 0``, read from the bits: no flag raised, as NumPy's
+    comparison loops raise none."""
+    cdef uint32_t u
+    memcpy(&u, &v, 4)
+    return (u & 0x7fffffffu) <= 0x7f800000u and (
+        u >> 31 or u & 0x7fffffffu == 0)
+
+
+cdef inline bint _not_positive_d(double v) noexcept nogil:
+    cdef uint64_t u
+    memcpy(&u, &v, 8)
+    cdef uint64_t magnitude = u & 0x7fffffffffffffffu
+    return magnitude <= 0x7ff0000000000000u and (
+        u >> 63 or magnitude == 0)
+
+
+ctypedef fused real:
+    float
+    double
+
+
+cdef void _scale(real *a, const real *cond, Py_ssize_t n,
+                 real s) noexcept nogil:
+    cdef Py_ssize_t i
+    cdef bint selected
+    for i in range(n):
+        if real is float:
+            selected = _not_positive_f(cond[i])
+        else:
+            selected = _not_positive_d(cond[i])
+        if selected:
+            a[i] = a[i] * s
+
+
+cdef bint _scaled_in_c(object a, object cond, object slope,
+                       int *raised) except -1:
+    """``a[cond <= 0] *= slope`` in one pass, where the multiplications are
+    float32's or float64's with ``slope`` cast to that dtype, as NumPy's
+    are for a float slope; False (nothing done) for other operands. The
+    products are NumPy's own: one rounding each, made only where the
+    element is selected, so the flags raised are the gathered multiply's.
+    A NaN slope is left to NumPy: of two NaNs, which one a product keeps
+    is its loop's choice."""
+    if (not numpy_struct_matches() or type(cond) is not _ndarray
+            or (type(slope) is not float and type(slope) is not _float16
+                and type(slope) is not _float32
+                and type(slope) is not _float64)):
+        return False
+    cdef int typenum = builtin_typenum(a)
+    if ((typenum != CFP_NPY_FLOAT and typenum != CFP_NPY_DOUBLE)
+            or builtin_typenum(cond) != typenum
+            or cfp_flags(a) & _C_ALIGNED != _C_ALIGNED
+            or cfp_flags(cond) & _C_ALIGNED != _C_ALIGNED
+            or cfp_nd(cond) != cfp_nd(a)):
+        return False
+    cdef Py_ssize_t n = 1
+    cdef int k
+    for k in range(cfp_nd(a)):
+        if cfp_dims(cond)[k] != cfp_dims(a)[k]:
+            return False
+        n *= cfp_dims(a)[k]
+    cdef double s = slope
+    if s != s or (typenum == CFP_NPY_FLOAT and type(slope) is not _float32
+                  and not -_FLOAT32_SCALAR_BOUND < s < _FLOAT32_SCALAR_BOUND):
+        return False
+    cdef char *a_data = cfp_data(a)
+    cdef char *cond_data = cfp_data(cond)
+    with nogil:
+        clear_flags(all_flags())
+        if typenum == CFP_NPY_FLOAT:
+            _scale(<float *>a_data, <const float *>cond_data, n, <float>s)
+        else:
+            _scale(<double *>a_data, <const double *>cond_data, n, s)
+        raised[0] |= fetestexcept(all_flags())
+    return True
+
+
+cdef bint _casts_quietly(object slope, object dtype) except -1:
+    """Whether NumPy casts ``slope`` to ``dtype`` raising no floating-point
+    flag: zero, NaN, infinite, or a magnitude among the dtype's normal
+    numbers (more strictly than the cast's own rounding needs)."""
+    if dtype.kind != 'f':
+        return True     # an integer multiply: no floating-point flag
+    if type(slope) is int and not -2 ** 53 <= slope <= 2 ** 53:
+        return False
+    cdef double s = slope
+    if s == 0 or s != s or s - s != 0:
+        return True
+    info = _finfo(dtype)
+    return info.tiny <= abs(s) <= info.max
+
+
 cdef object _scaled_where_not_positive(object a, object cond, object slope):
     """``a[cond <= 0] *= slope`` on a new array ``a``; False where NumPy
     would have acted on a floating-point exception."""
     cdef int raised = 0
+    if _scaled_in_c(a, cond, slope, &raised):
+        return not acts(raised)
+    if (_result_type(a.dtype, slope) != a.dtype
+            or not _casts_quietly(slope, a.dtype)):
+        # The multiply casts (its result back, or the slope to the array's
+        # dtype) with a floating-point error, which escapes the quiet call:
+        # leave it to stock.
+        return False
     mask = cond <= 0
     part = a[mask]
     a[mask] = quiet_into(_np_multiply, part, slope, part, &raised)
@@ -44,7 +164,8 @@ cdef object _forward(object node, tuple inputs, ConfigView config):
     if type(node.slope) not in _SLOPE_TYPES:
         return NOT_HANDLED
     y = x.copy()
-    if not _scaled_where_not_positive(y, x, node.slope):
+    # ``x <= 0`` read from the copy: the same bits, and contiguous.
+    if not _scaled_where_not_positive(y, y, node.slope):
         return NOT_HANDLED
     if node.slope >= 0:
         retain_outputs(node, (0,))

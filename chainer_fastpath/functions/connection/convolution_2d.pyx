@@ -1,6 +1,8 @@
 # cython: boundscheck=True, wraparound=True
 """Compiled ``Convolution2DFunction`` and ``Convolution2DGradW`` forwards on
-NumPy arrays (one group), and ``im2col``.
+NumPy arrays (one group), ``im2col``, and ``Convolution2DFunction``'s
+backward (with what ``Deconvolution2DFunction``'s shares: the operands,
+the bias's gradient, the callees).
 
 Stock's CPU convolution makes its patches with ``im2col_cpu`` (a padded
 copy of the input, then one strided copy per kernel position into an
@@ -22,18 +24,27 @@ from libc.stdint cimport uint16_t, uint32_t, uint64_t
 
 import numpy
 
+import chainer.functions
 from chainer.functions.connection import convolution_2d
+from chainer.functions.connection import deconvolution_2d
+from chainer.functions.math import sum as sum_mod
+from chainer.utils import argument
 from chainer.utils import conv
 
+from chainer_fastpath._core._apply cimport apply_detached
 from chainer_fastpath._core._attrs cimport retain_inputs
 from chainer_fastpath._core._config cimport ConfigView
 from chainer_fastpath._core._fpe cimport acts, quiet_into
+from chainer_fastpath._core._grads cimport (
+    grad_array, grad_layout, grad_raw, grad_requires_grad)
 from chainer_fastpath._core._ndarray cimport (
     CFP_NPY_ALIGNED, CFP_NPY_DOUBLE, CFP_NPY_FLOAT, CFP_NPY_HALF,
     builtin_typenum, cfp_data, cfp_dims, cfp_flags, cfp_strides,
     numpy_struct_matches)
 from chainer_fastpath._core._registry cimport (
     NOT_HANDLED, compiled, forward_callees)
+from chainer_fastpath._core._retained cimport (
+    requires_grad_of, retained_inputs)
 from chainer_fastpath._runtime._geometry cimport (
     strides_ok, within)
 
@@ -49,6 +60,23 @@ cdef object _conv = conv
 # passes are cached patched: a replacement is not called as often there).
 cdef tuple _HELPERS = ((conv, 'im2col_cpu'),)
 cdef object _stock_outsize = conv.get_conv_outsize
+cdef type _Sum = sum_mod.Sum
+cdef type _Deconvolution2DFunction = deconvolution_2d.Deconvolution2DFunction
+cdef type _Convolution2DGradW = convolution_2d.Convolution2DGradW
+# What both backwards call besides their input gradient's node: W's
+# gradient node, and F.sum for b's.
+cdef tuple _GRAD_CALLEES = (
+    (convolution_2d.Convolution2DGradW, '__init__'),
+    (convolution_2d.Convolution2DGradW, 'check_type_forward'),
+    (convolution_2d.Convolution2DGradW, 'forward'),
+    (convolution_2d.Convolution2DGradW, 'forward_cpu'),
+    (convolution_2d.Convolution2DGradW, 'retain_inputs'),
+    (convolution_2d.Convolution2DGradW, '_forward_cpu_core'),
+    (conv, 'im2col_cpu'),
+    (chainer.functions, 'sum'),
+    (sum_mod.Sum, '__init__'),
+    (sum_mod.Sum, 'check_type_forward'),
+    (sum_mod.Sum, 'forward'))
 
 
 cdef inline bint _stock_outsize_found():
@@ -195,12 +223,83 @@ cdef object _grad_w_forward(object node, tuple inputs, ConfigView config):
     return gW,
 
 
+cdef tuple grad_operands(object func, tuple grad_outputs):
+    """``(x, W, gy, gy's requires_grad)`` of a convolution's or a
+    deconvolution's backward: the retained inputs 0 and 1, 4-d NumPy
+    arrays, and the output gradient's array; None where stock sees
+    anything else (a layout, a missing array)."""
+    gy_var = grad_outputs[0]
+    gy = grad_array(gy_var)
+    if (gy is None or grad_layout(gy_var) is not None
+            or func._input_indexes_to_retain != (0, 1)):
+        return None
+    layouts = func._input_layouts
+    if type(layouts) is not tuple or not 2 <= len(layouts) <= 3:
+        return None
+    for layout in layouts:
+        if layout is not None:
+            return None
+    xs = retained_inputs(func, [])
+    if xs is None or xs[0].ndim != 4 or xs[1].ndim != 4:
+        return None
+    return xs[0], xs[1], gy, grad_requires_grad(gy_var)
+
+
+cdef object bias_grad(object gy, bint requires_grad):
+    """``F.sum(gy, axis=(0, 2, 3))``: a Sum node applied detached."""
+    return apply_detached(_Sum((0, 2, 3), False), (gy,), requires_grad)[0]
+
+
+cdef tuple grad_callees():
+    """The ``backward_callees`` the two backwards share."""
+    return _GRAD_CALLEES
+
+
+cdef object _backward(object func, tuple indexes, tuple grad_outputs):
+    # Convolution2DFunction.backward: x's gradient F.deconvolution_2d(gy, W,
+    # ...), W's Convolution2DGradW(...).apply((x, gy)), b's F.sum(gy,
+    # axis=(0, 2, 3)); the nodes built as stock builds them and applied
+    # detached (stock's type checks; the registry's forwards, else their
+    # own), in stock's order.
+    args = grad_operands(func, grad_outputs)
+    if args is None:
+        return NOT_HANDLED
+    x, W, gy, gy_rg = args
+    inputs = func.inputs
+    cdef list ret = []
+    if 0 in indexes:
+        node = _Deconvolution2DFunction(
+            (func.sy, func.sx), (func.ph, func.pw), x.shape[2:],
+            dilate=(func.dy, func.dx), groups=func.groups)
+        gx = apply_detached(node, (gy, W),
+                            gy_rg or requires_grad_of(inputs[1]))[0]
+        assert grad_raw(gx).shape == x.shape
+        ret.append(gx)
+    if 1 in indexes:
+        node = _Convolution2DGradW(func, W.shape, W.dtype, None)
+        ret.append(apply_detached(node, (x, gy),
+                                  requires_grad_of(inputs[0]) or gy_rg)[0])
+    if 2 in indexes:
+        ret.append(bias_grad(gy, gy_rg))
+    return ret
+
+
 ENTRIES = (
     forward_callees(compiled(
         convolution_2d.Convolution2DFunction, _forward,
         ('forward', 'forward_cpu', '_check_input_layouts_all_standard',
          'retain_inputs', '_forward_cpu_core'),
-        NULL, (), type_check=('groups',)), _HELPERS),
+        _backward, backward_callees=(
+            (chainer.functions, 'deconvolution_2d'),
+            (argument, 'check_unexpected_kwargs'),
+            (deconvolution_2d.Deconvolution2DFunction, '__init__'),
+            (deconvolution_2d.Deconvolution2DFunction, 'check_type_forward'),
+            (deconvolution_2d.Deconvolution2DFunction, 'forward'),
+            (deconvolution_2d.Deconvolution2DFunction, 'forward_cpu'),
+            (deconvolution_2d.Deconvolution2DFunction, 'retain_inputs'),
+            (deconvolution_2d.Deconvolution2DFunction, '_forward_cpu_core'),
+            (conv, 'col2im_cpu')) + _GRAD_CALLEES,
+        type_check=('groups',)), _HELPERS),
     forward_callees(compiled(
         convolution_2d.Convolution2DGradW, _grad_w_forward,
         ('forward', 'forward_cpu', 'retain_inputs', '_forward_cpu_core'),

@@ -1,6 +1,6 @@
 # cython: boundscheck=True, wraparound=True
 """Compiled ``Deconvolution2DFunction`` forward on NumPy arrays (one group,
-float32 or float64).
+float32 or float64), and its backward.
 
 Stock sums the product's patches into a zeroed padded image with one
 strided pass over the whole image per kernel position (``col2im_cpu``).
@@ -12,9 +12,12 @@ order the compiler gives its operands).
 """
 import numpy
 
+import chainer.functions
+from chainer.functions.connection import convolution_2d
 from chainer.functions.connection import deconvolution_2d
 from chainer.utils import conv
 
+from chainer_fastpath._core._apply cimport apply_detached
 from chainer_fastpath._core._attrs cimport retain_inputs
 from chainer_fastpath._core._config cimport ConfigView
 from chainer_fastpath._core._fpe cimport (
@@ -24,8 +27,11 @@ from chainer_fastpath._core._ndarray cimport (
     numpy_struct_matches)
 from chainer_fastpath._core._registry cimport (
     NOT_HANDLED, compiled, forward_callees)
+from chainer_fastpath._core._retained cimport requires_grad_of
 from chainer_fastpath._runtime._geometry cimport (
     fits, strides_ok, within)
+from chainer_fastpath.functions.connection.convolution_2d cimport (
+    bias_grad, grad_callees, grad_operands)
 
 cdef extern from "_im2col.h" nogil:
     int cfp_col2im_f(float *img, const float *col, Py_ssize_t N,
@@ -112,12 +118,57 @@ cdef object _forward(object node, tuple inputs, ConfigView config):
     return y,
 
 
+cdef type _Convolution2DFunction = convolution_2d.Convolution2DFunction
+cdef type _Convolution2DGradW = convolution_2d.Convolution2DGradW
+
+
+cdef object _backward(object func, tuple indexes, tuple grad_outputs):
+    # Deconvolution2DFunction.backward, as convolution_2d.pyx's _backward:
+    # F.convolution_2d(gy, W, ...) for x, Convolution2DGradW(...).apply((gy,
+    # x)) for W. The node's own _set_cover_all sets its cover_all, as in
+    # stock.
+    args = grad_operands(func, grad_outputs)
+    if args is None:
+        return NOT_HANDLED
+    cdef list ret = []
+    x, W, gy, gy_rg = args
+    inputs = func.inputs
+    if 0 in indexes:
+        if func.cover_all is None:
+            func._set_cover_all(x.shape, W.shape)
+        node = _Convolution2DFunction(
+            (func.sy, func.sx), (func.ph, func.pw), func.cover_all,
+            dilate=(func.dy, func.dx), groups=func.groups, cudnn_fast=False)
+        ret.append(apply_detached(node, (gy, W),
+                                  gy_rg or requires_grad_of(inputs[1]))[0])
+    if 1 in indexes:
+        if func.cover_all is None:
+            # Stock hands it the retained Variables, not their shapes.
+            func._set_cover_all(*func.get_retained_inputs())
+        node = _Convolution2DGradW(func, W.shape, W.dtype, None)
+        ret.append(apply_detached(node, (gy, x),
+                                  gy_rg or requires_grad_of(inputs[0]))[0])
+    if 2 in indexes:
+        ret.append(bias_grad(gy, gy_rg))
+    return ret
+
+
 ENTRIES = (
     forward_callees(compiled(
         deconvolution_2d.Deconvolution2DFunction, _forward,
         ('forward', 'forward_cpu', 'retain_inputs', '_calc_out_size',
          '_forward_cpu_core'),
-        NULL, (),
+        _backward, backward_callees=(
+            (chainer.functions, 'convolution_2d'),
+            (convolution_2d.Convolution2DFunction, '__init__'),
+            (convolution_2d.Convolution2DFunction, 'check_type_forward'),
+            (convolution_2d.Convolution2DFunction, 'forward'),
+            (convolution_2d.Convolution2DFunction, 'forward_cpu'),
+            (convolution_2d.Convolution2DFunction,
+             '_check_input_layouts_all_standard'),
+            (convolution_2d.Convolution2DFunction, 'retain_inputs'),
+            (convolution_2d.Convolution2DFunction, '_forward_cpu_core'))
+        + grad_callees(),
         type_check=('outh', 'outw', 'sy', 'sx', 'ph', 'pw', 'dy', 'dx',
                     'groups')), _HELPERS),
 )

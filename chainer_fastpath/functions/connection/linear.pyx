@@ -21,7 +21,7 @@ from chainer_fastpath._core._attrs cimport (
     cfp_attr, cfp_attr_enable, cfp_getattr as get, cfp_setattr as put,
     get_site, retain_inputs, set_site)
 from chainer_fastpath._core._audit cimport StockMethods
-from chainer_fastpath._core._config cimport ConfigView
+from chainer_fastpath._core._config cimport ConfigView, debug_mode
 from chainer_fastpath._core._fpe cimport (
     FE_UNDERFLOW, acts, quiet_into, watched)
 from chainer_fastpath._core._grads cimport (
@@ -261,22 +261,45 @@ cdef int _ndim(object x) except -2:
 
 
 def linear_(*args, **kwargs):
-    """Drop-in for ``F.linear``: for one batch axis and an input of at most
-    two dimensions, ``y, = LinearFunction().apply((x, W[, b]))``, the class
-    read from its module as stock reads it."""
+    """Drop-in for ``F.linear``: ``y, = LinearFunction().apply((x, W[,
+    b]))``, the class read from its module as stock reads it, for an input
+    reshaped first and an output reshaped after as stock reshapes them
+    (``x.reshape``, ``y.reshape``: a Variable's apply ``Reshape`` nodes)."""
     cdef tuple values = _linear.arguments(args, kwargs)
+    cdef int ndim
     if values is not None:
         x, W, b, n_batch_axes = values
         cls = _linear.read_global('LinearFunction')
-        if (cls is not None and type(n_batch_axes) is int
-                and n_batch_axes == 1 and 0 <= _ndim(x) <= 2):
-            y = _linear.apply(cls(), (x, W) if b is None else (x, W, b))
+        ndim = _ndim(x)
+        if cls is None or type(n_batch_axes) is not int or ndim < 0:
+            _linear.stats.fallback('not an int of batch axes, or an input '
+                                   'neither an ndarray nor a Variable')
+        elif n_batch_axes <= 0:
+            _linear.stats.fallback('no batch axis (stock raises)')
+        elif ((n_batch_axes > 1 or ndim > 2) and debug_mode()):
+            # Reshaped, the input would be reshaped again by stock.
+            _linear.stats.fallback('debug mode')
+        else:
+            y = _reshaped_linear(cls, x, W, b, n_batch_axes, ndim)
             if y is not None:
                 return y
-        else:
-            _linear.stats.fallback('not one batch axis and at most two '
-                                   'input dimensions')
     return _linear.stock(args, kwargs)
+
+
+cdef object _reshaped_linear(object cls, object x, object W, object b,
+                             object n_batch_axes, int ndim):
+    """The body of stock's ``linear`` from its first reshape on, for a
+    valid ``n_batch_axes``; None where nothing was applied (debug mode)."""
+    if n_batch_axes > 1:
+        batch_shape = x.shape[:n_batch_axes]
+        batch_size = _linear.read_global('utils').size_of_shape(batch_shape)
+        x = x.reshape(batch_size, -1)
+    elif ndim > 2:
+        x = x.reshape(x.shape[0], -1)
+    y = _linear.apply(cls(), (x, W) if b is None else (x, W, b))
+    if y is not None and n_batch_axes > 1:
+        y = y.reshape(batch_shape + (-1,))
+    return y
 
 
 ENTRIES = (

@@ -1,8 +1,8 @@
 # cython: boundscheck=True, wraparound=True
 """Compiled arithmetic nodes of ``basic_math``: ``Add``, ``AddConstant``,
-``Sub``, ``SubFromConstant``, ``Mul``, ``MulConstant``, ``Neg``, on NumPy
-arrays, and the backwards of ``Div`` and ``PowVarConst``; passed type
-checks of all of them cached.
+``Sub``, ``SubFromConstant``, ``Mul``, ``MulConstant``, ``Neg``, ``Div``,
+``DivFromConstant``, ``PowVarConst`` on NumPy arrays, and the forward of
+``PowConstVar``; passed type checks of all of them cached.
 
 Each NumPy operation runs with NumPy's error handling off (``_fpe``); where
 NumPy would act on a floating-point exception, the node's own code runs.
@@ -14,7 +14,7 @@ import chainer.functions
 from chainer.functions.math import basic_math
 from chainer.functions.math import sum as sum_mod
 
-from chainer_fastpath._core._attrs cimport retain_inputs
+from chainer_fastpath._core._attrs cimport retain_inputs, retain_outputs
 from chainer_fastpath._core._config cimport ConfigView
 from chainer_fastpath._core._fpe cimport acts, quiet2, quiet_begin, quiet_end
 from chainer_fastpath._core._grads cimport (
@@ -27,15 +27,18 @@ from chainer_fastpath._core._registry cimport (
 from chainer_fastpath._core._retained cimport (
     float_operands, requires_grad_of, retained_inputs)
 from chainer_fastpath._core._ufunc_loop cimport (
-    add_loop, multiply_loop, subtract_loop)
+    Binary, add_loop, multiply_loop, subtract_loop)
 from chainer_fastpath._runtime._forced cimport forced
 from chainer_fastpath._runtime._sum_grads cimport sum_to_grad
 
+cdef type _ndarray = numpy.ndarray
 cdef object _utils = chainer.utils
 cdef object _preprocess_const = basic_math._preprocess_const
 cdef object _np_add = numpy.add
 cdef object _np_subtract = numpy.subtract
 cdef object _np_multiply = numpy.multiply
+cdef object _np_divide = numpy.true_divide
+cdef Binary _divide_loop = Binary(_np_divide)
 
 
 cdef inline object _forced(object y, int raised):
@@ -131,6 +134,86 @@ cdef object _mul_constant(object node, tuple in_data, ConfigView config):
     cdef int raised = 0
     y = quiet2(_np_multiply, value, in_data[0], &raised)
     return _forced(y, raised)
+
+
+cdef inline bint _float_array(object x):
+    """Whether ``x`` is an ndarray of a float dtype (the forwards below
+    leave other dtypes, whose operators may raise, to stock)."""
+    if not numpy_struct_matches() or type(x) is not _ndarray:
+        return False
+    cdef int num = builtin_typenum(x)
+    return (num == CFP_NPY_HALF or num == CFP_NPY_FLOAT
+            or num == CFP_NPY_DOUBLE)
+
+
+cdef object _neg(object node, tuple x, ConfigView config):
+    # Neg.forward: ``-x``, which raises no floating-point exception.
+    if not _float_array(x[0]):
+        return NOT_HANDLED
+    retain_inputs(node, ())
+    return forced(-x[0]),
+
+
+cdef object _div(object node, tuple x, ConfigView config):
+    # Div.forward: may broadcast.
+    retain_inputs(node, (0, 1))
+    cdef int raised = 0
+    y = _divide_loop.quiet(x[0], x[1], &raised)
+    return _forced(y, raised)
+
+
+cdef object _div_from_constant(object node, tuple in_data,
+                               ConfigView config):
+    # DivFromConstant.forward: ``value / x``, the value in x's dtype.
+    value = _constant(node, in_data)
+    if value is NOT_HANDLED:
+        return NOT_HANDLED
+    retain_inputs(node, (0,))
+    cdef int raised = 0
+    y = quiet2(_np_divide, value, in_data[0], &raised)
+    return _forced(y, raised)
+
+
+cdef object _power(object node, tuple in_data, bint constant_base):
+    """``x ** value``, or ``value ** x`` where ``constant_base``, the value
+    in x's dtype (ndarray's power, with its fast paths for 2, 0.5, -1, ...
+    where x is the base); NOT_HANDLED as ``_forced``."""
+    x = in_data[0]
+    if not _float_array(x):
+        return NOT_HANDLED
+    value = _constant(node, in_data)
+    if value is NOT_HANDLED:
+        return NOT_HANDLED
+    cdef int raised
+    saved = quiet_begin()
+    try:
+        y = value ** x if constant_base else x ** value
+    finally:
+        # An exception after a flag NumPy acts on is stock's to raise, if
+        # stock reaches it.
+        raised = quiet_end(saved)
+        if acts(raised):
+            return NOT_HANDLED
+    return y
+
+
+cdef object _pow_var_const(object node, tuple in_data, ConfigView config):
+    # PowVarConst.forward: x ** value, forced to x's dtype (its own: no
+    # cast).
+    y = _power(node, in_data, False)
+    if y is NOT_HANDLED:
+        return NOT_HANDLED
+    retain_inputs(node, (0,))
+    return _utils.force_array(y, in_data[0].dtype),
+
+
+cdef object _pow_const_var(object node, tuple in_data, ConfigView config):
+    # PowConstVar.forward: value ** x.
+    y = _power(node, in_data, True)
+    if y is NOT_HANDLED:
+        return NOT_HANDLED
+    retain_outputs(node, (0,))
+    return forced(y),
 
 
 # -- backwards --------------------------------------------------------------
@@ -294,6 +377,22 @@ cdef object _div_grad(object func, tuple indexes, tuple grad_outputs):
             new_grad(gx1, rg))
 
 
+cdef object _retained_base(object func, object gy):
+    """The array of ``func``'s input 0, where it retains that alone, it has
+    the floating dtype and the shape of gradient ``gy``, and
+    ``_preprocess_const`` is stock's; else None."""
+    if (func._input_indexes_to_retain != (0,)
+            or basic_math._preprocess_const is not _preprocess_const):
+        return None
+    xs = retained_inputs(func, [])
+    if xs is None:
+        return None
+    x = xs[0]
+    if x.dtype.kind != 'f' or gy.dtype != x.dtype or gy.shape != x.shape:
+        return None
+    return x
+
+
 cdef object _pow_var_const_grad(object func, tuple indexes,
                                 tuple grad_outputs):
     # PowVarConst.backward: PowVarConstGrad(value).apply((x, gy)), whose
@@ -303,23 +402,46 @@ cdef object _pow_var_const_grad(object func, tuple indexes,
     gy_var = grad_outputs[0]
     gy = grad_array(gy_var)
     value = func.value
-    if (gy is None or (type(value) is not float and type(value) is not int)
-            or func._input_indexes_to_retain != (0,)
-            or basic_math._preprocess_const is not _preprocess_const):
+    if gy is None or (type(value) is not float and type(value) is not int):
         return NOT_HANDLED
-    xs = retained_inputs(func, [])
-    if xs is None:
+    x = _retained_base(func, gy)
+    if x is None:
         return NOT_HANDLED
-    x = xs[0]
     dtype = x.dtype
-    if dtype.kind != 'f' or gy.dtype != dtype or gy.shape != x.shape:
-        return NOT_HANDLED
     cdef int raised
     saved = quiet_begin()
     try:
         gx = (_utils.force_type(dtype, value) * (x ** dtype.type(value - 1))
               * gy)
         gx = _utils.force_array(gx)
+    finally:
+        # An exception after a flag NumPy acts on is stock's to raise, if
+        # stock reaches it.
+        raised = quiet_end(saved)
+        if acts(raised):
+            return NOT_HANDLED
+    return (new_grad(gx,
+                     requires_grad_of(func.inputs[0])
+                     or grad_requires_grad(gy_var)),)
+
+
+cdef object _div_from_constant_grad(object func, tuple indexes,
+                                    tuple grad_outputs):
+    # DivFromConstant.backward: DivFromConstantGrad(value).apply((x, gy)),
+    # a node without a type check whose forward_cpu is
+    # -value * gy / (x ** 2), the value in x's dtype.
+    gy_var = grad_outputs[0]
+    gy = grad_array(gy_var)
+    if gy is None:
+        return NOT_HANDLED
+    x = _retained_base(func, gy)
+    if x is None:
+        return NOT_HANDLED
+    cdef int raised
+    saved = quiet_begin()
+    try:
+        value = _preprocess_const(x, func.value)
+        gx = _utils.force_array(-value * gy / (x ** 2))
     finally:
         # An exception after a flag NumPy acts on is stock's to raise, if
         # stock reaches it.
@@ -377,21 +499,39 @@ ENTRIES = (
         basic_math.MulConstant, _mul_constant, ('forward',),
         _mul_constant_grad, _MUL_CONSTANT_NODE, type_check=()),
         _PREPROCESS_CONST),
-    compiled(basic_math.Neg, NULL, (), _neg_grad, _NEG_NODE,
-             type_check=()),
-    compiled(basic_math.Div, NULL, (), _div_grad, (
-        (basic_math.DivGrad, '__init__'),
-        (basic_math.DivGrad, 'check_type_forward'),
-        (basic_math.DivGrad, 'forward'),
-        (basic_math.DivGrad, 'forward_cpu'),
-        (basic_math.DivGrad, 'retain_inputs'),
-        (chainer.utils, 'sum_to')), type_check=()),
-    compiled(basic_math.PowVarConst, NULL, (), _pow_var_const_grad, (
-        (basic_math.PowVarConstGrad, '__init__'),
-        (basic_math.PowVarConstGrad, 'check_type_forward'),
-        (basic_math.PowVarConstGrad, 'forward'),
-        (basic_math.PowVarConstGrad, 'forward_cpu'),
-        (basic_math.PowVarConstGrad, 'retain_inputs'),
-        (basic_math, '_preprocess_const'),
-        (chainer.utils, 'force_type')), type_check=()),
+    compiled(basic_math.Neg, _neg, ('forward', 'retain_inputs'),
+             _neg_grad, _NEG_NODE, type_check=()),
+    compiled(basic_math.Div, _div, ('forward', 'retain_inputs'),
+             _div_grad, (
+                 (basic_math.DivGrad, '__init__'),
+                 (basic_math.DivGrad, 'check_type_forward'),
+                 (basic_math.DivGrad, 'forward'),
+                 (basic_math.DivGrad, 'forward_cpu'),
+                 (basic_math.DivGrad, 'retain_inputs'),
+                 (chainer.utils, 'sum_to')), type_check=()),
+    forward_callees(compiled(
+        basic_math.DivFromConstant, _div_from_constant,
+        ('forward', 'retain_inputs'), _div_from_constant_grad, (
+            (basic_math.DivFromConstantGrad, '__init__'),
+            (basic_math.DivFromConstantGrad, 'check_type_forward'),
+            (basic_math.DivFromConstantGrad, 'forward'),
+            (basic_math.DivFromConstantGrad, 'forward_cpu'),
+            (basic_math.DivFromConstantGrad, 'retain_inputs'),
+            (basic_math, '_preprocess_const')), type_check=()),
+        _PREPROCESS_CONST),
+    forward_callees(compiled(
+        basic_math.PowVarConst, _pow_var_const,
+        ('forward', 'retain_inputs'), _pow_var_const_grad, (
+            (basic_math.PowVarConstGrad, '__init__'),
+            (basic_math.PowVarConstGrad, 'check_type_forward'),
+            (basic_math.PowVarConstGrad, 'forward'),
+            (basic_math.PowVarConstGrad, 'forward_cpu'),
+            (basic_math.PowVarConstGrad, 'retain_inputs'),
+            (basic_math, '_preprocess_const'),
+            (chainer.utils, 'force_type')), type_check=()),
+        _PREPROCESS_CONST),
+    forward_callees(compiled(
+        basic_math.PowConstVar, _pow_const_var,
+        ('forward', 'retain_outputs'), NULL, (), type_check=()),
+        _PREPROCESS_CONST),
 )

@@ -80,7 +80,8 @@ def _reach(category, programs, seed, skip):
     from chainer_fastpath.testing import differential
 
     rng = random.Random(seed)
-    operations = grammar.CATEGORY_OPERATIONS[category]
+    operations = (None if category is None
+                  else grammar.CATEGORY_OPERATIONS[category])
     events, raised = collections.Counter(), collections.Counter()
     sources = []
     with differential._mode(True, {}):
@@ -97,19 +98,25 @@ def _reach(category, programs, seed, skip):
         functions = {v['name']: (v['forward']['compiled'],
                                  v['forward']['python'])
                      for v in chainer_fastpath.function_stats().values()}
+        backwards = {v['name']: (v['backward']['compiled'],
+                                 v['backward']['python'])
+                     for v in chainer_fastpath.function_stats().values()}
         entries = {k: v['fast'] for k, v in chainer_fastpath.stats().items()}
-    return {'functions': functions, 'entries': entries, 'events': events,
-            'raised': raised, 'sources': sources}
+    return {'functions': functions, 'backwards': backwards,
+            'entries': entries, 'events': events, 'raised': raised,
+            'sources': sources}
 
 
 def reach(category, programs=200, seed=0, skip=frozenset()):
     """Runs ``programs`` programs whose operations are drawn from
-    ``category``'s alone (``grammar.CATEGORY_OPERATIONS``), patched, in a
+    ``category``'s alone (``grammar.CATEGORY_OPERATIONS``; all of them for
+    None), patched, in a
     child process (a crash there does not take the caller down); returns
     ``{'functions': {class name: (forwards compiled, forwards as stock's
-    Python)}, 'entries': {entry point: fast calls}, 'events': Counter of
-    the hooks' and replacements' (kind, what), 'raised': Counter of
-    exception names, 'sources': the programs}``."""
+    Python)}, 'backwards': the same of backwards, 'entries': {entry
+    point: fast calls}, 'events': Counter of the hooks' and replacements'
+    (kind, what), 'raised': Counter of exception names, 'sources': the
+    programs}``."""
     context = multiprocessing.get_context('spawn')
     with context.Pool(1) as pool:
         return pool.apply(_reach, (category, programs, seed, skip))

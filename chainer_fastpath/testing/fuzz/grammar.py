@@ -213,8 +213,13 @@ def _unary(call):
 
 def _leaky_relu(b):
     x = b.pick_float()
-    slope = b.choice((0.2, 0.0, -1.0, 1.0))
-    b.add('F.leaky_relu({}, slope={!r})'.format(x.name, slope), x.shape,
+    # Slopes NumPy multiplies float32 by in float32, in float64 (beyond
+    # its value-based bound), as NumPy scalars, NaN, and ones that overflow
+    # or underflow the products.
+    slope = b.choice(('0.2', '0.0', '-1.0', '1.0', '-0.0', '1e-40', '3.5e38',
+                      'numpy.float32(0.1)', 'numpy.float64(-0.5)',
+                      'numpy.float16(0.3)', 'float("nan")', '2'))
+    b.add('F.leaky_relu({}, slope={})'.format(x.name, slope), x.shape,
           x.dtype)
 
 
@@ -222,6 +227,72 @@ def _softmax(b):
     x = b.pick_float(lambda v: len(v.shape) >= 2, shape=(2, 3))
     f = b.choice(('softmax', 'log_softmax'))
     b.add('F.{}({})'.format(f, x.name), x.shape, x.dtype)
+
+
+def _softplus(b):
+    # beta as floats, ints and NumPy scalars; ones float16 cannot hold
+    # (1e5, and 1e-9's inverse) make NumPy compute in float32; 0 raises.
+    x = b.pick_float()
+    beta = b.choice(('1.0', '2.5', '-0.5', '1e5', '1e-9', '3',
+                     'numpy.float32(0.5)', '0'))
+    b.add('F.softplus({}, beta={})'.format(x.name, beta),
+          None if beta == '0' else x.shape, x.dtype)
+
+
+# Clip's bounds: floats, ints, NumPy scalars, one of them None, ones
+# float16 cannot hold, NaN, a 0-d array; the last four raise stock's errors
+# from Clip.__init__ (both None, equal, reversed, arrays it cannot compare).
+_CLIP_BOUNDS = (('-0.5', '0.5'), ('None', '0.0'), ('0', 'None'),
+                ('-1e5', '1e5'), ('numpy.float32(-0.5)', 'numpy.float64(1)'),
+                ("float('nan')", '1.0'), ('numpy.array(-0.5)', 'None'),
+                ('None', 'None'), ('1.0', '1.0'), ('1', '-1'),
+                ('numpy.zeros(2)', '1.0'))
+
+
+def _clip(b):
+    x = b.pick_float()
+    i = b.integer(0, len(_CLIP_BOUNDS) - 1)
+    b.add('F.clip({}, {}, {})'.format(x.name, *_CLIP_BOUNDS[i]),
+          x.shape if i < len(_CLIP_BOUNDS) - 4 else None, x.dtype)
+
+
+def _extremum(b):
+    # F.maximum or F.minimum of operands of one shape, or that broadcast.
+    f = b.choice(('maximum', 'minimum'))
+    x = b.pick_float()
+    same = b.flag()
+    y = b.pick(lambda v: v.dtype == x.dtype and (
+        v.shape == x.shape if same else
+        _broadcast(v.shape, x.shape) is not None),
+        shape=x.shape if same else (1,) + x.shape[1:], dtype=x.dtype)
+    b.add('F.{}({}, {})'.format(f, x.name, y.name),
+          _broadcast(x.shape, y.shape), x.dtype)
+
+
+def _pass_through(b):
+    # F.copy to the CPU under its names (the backward-compatible
+    # DummyDevice among them), F.identity of one to three values (an int
+    # array among them), F.linear_interpolate of three operands of one
+    # float dtype and shape.
+    x = b.pick_float()
+    f = b.choice(('copy', 'identity', 'linear_interpolate'))
+    if f == 'copy':
+        dst = b.choice(('-1', "'@numpy'", "chainer.get_device('@numpy')",
+                        'chainer.backends.cuda.DummyDevice'))
+        b.add('F.copy({}, {})'.format(x.name, dst), x.shape, x.dtype)
+    elif f == 'identity':
+        others = [b.pick(lambda v: True) for _ in range(b.integer(0, 2))]
+        t = b.add('F.identity({})'.format(', '.join(
+            v.name for v in [x] + others)), None, x.dtype)
+        if others:
+            b.add('{}[0]'.format(t.name), x.shape, x.dtype)
+        else:
+            b.vals.append(Val(t.name, x.shape, x.dtype, 'var'))
+    else:
+        p, y = (b.pick(lambda v: v.dtype == x.dtype and v.shape == x.shape,
+                       shape=x.shape, dtype=x.dtype) for _ in range(2))
+        b.add('F.linear_interpolate({}, {}, {})'.format(
+            p.name, x.name, y.name), x.shape, x.dtype)
 
 
 def _arith(b, other=None):
@@ -532,6 +603,49 @@ def _linear(b):
     b.add('{}({})'.format(link, x.name), (x.shape[0], n_out), x.dtype)
 
 
+def _linear_nd(b):
+    # F.linear of an input of more than two dimensions, or of several batch
+    # axes: stock reshapes the input (and the output) around the node.
+    x = b.pick_float(lambda v: len(v.shape) >= 3,
+                     shape=b.choice(((2, 1, 3), (2, 3, 2), (1, 2, 1, 2))))
+    n = b.choice((2, 1, 3, 4))
+    n_out = b.choice((2, 1, 0))
+    head = x.shape[:n] if n > 1 else x.shape[:1]
+    units = int(numpy.prod(x.shape[len(head):]))
+    w = b.input((n_out, units), x.dtype, 'var')
+    bias = ''
+    if b.flag():
+        bias = ', ' + b.input((n_out,), x.dtype, 'var').name
+    shape = (head if n > 1 else head[:1]) + (n_out,)
+    b.add('F.linear({}, {}{}, n_batch_axes={})'.format(
+        x.name, w.name, bias, n), shape, x.dtype)
+
+
+def _where(b):
+    # F.where with a condition of the operands' shape, a 0-d one, or one
+    # the type check rejects (not bool).
+    x = b.pick_float()
+    y = b.pick(lambda v: v.dtype == x.dtype and v.shape == x.shape,
+               shape=x.shape, dtype=x.dtype)
+    c = b.choice(('chainer.as_array({}) > 0', 'numpy.array(False)',
+                  'chainer.Variable(chainer.as_array({}) < 0.5)',
+                  'chainer.as_array({})')).format(x.name)
+    b.add('F.where({}, {}, {})'.format(c, x.name, y.name), x.shape, x.dtype)
+
+
+def _bernoulli(b):
+    # Bernoulli's log-probability of 0s and 1s, or of any values (stock
+    # raises on a negative one, or one above 1).
+    logit = b.pick_float()
+    x = b.pick(lambda v: v.shape == logit.shape, shape=logit.shape,
+               dtype=logit.dtype)
+    data = b.choice(('numpy.asarray(chainer.as_array({}) > 0, {!r})',
+                     'chainer.as_array({})')).format(x.name, logit.dtype)
+    b.add('chainer.distributions.Bernoulli(logit={}, binary_check={}).'
+          'log_prob({})'.format(logit.name, b.flag(), data), logit.shape,
+          logit.dtype)
+
+
 def _conv_outsize(size, k, s, p, d, cover_all=False, deconv=False):
     # chainer.utils.conv's get_conv_outsize / get_deconv_outsize (the
     # grammar runs where Chainer is not imported).
@@ -544,6 +658,7 @@ def _conv_outsize(size, k, s, p, d, cover_all=False, deconv=False):
 def _convolution(b):
     # F.convolution_2d or F.deconvolution_2d on a small image; an output
     # of no pixel is stock's error.
+    backward = b.flag()
     x = b.pick_float(lambda v: len(v.shape) == 4, shape=b.choice(
         ((2, 2, 4, 3), (1, 1, 3, 3), (0, 2, 3, 3))))
     n, c, h, w = x.shape
@@ -551,8 +666,14 @@ def _convolution(b):
     stride, pad, dilate = b.choice((1, 2)), b.choice((0, 1)), b.choice((1, 2))
     deconv = b.flag()
     wdtype = b.choice(FLOATS) if b.flag() else x.dtype
-    w_var = b.input((c, out_c, kh, kw) if deconv else (out_c, c, kh, kw),
-                    wdtype, 'var')
+    wshape = (c, out_c, kh, kw) if deconv else (out_c, c, kh, kw)
+    if backward:
+        # A W that requires grad, whose gradient is Convolution2DGradW (an
+        # input drawn past the slot's end would not).
+        w_var = b.add('Variable({})'.format(b.array(wshape, wdtype)), wshape,
+                      wdtype)
+    else:
+        w_var = b.input(wshape, wdtype, 'var')
     args = [x.name, w_var.name]
     if b.flag():
         args.append(b.input((out_c,), x.dtype, 'var').name)
@@ -568,7 +689,10 @@ def _convolution(b):
         args.append('cover_all={}'.format(cover_all))
         f = 'convolution_2d'
     shape = (n, out_c) + tuple(out) if min(out) > 0 else None
-    b.add('F.{}({})'.format(f, ', '.join(args)), shape, x.dtype)
+    y = b.add('F.{}({})'.format(f, ', '.join(args)), shape, x.dtype)
+    if backward and shape is not None:
+        # Drawn first: the slot's bytes may run out before here.
+        b.emit('F.sum({}).backward()'.format(y.name))
 
 
 def _embed_id(b):
@@ -656,6 +780,52 @@ def _dropout(b):
     x = b.pick_float()
     ratio = b.choice((0.5, 0.0, 0.99))
     b.add('F.dropout({}, {})'.format(x.name, ratio), x.shape, x.dtype)
+
+
+def _batch_normalization(b):
+    # F.batch_normalization (with running averages, updated in place, or
+    # without), F.fixed_batch_normalization or L.BatchNormalization in
+    # train or test mode, over the channels of an input of two or more
+    # dimensions; parameters of the input's dtype or another, the axis
+    # sometimes at its edges; sometimes a double backprop through it.
+    x = b.pick_float(lambda v: len(v.shape) >= 2, shape=b.choice(
+        ((4, 3), (2, 3, 2, 2), (1, 3), (2, 0))), dtype=b.choice(FLOATS))
+    c = x.shape[1]
+    dtype = b.choice((x.dtype,) + FLOATS)
+    form = b.choice(('F', 'running', 'fixed', 'link'))
+    axis = ', axis={}'.format(_axis(b, len(x.shape))) if b.integer(
+        0, 3) == 3 else ''
+    if form == 'link':
+        link = b.name('link')
+        b.emit('{} = L.BatchNormalization({}, dtype=numpy.{})'.format(
+            link, c, dtype))
+        y = b.name()
+        b.emit("with chainer.using_config('train', {}):\n"
+               "    {} = {}({})".format(b.flag(), y, link, x.name))
+        y = Val(y, x.shape, x.dtype, 'var')
+        b.vals.append(y)
+    else:
+        gamma, beta = [b.pick(lambda v: v.shape == (c,) and v.dtype == dtype,
+                              shape=(c,), dtype=dtype) for _ in 'gb']
+        args = [x.name, gamma.name, beta.name]
+        eps = b.choice((2e-5, 1e-3, 0.0))
+        if form == 'fixed':
+            args += [b.pick(lambda v: v.shape == (c,) and v.dtype == dtype,
+                            shape=(c,), dtype=dtype).name for _ in 'mv']
+            call = 'F.fixed_batch_normalization({}, eps={!r}{})'
+        else:
+            if form == 'running':
+                stats = b.choice((dtype,) + FLOATS)
+                args += ['running_mean=' + b.input((c,), stats, 'nd').name,
+                         'running_var=' + b.input((c,), stats, 'nd').name,
+                         'decay={!r}'.format(b.choice((0.9, 0.0, 1.0)))]
+            call = 'F.batch_normalization({}, eps={!r}{})'
+        y = b.add(call.format(', '.join(args), eps, axis), x.shape, x.dtype)
+    if x.kind == 'var' and b.flag():
+        b.emit('chainer.grad([F.sum({} * {})], [{}], '
+               'enable_double_backprop=True)'.format(y.name, y.name,
+                                                     x.name))
+    _then_backward(b, y)
 
 
 def _as_variable(b):
@@ -844,7 +1014,7 @@ def _pooling(b, kind=None):
     # kernel below 1, a negative pad, a kernel larger than the image, a
     # NumPy int or a float), which stock rejects or takes as its slices do;
     # sometimes double backprop through the gradient nodes.
-    double = b.flag()
+    backward, double = b.flag(), b.flag()
     x = b.pick_float(lambda v: len(v.shape) == 4 and (
         v.kind == 'var' or not double), shape=b.choice(
         ((2, 2, 5, 4), (1, 1, 3, 3), (2, 3, 6, 6))),
@@ -882,8 +1052,11 @@ def _pooling(b, kind=None):
     shape = (n, c) + tuple(out) if min(out) > 0 else None
     call = 'F.{}_pooling_2d({})'.format(kind, ', '.join(args))
     y = b.add(call + ('[0]' if indices else ''), shape, x.dtype)
-    if shape is None or not double:
-        _then_backward(b, y)
+    if shape is None:
+        return
+    if not double:
+        # Drawn first: the slot's bytes may run out before here.
+        _then_backward(b, y, always=backward)
     else:
         # Double backprop: the gradient's backward applies the gradient
         # nodes' own backward nodes.
@@ -894,9 +1067,10 @@ def _pooling(b, kind=None):
         b.emit('F.sum({}[0] * {}[0]).backward()'.format(g, g))
 
 
-def _then_backward(b, y):
+def _then_backward(b, y, always=False):
     # Sometimes a backward through the node just applied.
-    if y.shape is not None and y.kind == 'var' and y.float and b.flag():
+    if (y.shape is not None and y.kind == 'var' and y.float
+            and (always or b.flag())):
         b.emit('F.sum({}).backward()'.format(y.name))
 
 
@@ -1101,6 +1275,9 @@ _RELU = 'chainer.functions.activation.relu.ReLU'
 _ADD = 'chainer.functions.math.basic_math.Add'
 _LINEAR = 'chainer.functions.connection.linear.LinearFunction'
 _SUM = 'chainer.functions.math.sum.Sum'
+_CONV = 'chainer.functions.connection.convolution_2d'
+_DECONV = 'chainer.functions.connection.deconvolution_2d'
+_BN = 'chainer.functions.normalization.batch_normalization'
 _POOLING = 'chainer.functions.pooling.'
 # What a program replaces (in a patched run, after enable()): the owner as
 # the program names it, the method, and the statement that then reaches it.
@@ -1117,6 +1294,15 @@ REPLACED = (
     ('chainer.Link', '__call__', 'link'), ('L.Linear', 'forward', 'link'),
     ('L.Linear', '__call__', 'link'),
     ('chainer.Variable', 'backward', 'relu'),
+    # What the convolutions' compiled backwards stand for.
+    (_CONV + '.Convolution2DFunction', 'backward', 'conv'),
+    (_CONV + '.Convolution2DGradW', 'forward_cpu', 'conv'),
+    (_DECONV + '.Deconvolution2DFunction', 'forward_cpu', 'conv'),
+    (_DECONV + '.Deconvolution2DFunction', '_set_cover_all', 'conv'),
+    (_BN + '.BatchNormalization', 'forward', 'bn'),
+    (_BN + '.BatchNormalization', 'backward', 'bn'),
+    (_BN + '.GeneralBatchNormalizationImpl', 'forward', 'bn'),
+    (_BN + '.FixedBatchNormalization', 'forward', 'bn'),
     (_POOLING + 'max_pooling_nd.MaxPoolingND', 'forward_cpu', 'max_pooling'),
     (_POOLING + 'max_pooling_nd.MaxPoolingNDGrad', 'forward_cpu',
      'max_pooling'),
@@ -1132,18 +1318,51 @@ REPLACE_FORMS = ('mock', 'autospec', 'assign')
 _PATCHED_METHODS = ('apply', '__call__', 'update', 'update_core_cpu')
 
 
-def _use_add(b):
-    x = b.pick_float()
-    y = b.pick(lambda v: v.dtype == x.dtype and v.shape == x.shape,
-               shape=x.shape, dtype=x.dtype)
-    b.add('{} + {}'.format(x.name, y.name), x.shape, x.dtype,
-          'var' if 'var' in (x.kind, y.kind) else 'nd')
+def _use_binary(symbol):
+    def op(b):
+        x = b.pick_float()
+        y = b.pick(lambda v: v.dtype == x.dtype and v.shape == x.shape,
+                   shape=x.shape, dtype=x.dtype)
+        b.add('{} {} {}'.format(x.name, symbol, y.name), x.shape, x.dtype,
+              'var' if 'var' in (x.kind, y.kind) else 'nd')
+    return op
 
 
-_USES = {'relu': _unary('F.relu({x})'), 'add': _use_add,
+def _use_conv(b):
+    # F.convolution_2d or F.deconvolution_2d of float Variables, with a
+    # geometry the compiled code takes.
+    dtype = b.choice(FLOATS)
+    x = b.add('Variable(arr((2, 2, 4, 3), {!r}))'.format(dtype),
+              (2, 2, 4, 3), dtype)
+    deconv = b.flag()
+    w = b.add('Variable(arr((2, 2, 2, 2), {!r}))'.format(dtype),
+              (2, 2, 2, 2), dtype)
+    stride, pad = b.choice((1, 2)), b.choice((0, 1))
+    out = [_conv_outsize(size, 2, stride, pad, 1, deconv=deconv)
+           for size in (4, 3)]
+    b.add('F.{}({}, {}, stride={}, pad={})'.format(
+        'deconvolution_2d' if deconv else 'convolution_2d', x.name, w.name,
+        stride, pad), (2, 2) + tuple(out), dtype)
+
+
+_USES = {'relu': _unary('F.relu({x})'), 'add': _use_binary('+'),
          'linear': _linear, 'sum': _sum, 'link': _linear,
+         'conv': _use_conv, 'bn': _batch_normalization,
          'max_pooling': lambda b: _pooling(b, 'max'),
          'average_pooling': lambda b: _pooling(b, 'average')}
+# The nodes of the operations a VAE runs: a quotient, a log, a where and
+# Bernoulli's log-probability, with their methods replaced.
+REPLACED += (
+    ('chainer.functions.math.basic_math.Div', 'forward', 'div'),
+    ('chainer.functions.math.basic_math.Div', 'backward', 'div'),
+    ('chainer.functions.math.exponential.Log', 'forward_cpu', 'log'),
+    ('chainer.functions.array.where.Where', 'forward', 'where'),
+    ('chainer.distributions.bernoulli.BernoulliLogProb', 'forward',
+     'bernoulli'),
+)
+_USES.update({'div': _use_binary('/'),
+              'log': _unary('F.log({x})'), 'where': _where,
+              'bernoulli': _bernoulli})
 
 
 def _replacement(b, owner, method, modes=('count',)):
@@ -1246,6 +1465,7 @@ CATEGORY_OPERATIONS = {
     'argument-edges': EDGE_OPERATIONS,
     'replaced-methods': (_replace,),
     'recursive-links': (_recursive,),
+    'convolutions': (_convolution, _conv_edge),
 }
 
 
@@ -1257,11 +1477,12 @@ OPERATIONS = (
     _squared_error, _embed_id, _lstm, _dropout, _f_add, _apply,
     _as_variable, _softmax, _misc,
     _unary('F.log({x})'), _unary('F.sqrt({x})'), _unary('F.square({x})'),
-    _unary('F.absolute({x})'), _unary('F.softplus({x})'),
+    _unary('F.absolute({x})'), _softplus, _clip, _extremum,
+    _pass_through,
     _unary('F.elu({x})'), _unary('F.identity({x})'),
     _broadcast_many, _logsumexp, _select_item, _huber_loss,
     _constant_arith, _shape_op, _output_layer, _arg_extreme, _convolution,
-    _accuracy,
+    _linear_nd, _where, _bernoulli, _batch_normalization, _accuracy,
 ) + EDGE_OPERATIONS + (_replace, _recursive, _pooling)
 # Operations that reach a category's difference, drawn unless skipped.
 FEATURE_OPERATIONS = {
@@ -1274,6 +1495,15 @@ FEATURE_OPERATIONS = {
 
 def _target(b):
     return b.pick_float(lambda v: v.kind == 'var', kind='var')
+
+
+def _loss_target(b):
+    # Often the newest float Variable, so that the pass goes through the
+    # nodes the operations just applied; else any.
+    newest = [v for v in b.vals if v.kind == 'var' and v.float]
+    if newest and b.flag():
+        return newest[-1]
+    return _target(b)
 
 
 def _backward_options(b):
@@ -1289,7 +1519,7 @@ def _backward_options(b):
 
 
 def _backward(b):
-    t = _target(b)
+    t = _loss_target(b)
     how = b.choice(('sum', 'grad', 'direct'))
     if how == 'sum':
         t = b.add('F.sum({})'.format(t.name), (), t.dtype)
@@ -1299,7 +1529,7 @@ def _backward(b):
 
 
 def _grad(b):
-    t = _target(b)
+    t = _loss_target(b)
     leaves = [v.name for v in b.vals if v.kind == 'var'][:3]
     double = b.flag()
     g = b.name('g')
@@ -1407,10 +1637,12 @@ def _config(b):
     if 'warning-location' in b.skip:
         filters = tuple(f for f in filters if 'chainer' not in f)
     config['warnings'] = b.choice(filters)
-    hooks = (None, 'recorder')
+    hooks = ('recorder',)
     if 'hook-added-during-forward' not in b.skip:
         hooks += ('adding',)
-    config['function_hook'] = b.choice(hooks)
+    # Half of the programs without a hook: where one is registered,
+    # backward passes run stock's code.
+    config['function_hook'] = None if b.flag() else b.choice(hooks)
     return config
 
 
@@ -1445,6 +1677,17 @@ def _restores(b, all_=False):
         p[0] -= 1
 
 
+def _operation(b, table):
+    # Drawn first (a slot's bytes may run out before its end): whether a
+    # backward pass goes through the node the operation applies, so that
+    # every compiled backward is reached.
+    backward = b.flag()
+    count = len(b.vals)
+    b.choice(table)(b)
+    if backward and len(b.vals) > count:
+        _then_backward(b, b.vals[-1], always=True)
+
+
 def build(data, skip=frozenset(), operations=None):
     """The Program that ``data`` (:data:`SIZE` bytes, or fewer: the rest
     read as zeros) stands for; its operations drawn from ``operations``
@@ -1460,7 +1703,7 @@ def build(data, skip=frozenset(), operations=None):
     if operations is not None:
         counts['operation'] = max(counts['operation'], 1)
     parts = {'input': lambda b: b.input(),
-             'operation': lambda b: b.choice(table)(b),
+             'operation': lambda b: _operation(b, table),
              'tail': lambda b: b.choice(TAILS)(b),
              'optimizer': _optimizer}
     slots = _slots(data)

@@ -7,6 +7,7 @@ NumPy's global generator, which the runner seeds, so both runs see the same
 values.
 """
 import contextlib
+import importlib
 import math
 import sys
 from unittest import mock
@@ -257,6 +258,10 @@ def _replaceable():
                 sum_mod.Sum):
         for name in ('apply', 'forward', 'forward_cpu', 'backward'):
             pairs.append((cls, name))
+    # Every method the grammar replaces, whichever class it is on.
+    from chainer_fastpath.testing.fuzz import grammar
+    for owner, name, _ in grammar.REPLACED:
+        pairs.append((_resolve(owner), name))
     for name in dir(optimizers):
         rule = getattr(optimizers, name)
         if isinstance(rule, type) and issubclass(
@@ -264,6 +269,21 @@ def _replaceable():
             for method in ('update', 'update_core', 'update_core_cpu'):
                 pairs.append((rule, method))
     return pairs
+
+
+def _resolve(name):
+    """The object a program names ``name`` (a dotted path from ``chainer``,
+    or from ``L``, chainer.links)."""
+    if name.startswith('L.'):
+        name = 'chainer.links.' + name[2:]
+    parts = name.split('.')
+    obj = importlib.import_module(parts[0])
+    for i, part in enumerate(parts[1:], 2):
+        try:
+            obj = getattr(obj, part)
+        except AttributeError:
+            obj = importlib.import_module('.'.join(parts[:i]))
+    return obj
 
 
 _MISSING = object()

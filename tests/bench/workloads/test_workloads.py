@@ -13,7 +13,7 @@ from chainer_fastpath.testing import check_same
 # Steps per check: enough for an optimizer update to feed the next step.
 STEPS = {'large_mlp': 1, 'digits_trainer': 1, 'mnist_trainer': 1,
          'ptb_lstm': 1, 'seq2seq': 1, 'cifar_convnet': 1, 'dcgan': 1,
-         'text_cnn': 1, 'rnn_classifier': 1}
+         'text_cnn': 1, 'rnn_classifier': 1, 'resnet_trainer': 1}
 NEEDS = {'digits_trainer': 'sklearn'}
 
 

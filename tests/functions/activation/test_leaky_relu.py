@@ -161,6 +161,88 @@ def test_warning_as_error_same_as_stock(slope):
     assert stock[0] == 'RuntimeWarning'
 
 
+def _specials(dtype, n, seed):
+    """``n`` values, most of them NaNs of both signs with payloads
+    (signaling ones too), signed zeros, infinities, subnormals and huge
+    numbers."""
+    rng = numpy.random.RandomState(seed)
+    info = numpy.finfo(dtype)
+    bits = numpy.uint32 if dtype == numpy.float32 else numpy.uint64
+    nans = numpy.array([numpy.nan, -numpy.nan], dtype)
+    nans = numpy.concatenate([nans, (nans.view(bits) | bits(3)).view(dtype),
+                              (nans.view(bits) & ~(bits(1) << bits(
+                                  info.nmant - 1)) | bits(1)).view(dtype)])
+    pool = numpy.concatenate([nans, numpy.array(
+        [0.0, -0.0, numpy.inf, -numpy.inf, info.tiny / 4, -info.tiny / 2,
+         info.max, -info.max, -1.5, 0.5], dtype)])
+    return pool[rng.randint(0, len(pool), n)]
+
+
+@pytest.mark.parametrize('dtype', [numpy.float32, numpy.float64])
+@pytest.mark.parametrize('slope', [
+    0.2, -0.3, 0.0, -0.0, 1e-40, 1e30, 3.3e38, 3.5e38, numpy.inf,
+    -numpy.inf, numpy.nan, 2, numpy.float64(3.5e38), numpy.float32(3e38),
+    numpy.float32(numpy.nan), numpy.float16(0.3)], ids=repr)
+@pytest.mark.parametrize('errstate', [
+    {'all': 'ignore'}, {}, {'under': 'raise'}, {'over': 'raise'},
+    {'all': 'call'}])
+@pytest.mark.parametrize('layout', ['C', 'transposed', 'strided'])
+def test_special_values_and_slopes_same_as_stock(dtype, slope, errstate,
+                                                 layout):
+    # Where the elements and the slope meet NumPy's casting, NaN payloads
+    # and floating-point flags: the one-pass loop's products, flags and
+    # NaNs are the gathered multiply's.
+    def fn():
+        calls = []
+        a = _specials(dtype, 48, 0).reshape(6, 8)
+        a = {'C': a, 'transposed': a.T, 'strided': a[:, ::2]}[layout]
+        with numpy.errstate(**errstate):
+            previous = numpy.seterrcall(lambda *args: calls.append(args))
+            try:
+                def run():
+                    x = chainer.Variable(a)
+                    y = F.leaky_relu(x, slope)
+                    y.grad = _specials(dtype, y.size, 1).reshape(y.shape)
+                    y.backward()
+                    return _state(y, x)
+                out = _caught(run)
+            finally:
+                numpy.seterrcall(previous)
+        return out, calls
+    check_same(fn)
+
+
+@pytest.mark.parametrize('dtype', DTYPES)
+@pytest.mark.parametrize('slope', [1e-40, 1e-6, -3e-8, 1e5, 70000, 2 ** 60,
+                                   numpy.float32(1e-30), numpy.inf],
+                         ids=repr)
+@pytest.mark.parametrize('errstate', [{}, {'all': 'call'}, {'all': 'raise'}])
+@pytest.mark.parametrize('layout', ['C', 'transposed'])
+def test_slopes_numpy_casts_with_an_error_same_as_stock(dtype, slope,
+                                                        errstate, layout):
+    # Slopes that NumPy's multiply casts to the array's dtype with an
+    # underflow or an overflow, or multiplies by in a wider dtype: the
+    # cast's error comes from stock's line only.
+    def fn():
+        calls = []
+        a = numpy.array([[-0.5, 2.0, -3.0], [0.25, -0.0, 1.0]], dtype)
+        a = a.T if layout == 'transposed' else a
+        with numpy.errstate(**errstate):
+            previous = numpy.seterrcall(lambda *args: calls.append(args))
+            try:
+                def run():
+                    x = chainer.Variable(a)
+                    y = F.leaky_relu(x, slope)
+                    y.grad = numpy.ones_like(a)
+                    y.backward()
+                    return _state(y, x)
+                out = _caught(run)
+            finally:
+                numpy.seterrcall(previous)
+        return out, calls
+    check_same(fn)
+
+
 def test_warning_location_is_stocks():
     def fn():
         with warnings.catch_warnings(record=True) as caught:

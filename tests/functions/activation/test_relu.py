@@ -7,26 +7,9 @@ import chainer.functions as F
 from chainer.functions.activation import relu
 
 import chainer_fastpath
-from chainer_fastpath.testing import applied, gradients, variable as _v
+from chainer_fastpath.testing import (
+    applied, gradients, special_variable as _specials, variable as _v)
 from chainer_fastpath.testing.cases import function_tests
-
-
-
-def _specials(shape, dtype=numpy.float32, take=None):
-    """A Variable of NaNs with payloads of both signs, infinities, signed
-    zeros and subnormals among normal values."""
-    n = int(numpy.prod(shape)) * (3 if take else 1)
-    uint = {2: numpy.uint16, 4: numpy.uint32, 8: numpy.uint64}[
-        numpy.dtype(dtype).itemsize]
-    values = numpy.linspace(-2, 2, n).astype(dtype)
-    pool = numpy.array([numpy.nan, -numpy.nan, numpy.inf, -numpy.inf, 0.0,
-                        -0.0, numpy.finfo(dtype).tiny / 2], dtype)
-    values[::2] = numpy.resize(pool, values[::2].shape)
-    nan = numpy.isnan(values)
-    values.view(uint)[nan] ^= numpy.arange(1, nan.sum() + 1).astype(uint)
-    values = values[::3] if take else values
-    return chainer.Variable(values.reshape(shape))
-
 
 # name -> builds (under the shared seed) and returns (fn, args)
 APPLY_CASES = {

@@ -6,11 +6,12 @@ import pytest
 import chainer
 import chainer.functions as F
 from chainer.functions.connection import convolution_2d
+from chainer.functions.connection import deconvolution_2d
 from chainer.utils import conv
 
 from chainer_fastpath.testing import (
-    applied, applied_state, check_error_same, check_same, gradients,
-    strided_variable, variable as _v)
+    FLOAT_DTYPES, applied, applied_state, check_error_same, check_same,
+    grad_vars, gradients, strided_variable, variable as _v)
 from chainer_fastpath.testing.cases import function_tests
 
 
@@ -81,12 +82,47 @@ BACKWARD_CASES = {
     'channels_last_input': lambda d: applied(
         _conv(pad=1), _nchw_view(2, 3, 4, 5, dtype=d),
         _v(2, 3, 3, 3, dtype=d)),
+    'stride_over_kernel': lambda d: applied(
+        _conv(stride=(3, 2)), _v(2, 2, 8, 7, dtype=d),
+        _v(3, 2, 2, 1, dtype=d), _v(3, dtype=d)),
+    'pad_over_kernel': lambda d: applied(
+        _conv(pad=(3, 2)), _v(2, 2, 3, 4, dtype=d), _v(3, 2, 2, 2, dtype=d)),
+    'dilate': lambda d: applied(
+        _conv(pad=2, dilate=(2, 3)), _v(2, 3, 7, 8, dtype=d),
+        _v(4, 3, 3, 3, dtype=d), _v(4, dtype=d)),
+    # Stock's code for the products: a batch of one, one output pixel.
+    'batch_of_one': lambda d: applied(
+        _conv(stride=2, pad=1), _v(1, 3, 6, 5, dtype=d),
+        _v(2, 3, 3, 3, dtype=d), _v(2, dtype=d)),
+    'one_output_pixel': lambda d: applied(
+        _conv(), _v(2, 3, 3, 3, dtype=d), _v(2, 3, 3, 3, dtype=d)),
+    'one_by_one': lambda d: applied(
+        _conv(), _v(3, 4, 2, 2, dtype=d), _v(5, 4, 1, 1, dtype=d)),
+    'strided_input': lambda d: applied(
+        _conv(), strided_variable(2, 3, 4, 4, dtype=d),
+        _v(2, 3, 2, 2, dtype=d)),
+    'empty_batch': lambda d: applied(
+        _conv(pad=1), _v(0, 3, 4, 4, dtype=d), _v(2, 3, 3, 3, dtype=d),
+        _v(2, dtype=d)),
+    'W_const': lambda d: applied(
+        _conv(stride=2), _v(2, 2, 5, 5, dtype=d),
+        _v(3, 2, 3, 3, dtype=d, requires_grad=False), _v(3, dtype=d)),
+    'b_only': lambda d: applied(
+        _conv(), _v(2, 2, 4, 4, dtype=d, requires_grad=False),
+        _v(3, 2, 3, 3, dtype=d, requires_grad=False), _v(3, dtype=d)),
+    # The gradient nodes' forwards are stock's (grouped), the backward's
+    # is compiled.
+    'groups': lambda d: applied(
+        _conv(groups=3, pad=1), _v(2, 6, 4, 4, dtype=d),
+        _v(3, 2, 3, 3, dtype=d), _v(3, dtype=d)),
+    'mixed_dtypes': lambda d: applied(
+        _conv(), _v(2, 3, 4, 4, dtype=d),
+        _v(2, 3, 3, 3, dtype=numpy.float64)),
 }
 
 
 globals().update(function_tests(APPLY_CASES, BACKWARD_CASES,
-                                  second_order=['conv', 'cover_all_dilate'],
-                                  compiled_backward=False))
+                                  second_order=['conv', 'cover_all_dilate']))
 
 
 @pytest.mark.parametrize('shape,kwargs', [
@@ -254,3 +290,63 @@ def test_forward_error_retains_as_stock(inputs):
         return applied_state(node, inputs())
     with chainer.using_config('type_check', False):
         check_same(fn)
+
+
+def test_backward_is_compiled(compiled_instead):
+    compiled_instead(lambda: gradients(BACKWARD_CASES['conv'], numpy.float32),
+                     convolution_2d.Convolution2DFunction.backward)
+
+
+@pytest.mark.parametrize('owner,name', [
+    (deconvolution_2d.Deconvolution2DFunction, '_forward_cpu_core'),
+    (convolution_2d.Convolution2DGradW, '__init__'),
+    (conv, 'col2im_cpu'),
+    (F, 'deconvolution_2d'),
+])
+def test_mocked_callee_of_the_backward_is_called(owner, name,
+                                                 mock_is_called):
+    mock_is_called(owner, name,
+                   lambda: gradients(BACKWARD_CASES['conv'], numpy.float32))
+
+
+@pytest.mark.parametrize('layout', ['transposed', 'strided', 'channels_last'])
+@pytest.mark.parametrize('dtype', FLOAT_DTYPES)
+def test_gradients_of_odd_layouts_same_as_stock(layout, dtype,
+                                                odd_layout_gradients_same):
+    odd_layout_gradients_same(BACKWARD_CASES['cover_all_dilate'], layout,
+                              dtype)
+
+
+@pytest.mark.parametrize('dtype', FLOAT_DTYPES)
+def test_gradients_of_non_finite_values_same_as_stock(dtype):
+    def fn():
+        x, W, b = (_v(2, 3, 4, 4, dtype=dtype), _v(2, 3, 3, 3, dtype=dtype),
+                   _v(2, dtype=dtype))
+        x.array[0, 1, 2] = numpy.nan
+        W.array[1, 0, 0, 1] = numpy.inf
+        y = F.convolution_2d(x, W, b, pad=1)
+        gy = _v(*y.shape, dtype=dtype).array
+        gy[1, 0, 1, 1] = -numpy.inf
+        y.grad = gy
+        with numpy.errstate(all='ignore'):
+            y.backward()
+        return grad_vars(x, W, b)
+    check_same(fn)
+
+
+# A node's geometry changed between its forward and its backward: the
+# gradient nodes get it as stock's do, and their checks (type checks,
+# constructors, the compiled forwards' geometry) give stock's errors.
+BACKWARD_GEOMETRY = [
+    dict(sy=-1), dict(sx=0), dict(ph=-1), dict(pw=2 ** 40), dict(dy=0),
+    dict(dx=-2), dict(sy=2 ** 63), dict(sy=numpy.int64(1)), dict(ph=True),
+    dict(groups=2), dict(groups=0), dict(cover_all=True), dict(sy=3),
+]
+
+
+@pytest.mark.parametrize('attributes', BACKWARD_GEOMETRY, ids=repr)
+@pytest.mark.parametrize('type_check', [True, False])
+def test_geometry_changed_before_the_backward_as_stock(
+        attributes, type_check, changed_geometry_same):
+    changed_geometry_same(lambda x, W, b: F.convolution_2d(x, W, b, pad=1),
+                          attributes, type_check)

@@ -7,13 +7,14 @@ import pytest
 
 import chainer
 import chainer.functions as F
+from chainer.functions.connection import convolution_2d
 from chainer.functions.connection import deconvolution_2d
 from chainer.utils import conv
 
 import chainer_fastpath
 from chainer_fastpath.testing import (
-    applied, applied_state, bits, check_error_same, check_same, gradients,
-    strided_variable, variable as _v)
+    FLOAT_DTYPES, applied, applied_state, bits, check_error_same, check_same,
+    error_of, grad_vars, gradients, strided_variable, variable as _v)
 from chainer_fastpath.testing.cases import function_tests
 
 
@@ -64,12 +65,39 @@ BACKWARD_CASES = {
     'outsize_dilate': lambda d: applied(
         _deconv(stride=2, outsize=(8, 7), dilate=2),
         _v(2, 2, 3, 3, dtype=d), _v(2, 3, 2, 2, dtype=d), _v(3, dtype=d)),
+    'stride_over_kernel': lambda d: applied(
+        _deconv(stride=(3, 2)), _v(2, 2, 3, 4, dtype=d),
+        _v(2, 3, 2, 1, dtype=d), _v(3, dtype=d)),
+    'dilate': lambda d: applied(
+        _deconv(stride=2, pad=2, dilate=(2, 3)), _v(2, 3, 4, 3, dtype=d),
+        _v(3, 2, 3, 3, dtype=d)),
+    'batch_of_one': lambda d: applied(
+        _deconv(stride=2, pad=1), _v(1, 3, 4, 4, dtype=d),
+        _v(3, 2, 4, 4, dtype=d), _v(2, dtype=d)),
+    'strided_input': lambda d: applied(
+        _deconv(stride=2), strided_variable(2, 3, 3, 3, dtype=d),
+        _v(3, 2, 2, 2, dtype=d)),
+    'empty_batch': lambda d: applied(
+        _deconv(stride=2), _v(0, 3, 3, 3, dtype=d), _v(3, 2, 2, 2, dtype=d),
+        _v(2, dtype=d)),
+    # W's gradient alone, with x's: cover_all is set by x's.
+    'W_const': lambda d: applied(
+        _deconv(stride=2, outsize=(8, 7)), _v(2, 3, 3, 3, dtype=d),
+        _v(3, 2, 3, 3, dtype=d, requires_grad=False), _v(2, dtype=d)),
+    'b_only': lambda d: applied(
+        _deconv(), _v(2, 3, 3, 3, dtype=d, requires_grad=False),
+        _v(3, 2, 2, 2, dtype=d, requires_grad=False), _v(2, dtype=d)),
+    'groups': lambda d: applied(
+        _deconv(groups=3, stride=2), _v(2, 6, 3, 3, dtype=d),
+        _v(6, 1, 3, 3, dtype=d), _v(3, dtype=d)),
+    'mixed_dtypes': lambda d: applied(
+        _deconv(), _v(2, 3, 4, 4, dtype=d),
+        _v(3, 2, 3, 3, dtype=numpy.float64)),
 }
 
 
 globals().update(function_tests(APPLY_CASES, BACKWARD_CASES,
-                                  second_order=['deconv', 'overlapping'],
-                                  compiled_backward=False))
+                                  second_order=['deconv', 'overlapping']))
 
 
 def test_output_is_stock_view_of_padded_image():
@@ -241,3 +269,81 @@ def test_forward_error_retains_as_stock(inputs):
         return applied_state(node, inputs())
     with chainer.using_config('type_check', False):
         check_same(fn)
+
+
+def test_backward_is_compiled(compiled_instead):
+    compiled_instead(
+        lambda: gradients(BACKWARD_CASES['deconv'], numpy.float32),
+        deconvolution_2d.Deconvolution2DFunction.backward)
+
+
+@pytest.mark.parametrize('owner,name', [
+    (convolution_2d.Convolution2DFunction, '_forward_cpu_core'),
+    (convolution_2d.Convolution2DGradW, '__init__'),
+    (deconvolution_2d.Deconvolution2DFunction, '_set_cover_all'),
+    (conv, 'im2col_cpu'),
+    (conv, 'get_conv_outsize'),
+    (F, 'convolution_2d'),
+])
+def test_mocked_callee_of_the_backward_is_called(owner, name,
+                                                 mock_is_called):
+    mock_is_called(owner, name,
+                   lambda: gradients(BACKWARD_CASES['deconv'], numpy.float32))
+
+
+@pytest.mark.parametrize('case', ['deconv', 'outsize_dilate', 'W_const'])
+def test_cover_all_set_as_stock(case):
+    # The backward sets the node's cover_all, as stock's does.
+    def fn():
+        inputs, y = BACKWARD_CASES[case](numpy.float32)
+        node = y.creator
+        before = node.cover_all
+        y.grad = _v(*y.shape).array
+        y.backward(retain_grad=True)
+        return before, node.cover_all, grad_vars(*inputs)
+    check_same(fn)
+
+
+@pytest.mark.parametrize('x_shape,w_shape', [
+    ((2, 3, 4, 4), (3, 2, 3, 3)),
+    # Stock unpacks x and W (Variables) as their shapes.
+    ((4, 4, 4, 4), (4, 2, 3, 3)),
+])
+def test_weight_gradient_alone_as_stock(x_shape, w_shape):
+    # x requires no gradient: stock's backward hands _set_cover_all the
+    # retained Variables.
+    def fn():
+        x = _v(*x_shape, requires_grad=False)
+        W, b = _v(*w_shape), _v(w_shape[1])
+        y = F.deconvolution_2d(x, W, b, stride=2)
+        y.grad = _v(*y.shape).array
+        return error_of(y.backward), y.creator.cover_all, grad_vars(W, b)
+    check_same(fn)
+
+
+@pytest.mark.parametrize('layout', ['transposed', 'strided', 'channels_last'])
+@pytest.mark.parametrize('dtype', FLOAT_DTYPES)
+def test_gradients_of_odd_layouts_same_as_stock(layout, dtype,
+                                                odd_layout_gradients_same):
+    odd_layout_gradients_same(BACKWARD_CASES['outsize_dilate'], layout,
+                              dtype)
+
+
+# A node's geometry changed between its forward and its backward: the
+# gradient nodes get it as stock's do, and their checks give stock's
+# errors.
+BACKWARD_GEOMETRY = [
+    dict(sy=-1), dict(sx=0), dict(ph=-1), dict(pw=2 ** 40), dict(dy=0),
+    dict(dx=-2), dict(sy=2 ** 63), dict(sy=numpy.int64(2)), dict(ph=True),
+    dict(groups=2), dict(groups=0), dict(outh=3), dict(outw=2 ** 40),
+    dict(outh=-1), dict(cover_all=True), dict(sy=1),
+]
+
+
+@pytest.mark.parametrize('attributes', BACKWARD_GEOMETRY, ids=repr)
+@pytest.mark.parametrize('type_check', [True, False])
+def test_geometry_changed_before_the_backward_as_stock(
+        attributes, type_check, changed_geometry_same):
+    changed_geometry_same(
+        lambda x, W, b: F.deconvolution_2d(x, W, b, stride=2, pad=1),
+        attributes, type_check)

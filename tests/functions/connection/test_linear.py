@@ -1,5 +1,6 @@
 """F.linear (``LinearFunction``) and its gradient nodes, stock vs patched."""
 import numpy
+import pytest
 
 import chainer
 import chainer.functions as F
@@ -7,7 +8,8 @@ from chainer.functions.connection import linear
 
 import chainer_fastpath
 from chainer_fastpath.testing import (
-    applied, check_same, grad_vars, gradients, run_both, variable as _v)
+    applied, check_error_same, check_same, grad_vars, gradients, run_both,
+    variable as _v)
 from chainer_fastpath.testing.cases import function_tests
 
 # name -> builds (under the shared seed) and returns (fn, args)
@@ -19,6 +21,14 @@ APPLY_CASES = {
         _v(3, dtype=numpy.float16)]),
     'linear_n_batch_axes': lambda: (
         lambda x, W: F.linear(x, W, n_batch_axes=2), [_v(2, 3, 4), _v(5, 4)]),
+    'linear_n_batch_axes_3_bias': lambda: (
+        lambda x, W, b: F.linear(x, W, b, 3),
+        [_v(2, 1, 3, 4), _v(5, 4), _v(5)]),
+    'linear_n_batch_axes_past_ndim': lambda: (
+        lambda x, W: F.linear(x, W, n_batch_axes=3), [_v(2, 3), _v(5, 1)]),
+    'linear_3d': lambda: (F.linear, [_v(2, 3, 2), _v(4, 6), _v(4)]),
+    'linear_4d_array': lambda: (lambda x, W: F.linear(x.array, W),
+                                [_v(2, 1, 3, 2), _v(4, 6)]),
 }
 
 # name -> f(dtype) building inputs and returning (inputs, output)
@@ -42,6 +52,11 @@ BACKWARD_CASES = {
     'linear_no_units': lambda d: applied(lambda x, W, b: F.linear(x, W, b),
                                          _v(2, 3, dtype=d), _v(0, 3, dtype=d),
                                          _v(0, dtype=d)),
+    'linear_n_batch_axes': lambda d: applied(
+        lambda x, W, b: F.linear(x, W, b, n_batch_axes=2),
+        _v(2, 3, 4, dtype=d), _v(5, 4, dtype=d), _v(5, dtype=d)),
+    'linear_3d': lambda d: applied(lambda x, W: F.linear(x, W),
+                                   _v(2, 3, 2, dtype=d), _v(4, 6, dtype=d)),
 }
 
 
@@ -142,3 +157,54 @@ def test_passed_type_check_is_cached(type_check_is_cached):
     x, w = _v(2, 3), _v(4, 3)
     type_check_is_cached(linear.LinearFunction,
                          lambda: F.linear(x, w))
+
+
+@pytest.mark.parametrize('call', [
+    lambda: F.linear(_v(2, 3, 4), _v(5, 4), n_batch_axes=2),
+    lambda: F.linear(_v(2, 3, 2), _v(5, 6)),
+])
+def test_reshaping_linear_is_counted_fast(call):
+    chainer_fastpath.enable()
+    chainer_fastpath.reset_stats()
+    call()
+    assert chainer_fastpath.stats()['linear.linear'] == {
+        'fast': 1, 'fallback': {}}
+
+
+def test_reshaping_linear_in_debug_mode_is_stocks(patched_stats):
+    def fn():
+        with chainer.using_config('debug', True):
+            return F.linear(_v(2, 3, 4), _v(5, 4), n_batch_axes=2).array
+    check_same(fn)
+    chainer_fastpath.enable()
+    chainer_fastpath.reset_stats()
+    fn()
+    assert chainer_fastpath.stats()['linear.linear'] == {
+        'fast': 0, 'fallback': {'debug mode': 1}}
+
+
+@pytest.mark.parametrize('owner,name', [
+    (chainer.Variable, 'reshape'), (F, 'reshape'),
+    (chainer.utils, 'size_of_shape')])
+def test_mocked_reshape_is_called(owner, name, spy):
+    calls = spy(owner, name)
+
+    def fn():
+        return F.linear(_v(2, 3, 4), _v(5, 4), n_batch_axes=2).array
+    fn()
+    stock = len(calls)
+    del calls[:]
+    with chainer_fastpath.enabled():
+        fn()
+    assert stock >= 1 and len(calls) == stock
+
+
+@pytest.mark.parametrize('call', [
+    # Reshaped to (0, -1): stock's Reshape raises.
+    lambda: F.linear(_v(0, 3, 4), _v(5, 4), n_batch_axes=2),
+    lambda: F.linear(_v(2, 3, 4), _v(5, 3), n_batch_axes=2),
+    lambda: F.linear(_v(2, 3, 4), _v(5, 4), n_batch_axes=-1),
+    lambda: F.linear(_v(2, 3, 4, 1), _v(5, 4), n_batch_axes=2),
+])
+def test_bad_reshaping_linear_same_error_as_stock(call):
+    check_error_same(lambda: call().array)

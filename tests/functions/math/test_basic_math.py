@@ -1,6 +1,6 @@
 """The arithmetic nodes of ``basic_math`` (Add, AddConstant, Sub,
-SubFromConstant, Mul, MulConstant, Div, Neg, PowVarConst), stock vs
-patched."""
+SubFromConstant, Mul, MulConstant, Div, DivFromConstant, Neg, PowVarConst,
+PowConstVar), stock vs patched."""
 import numpy
 import pytest
 
@@ -14,6 +14,25 @@ from chainer_fastpath.testing import (
     applied, check_error_same, check_same, error_of, gradients,
     strided_variable, variable as _v)
 from chainer_fastpath.testing.cases import function_tests
+from chainer_fastpath.testing.differential import outputs
+
+f16 = numpy.float16
+
+
+def _specials(n, dtype=numpy.float32):
+    """A Variable of NaNs with payloads, infinities, signed zeros,
+    subnormals, negative and huge numbers."""
+    finfo = numpy.finfo(dtype)
+    pool = numpy.array([numpy.nan, -numpy.nan, numpy.inf, -numpy.inf, 0.0,
+                        -0.0, finfo.tiny / 2, -1.5, 0.5, 2.0, finfo.max,
+                        -finfo.max], dtype)
+    values = numpy.resize(pool, n)
+    uint = {2: numpy.uint16, 4: numpy.uint32, 8: numpy.uint64}[
+        values.itemsize]
+    nan = numpy.isnan(values)
+    values.view(uint)[nan] ^= numpy.arange(1, nan.sum() + 1).astype(uint)
+    return chainer.Variable(values)
+
 
 # name -> builds (under the shared seed) and returns (fn, args)
 APPLY_CASES = {
@@ -25,6 +44,33 @@ APPLY_CASES = {
     'mul': lambda: (lambda a, b: a * b, [_v(2, 3), _v(2, 3)]),
     'div': lambda: (lambda a, b: a / b, [_v(2, 3), _v(2, 3, low=1, high=2)]),
     'neg_pow': lambda: (lambda a: (-a) ** 2, [_v(5)]),
+    'neg': lambda: (lambda a: -a, [_v(3, 4)]),
+    'neg_float16_0d': lambda: (lambda a: -a, [_v(dtype=f16)]),
+    'div_broadcast_forward': lambda: (lambda a, b: a / b, [
+        _v(3, 4), _v(4, low=1, high=2)]),
+    'div_float16': lambda: (lambda a, b: a / b, [
+        _v(7, dtype=f16), _v(7, low=1, high=2, dtype=f16)]),
+    'div_0d': lambda: (lambda a, b: a / b, [_v(), _v(low=1, high=2)]),
+    'div_transposed': lambda: (lambda a, b: a / b, [
+        chainer.Variable(_v(3, 4).array.T), _v(4, 3, low=1, high=2)]),
+    'div_array': lambda: (lambda a, b: a / b.array, [
+        _v(2, 3), _v(2, 3, low=1, high=2)]),
+    'rdiv': lambda: (lambda a: 2 / a, [_v(3, 4, low=1, high=2)]),
+    'rdiv_float16': lambda: (lambda a: 0.1 / a, [
+        _v(5, low=1, high=2, dtype=f16)]),
+    'rdiv_numpy_scalar': lambda: (lambda a: numpy.float64(3) / a, [
+        _v(5, low=1, high=2)]),
+    'rdiv_0d': lambda: (lambda a: 3.5 / a, [_v(low=1, high=2)]),
+    'pow_2': lambda: (lambda a: a ** 2, [_v(3, 4)]),
+    'pow_half': lambda: (lambda a: a ** 0.5, [_v(3, 4, low=0, high=2)]),
+    'pow_minus_one': lambda: (lambda a: a ** -1, [_v(6, low=1, high=2)]),
+    'pow_one': lambda: (lambda a: a ** 1, [_v(6)]),
+    'pow_zero': lambda: (lambda a: a ** 0.0, [_v(6)]),
+    'pow_odd': lambda: (lambda a: a ** 1.7, [_v(6, low=0, high=2)]),
+    'pow_float16': lambda: (lambda a: a ** 3, [_v(6, dtype=f16)]),
+    'pow_0d': lambda: (lambda a: a ** 2.5, [_v(low=0, high=2)]),
+    'rpow': lambda: (lambda a: 2.0 ** a, [_v(3, 4)]),
+    'rpow_float16': lambda: (lambda a: 3 ** a, [_v(6, dtype=f16)]),
     'multi_add': lambda: (lambda a, b, c: F.add(a, b, c),
                           [_v(2), _v(2), _v(2)]),
     'mul_mask': lambda: (lambda a, b: a * (b.array > 0).astype(
@@ -109,6 +155,17 @@ BACKWARD_CASES = {
     'pow_strided': lambda d: applied(lambda a: a ** 3,
                                      strided_variable(2, 3, dtype=d)),
     'pow_0d': lambda d: applied(lambda a: a ** 2, _v(dtype=d)),
+    'neg_0d': lambda d: applied(lambda a: -a, _v(dtype=d)),
+    'div_from_constant': lambda d: applied(
+        lambda a: 2 / a, _v(3, 4, low=1, high=2, dtype=d)),
+    'div_from_constant_float': lambda d: applied(
+        lambda a: -0.3 / a, _v(5, low=0.5, high=2, dtype=d)),
+    'div_from_constant_strided': lambda d: applied(
+        lambda a: 1.5 / a, strided_variable(2, 3, dtype=d)),
+    'div_from_constant_0d': lambda d: applied(
+        lambda a: 3 / a, _v(low=1, high=2, dtype=d)),
+    'div_from_constant_empty': lambda d: applied(
+        lambda a: 3 / a, _v(0, 2, dtype=d)),
 }
 
 
@@ -124,9 +181,16 @@ TYPE_CHECK_SEQUENCES = {
 }
 
 
-# apply case -> the stock forward its compiled one stands for (Div, Neg and
-# PowVarConst compile their backward only).
+# apply case -> the stock forward its compiled one stands for.
 COMPILED_FORWARDS = {
+    'neg': basic_math.Neg.forward,
+    'div': basic_math.Div.forward,
+    'div_float16': basic_math.Div.forward,
+    'rdiv': basic_math.DivFromConstant.forward,
+    'rdiv_float16': basic_math.DivFromConstant.forward,
+    'pow_2': basic_math.PowVarConst.forward,
+    'pow_float16': basic_math.PowVarConst.forward,
+    'rpow': basic_math.PowConstVar.forward,
     'add': basic_math.Add.forward,
     'add_broadcast': basic_math.Add.forward,
     'add_array': basic_math.Add.forward,
@@ -143,9 +207,52 @@ COMPILED_FORWARDS = {
 globals().update(function_tests(
     APPLY_CASES, BACKWARD_CASES,
     second_order=['sub', 'sub_broadcast', 'mul_broadcast', 'add_broadcast',
-                  'div', 'div_broadcast', 'pow', 'pow_float'],
+                  'div', 'div_broadcast', 'pow', 'pow_float',
+                  'div_from_constant'],
     type_check_sequences=TYPE_CHECK_SEQUENCES,
     compiled_forward=COMPILED_FORWARDS))
+
+
+# name -> builds (fn, args) whose outputs and gradients meet NaNs,
+# infinities, zeros and overflow: compared with NumPy acting on nothing.
+SPECIAL_CASES = {
+    'neg': lambda: (lambda a: -a, [_specials(12, numpy.float64)]),
+    'div': lambda: (lambda a, b: a / b, [
+        _specials(144), chainer.Variable(_specials(12).array.repeat(12))]),
+    'div_float16': lambda: (lambda a, b: a / b, [
+        _specials(144, f16), chainer.Variable(
+            _specials(12, f16).array.repeat(12))]),
+    'rdiv': lambda: (lambda a: 1.0 / a, [_specials(12)]),
+    'rdiv_float16': lambda: (lambda a: 1.0 / a, [_specials(12, f16)]),
+    'pow_half': lambda: (lambda a: a ** 0.5, [_specials(12)]),
+    'pow_cube': lambda: (lambda a: a ** 3, [_specials(12, numpy.float64)]),
+    'pow_odd_float16': lambda: (lambda a: a ** 1.5, [_specials(12, f16)]),
+    'rpow': lambda: (lambda a: 0.5 ** a, [_specials(12)]),
+}
+
+
+@pytest.mark.parametrize('case', sorted(SPECIAL_CASES))
+def test_special_values_same_as_stock(case):
+    def fn():
+        with numpy.errstate(all='ignore'):
+            return outputs(SPECIAL_CASES[case], True)
+    check_same(fn)
+
+
+@pytest.mark.parametrize('case,forward', [
+    ('div', basic_math.Div.forward),
+    ('rdiv', basic_math.DivFromConstant.forward),
+    ('pow_half', basic_math.PowVarConst.forward),
+    ('rpow', basic_math.PowConstVar.forward),
+])
+def test_special_values_ignored_are_compiled(case, forward,
+                                             compiled_instead):
+    fn, xs = SPECIAL_CASES[case]()
+
+    def run():
+        with numpy.errstate(all='ignore'):
+            return fn(*xs)
+    compiled_instead(run, forward)
 
 
 def _mixed_dtypes_mul():
@@ -192,6 +299,8 @@ def test_mocked_retain_inputs_of_mul_is_called(spy):
     (basic_math.Div, lambda x, y: x / y),
     (basic_math.Neg, lambda x, y: -x),
     (basic_math.PowVarConst, lambda x, y: x ** 2),
+    (basic_math.DivFromConstant, lambda x, y: 2 / x),
+    (basic_math.PowConstVar, lambda x, y: 2 ** x),
 ], ids=lambda v: getattr(v, '__name__', ''))
 def test_passed_type_check_is_cached(type_check_is_cached, cls, call):
     x, y = _v(2, 3), _v(2, 3)

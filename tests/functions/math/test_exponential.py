@@ -1,4 +1,4 @@
-"""F.exp (``Exp``), stock vs patched."""
+"""F.exp (``Exp``) and F.log (``Log``), stock vs patched."""
 import numpy
 import pytest
 
@@ -15,6 +15,12 @@ from chainer_fastpath.testing.cases import function_tests
 # name -> builds (under the shared seed) and returns (fn, args)
 APPLY_CASES = {
     'exp': lambda: (F.exp, [_v(3, 4)]),
+    'log': lambda: (F.log, [_v(3, 4, low=0.5, high=2)]),
+    'log_float16': lambda: (F.log, [_v(5, low=0.5, high=2,
+                                       dtype=numpy.float16)]),
+    'log_0d': lambda: (F.log, [_v(low=0.5, high=2)]),
+    'log_transposed': lambda: (F.log, [chainer.Variable(
+        _v(3, 4, low=0.5, high=2).array.T)]),
 }
 
 # name -> f(dtype) building inputs and returning (inputs, output)
@@ -23,11 +29,17 @@ BACKWARD_CASES = {
     'strided': lambda d: applied(F.exp, strided_variable(2, 3, dtype=d)),
     'empty': lambda d: applied(F.exp, _v(0, 3, dtype=d)),
     '0d': lambda d: applied(F.exp, _v(dtype=d)),
+    'log': lambda d: applied(F.log, _v(3, 4, low=0.5, high=2, dtype=d)),
+    'log_strided': lambda d: applied(
+        F.log, chainer.Variable(_v(2, 6, low=0.5, high=2,
+                                   dtype=d).array[:, ::2])),
+    'log_empty': lambda d: applied(F.log, _v(0, 3, dtype=d)),
+    'log_0d': lambda d: applied(F.log, _v(low=0.5, high=2, dtype=d)),
 }
 
 
 globals().update(function_tests(APPLY_CASES, BACKWARD_CASES,
-                                  second_order=['exp']))
+                                  second_order=['exp', 'log']))
 
 
 def test_overflow_same_as_stock():
@@ -40,6 +52,22 @@ def test_overflow_same_as_stock():
 def test_forward_is_compiled(compiled_instead):
     x = _v(3, 4)
     compiled_instead(lambda: F.exp(x), exponential.Exp.forward_cpu)
+    x = _v(3, 4, low=0.5, high=2)
+    compiled_instead(lambda: F.log(x), exponential.Log.forward_cpu)
+
+
+@pytest.mark.parametrize('dtype', [numpy.float16, numpy.float32])
+def test_log_of_zero_negative_nan_and_inf_same_as_stock(dtype):
+    def fn():
+        x = chainer.Variable(numpy.array(
+            [0.0, -0.0, -1.0, numpy.nan, numpy.inf, -numpy.inf, 1e-45, 2.0],
+            dtype))
+        with numpy.errstate(all='ignore'):
+            y = F.log(x)
+            y.grad = numpy.ones_like(y.array)
+            y.backward()
+        return y.array, x.grad
+    check_same(fn)
 
 
 @pytest.mark.parametrize('type_check', [True, False])
@@ -65,6 +93,11 @@ def test_passed_type_check_is_cached(type_check_is_cached):
     type_check_is_cached(exponential.Exp, lambda: F.exp(x))
 
 
+def test_passed_type_check_of_log_is_cached(type_check_is_cached):
+    x = _v(2, 3, low=0.5, high=2)
+    type_check_is_cached(exponential.Log, lambda: F.log(x))
+
+
 @pytest.mark.parametrize('owner,name', [
     (exponential.Exp, 'forward_cpu'),
     (exponential.Exp, 'retain_outputs'),
@@ -74,3 +107,14 @@ def test_passed_type_check_is_cached(type_check_is_cached):
 def test_mocked_callee_is_called(owner, name, mock_is_called):
     mock_is_called(owner, name, lambda: gradients(
         BACKWARD_CASES['exp'], numpy.float32))
+
+
+@pytest.mark.parametrize('owner,name', [
+    (exponential.Log, 'forward_cpu'),
+    (exponential.Log, 'retain_inputs'),
+    (basic_math.Div, 'forward'),
+    (basic_math.Div, 'check_type_forward'),
+])
+def test_mocked_callee_of_log_is_called(owner, name, mock_is_called):
+    mock_is_called(owner, name, lambda: gradients(
+        BACKWARD_CASES['log'], numpy.float32))

@@ -1,0 +1,1 @@
+"""Compiled nodes of Chainer's distributions (``chainer.distributions``)."""

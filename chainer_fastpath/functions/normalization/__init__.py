@@ -1,0 +1,1 @@
+"""Compiled normalization functions (``chainer.functions.normalization``)."""
