@@ -14,10 +14,8 @@ import numpy
 import chainer
 import chainer.functions as F
 import chainer.links as L
-from chainer import training
-from chainer.training import extensions
 
-from chainer_fastpath.bench.programs import teacher_labels
+from chainer_fastpath.bench.programs import teacher_labels, trainer_epoch
 from chainer_fastpath.bench.workloads import params, workload
 
 SIZE, CLASSES, BATCH, TRAIN, TEST = 16, 10, 32, 256, 64
@@ -82,22 +80,10 @@ def make(seed):
     def step():
         # The shuffle draws from numpy.random, seeded above: the same
         # batches stock and patched.
-        train_iter = chainer.iterators.SerialIterator(train, BATCH)
-        test_iter = chainer.iterators.SerialIterator(test, BATCH,
-                                                     repeat=False,
-                                                     shuffle=False)
-        updater = training.updaters.StandardUpdater(train_iter, optimizer)
-        trainer = training.Trainer(updater, (1, 'epoch'), out=out)
-        trainer.extend(extensions.Evaluator(test_iter, model))
-        log = extensions.LogReport()
-        trainer.extend(log)
-        trainer.run()
-        state['log'] = log.log[-1]
+        state['log'] = trainer_epoch(model, optimizer, train, test, BATCH,
+                                     out, shuffle=True)
 
     def result():
-        log = state['log']
-        return dict(params(model), **{k: numpy.asarray(log[k]) for k in (
-            'main/loss', 'main/accuracy', 'validation/main/loss',
-            'validation/main/accuracy')})
+        return dict(params(model), **state['log'])
 
     return step, result

@@ -14,10 +14,8 @@ import chainer
 import chainer.functions as F
 import chainer.links as L
 from chainer import reporter
-from chainer import training
-from chainer.training import extensions
 
-from chainer_fastpath.bench.programs import zipf_tokens
+from chainer_fastpath.bench.programs import trainer_epoch, zipf_tokens
 from chainer_fastpath.bench.workloads import params, workload
 
 UNITS, VOCAB, CLASSES, BATCH, TRAIN, TEST = 300, 5000, 4, 64, 512, 128
@@ -95,28 +93,11 @@ def make(seed):
 
     def step():
         # Iterators in order: the same batches stock and patched.
-        train_iter = chainer.iterators.SerialIterator(train, BATCH,
-                                                      shuffle=False)
-        test_iter = chainer.iterators.SerialIterator(test, BATCH,
-                                                     repeat=False,
-                                                     shuffle=False)
-        updater = training.updaters.StandardUpdater(
-            train_iter, optimizer, converter=convert_seq)
-        trainer = training.Trainer(updater, (1, 'epoch'), out=out)
-        trainer.extend(extensions.Evaluator(test_iter, model,
-                                            converter=convert_seq))
-        log = extensions.LogReport()
-        trainer.extend(log)
-        trainer.extend(extensions.PrintReport(
-            ['epoch', 'main/loss', 'validation/main/loss',
-             'main/accuracy', 'validation/main/accuracy']))
-        trainer.run()
-        state['log'] = log.log[-1]
+        state['log'] = trainer_epoch(model, optimizer, train, test, BATCH,
+                                     out, converter=convert_seq,
+                                     print_report=True)
 
     def result():
-        log = state['log']
-        return dict(params(model), **{k: numpy.asarray(log[k]) for k in (
-            'main/loss', 'main/accuracy', 'validation/main/loss',
-            'validation/main/accuracy')})
+        return dict(params(model), **state['log'])
 
     return step, result
