@@ -110,10 +110,13 @@ def run_chunk(mode, chunk, args, workdir, index):
     if mode == 'patched':
         cmd += ['-p', PATCH_PLUGIN]
     cmd += chunk
+    # The checkout's own package before an installed one: run from a git
+    # worktree, the patched side tests the worktree's code.
     env = dict(os.environ, CHAINER_COMPAT_OUTCOMES=out, PYTHONHASHSEED='0',
                OMP_NUM_THREADS='1', CHAINER_FASTPATH='1',
                PYTHONPATH=os.pathsep.join(
-                   [HERE] + [p for p in [os.environ.get('PYTHONPATH')] if p]))
+                   [HERE, os.path.dirname(HERE)]
+                   + [p for p in [os.environ.get('PYTHONPATH')] if p]))
     env.pop('CHAINER_FASTPATH_VERBOSE', None)
     if args.mpi:
         cmd = mpi_mode.command(args.mpi, cmd, args.chainer_tests, rootdir)
