@@ -61,6 +61,7 @@ def _modules():
     from chainer_fastpath import _link_call
     from chainer_fastpath import _unchain
     from chainer_fastpath import functions
+    from chainer_fastpath import machinery
     from chainer_fastpath import optimizers
 
     functions.register_all()
@@ -70,6 +71,7 @@ def _modules():
         ('forward', _link_call),
         ('forward', _arith),
         ('forward', functions),
+        ('forward', machinery),
         ('backward', _fast_backward),
         ('backward', _unchain),
         ('optimizers', optimizers),

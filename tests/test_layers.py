@@ -32,6 +32,7 @@ MAY_IMPORT = {
     '_runtime': ('_core', '_runtime'),
     'functions': ('_core', '_runtime', 'functions'),
     'optimizers': ('_core', '_runtime', 'optimizers'),
+    'machinery': ('_core', '_runtime', 'machinery'),
     '_backward': ('_core', '_runtime', '_backward'),
     'entry points': ('_core', '_runtime'),
 }
@@ -48,7 +49,7 @@ def part(module):
     if not parts:
         return 'top'
     if parts[0] in ('_core', '_runtime', 'functions', 'optimizers',
-                    '_backward'):
+                    'machinery', '_backward'):
         return parts[0]
     if parts[0] in ENTRY_POINTS:
         return 'entry points'
