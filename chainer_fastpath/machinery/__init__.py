@@ -10,6 +10,9 @@ module, its test file and one line below.
 import importlib
 
 MODULES = (
+    'convert',
+    'datasets',
+    'serial_iterator',
 )
 
 _module_of = {
