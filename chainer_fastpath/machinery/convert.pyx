@@ -5,8 +5,9 @@ The name is a ``Converter`` instance (``_ArbitraryCallableConverter``
 wrapping ``concat_examples_func``), imported by value as the default
 converter of the updaters and the evaluator; it stays that very object.
 What is replaced is its class's ``__call__``, which takes the fast path
-only where the instance wraps stock's ``concat_examples_func``, and the
-module's ``concat_examples_func`` itself.
+only where the instance wraps stock's ``concat_examples_func``. The module's
+``concat_examples_func`` stays stock's: the converter pickles its
+``base_callable`` by that name, which must find the very function.
 
 A batch of examples of exact tuples, dicts or arrays, to no device or the
 CPU, is gathered column by column in C. A column of NumPy arrays of one
@@ -78,29 +79,22 @@ cdef object _INT64_MAX = (1 << 63) - 1
 
 cdef EntryStats _stats_call = _stats.entry(
     '_ArbitraryCallableConverter.__call__')
-cdef EntryStats _stats_func = _stats.entry('convert.concat_examples_func')
 cdef Signature _call_signature = Signature(
     ('self', 'batch', 'device', 'padding'), (None, None))
-cdef Signature _func_signature = Signature(
-    ('batch', 'device', 'padding'), (None, None))
 cdef object _original_call = None
-cdef object _original_func = None
 # What _concat returns where the batch is left to stock.
 cdef object _STOCK = object()
 
 
-TARGETS = ((_Converter, '__call__'), (convert, 'concat_examples_func'))
+TARGETS = ((_Converter, '__call__'),)
 
 
 def bind(owner, attribute, original):
-    """Keeps the stock callable to fall back to; returns its
+    """Keeps the stock ``__call__`` to fall back to; returns its
     replacement."""
-    global _original_call, _original_func
-    if owner is _Converter:
-        _original_call = original
-        return converter_call
-    _original_func = original
-    return concat_examples_func
+    global _original_call
+    _original_call = original
+    return converter_call
 
 
 def converter_call(*args, **kwargs):
@@ -108,9 +102,8 @@ def converter_call(*args, **kwargs):
     ``concat_examples`` where the converter wraps stock's function."""
     if args:
         base = getattr(args[0], 'base_callable', None)
-        if base is _stock_func or base is concat_examples_func:
-            result = _call(_stats_call, _call_signature.bind(args, kwargs),
-                           1, True)
+        if base is _stock_func:
+            result = _call(_call_signature.bind(args, kwargs))
             if result is not _STOCK:
                 return result
         else:
@@ -118,44 +111,34 @@ def converter_call(*args, **kwargs):
     return _original_call(*args, **kwargs)
 
 
-def concat_examples_func(*args, **kwargs):
-    """Drop-in for ``chainer.dataset.convert.concat_examples_func``."""
-    result = _call(_stats_func, _func_signature.bind(args, kwargs), 0, False)
-    if result is not _STOCK:
-        return result
-    return _original_func(*args, **kwargs)
-
-
-cdef object _call(EntryStats stats, tuple values, Py_ssize_t first,
-                  bint specifier):
-    """The converted batch of the bound arguments ``values[first:]``, or
-    _STOCK (counted) before anything a user could see."""
+cdef object _call(tuple values):
+    """The converted batch of the bound arguments ``(self, batch, device,
+    padding)``, or _STOCK (counted) before anything a user could see."""
     if values is None:
-        stats.fallback('arguments not (batch, device, padding)')
+        _stats_call.fallback('arguments not (batch, device, padding)')
         return _STOCK
-    batch = values[first]
-    device = values[first + 1]
-    reason = _left_to_stock(device, specifier)
+    batch = values[1]
+    device = values[2]
+    reason = _left_to_stock(device)
     if reason is not None:
-        stats.fallback(reason)
+        _stats_call.fallback(reason)
         return _STOCK
-    result = _concat(batch, device, values[first + 2])
+    result = _concat(batch, device, values[3])
     if result is _STOCK:
-        stats.fallback('batch neither tuples, dicts nor arrays')
+        _stats_call.fallback('batch neither tuples, dicts nor arrays')
     else:
-        stats.fast += 1
+        _stats_call.fast += 1
     return result
 
 
-cdef str _left_to_stock(object device, bint specifier):
-    """Why stock's converter must run, or None: a device other than none
-    or the CPU (a specifier ``-1`` only where ``specifier``), or a callee
-    rebound."""
+cdef str _left_to_stock(object device):
+    """Why stock's converter must run, or None: a device other than none,
+    ``-1`` or the CPU, or a callee rebound."""
     if device is not None:
         if type(device) is _CpuDevice:
             if not _cpu_methods.found_by(device):
                 return 'device methods replaced'
-        elif not (specifier and type(device) is int and device < 0):
+        elif not (type(device) is int and device < 0):
             return 'device not None, -1 or the CPU'
     if not numpy_struct_matches():
         return 'numpy layout not recognised'
