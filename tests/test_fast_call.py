@@ -431,6 +431,11 @@ def _node_factories():
             deconvolution_2d.Deconvolution2DFunction,
         softmax_cross_entropy.SoftmaxCrossEntropy:
             softmax_cross_entropy.SoftmaxCrossEntropy,
+        softmax_cross_entropy._SoftmaxCrossEntropyGrad_NoDoubleBackprop:
+            lambda: softmax_cross_entropy
+            ._SoftmaxCrossEntropyGrad_NoDoubleBackprop(
+                -1, None, numpy.full((2, 3), 0.25, numpy.float32), None,
+                False),
         squared_error.SquaredError: squared_error.SquaredError,
         m.Add: m.Add, m.AddConstant: lambda: m.AddConstant(1.5),
         m.Sub: m.Sub, m.SubFromConstant: lambda: m.SubFromConstant(1.5),

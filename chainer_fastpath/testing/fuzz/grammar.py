@@ -730,8 +730,14 @@ def _softmax_cross_entropy(b):
         args.append('cache_score={}'.format(b.flag()))
     if b.flag():
         args.append('class_weight=arr(({},), {!r})'.format(c, x.dtype))
-    b.add('F.softmax_cross_entropy({})'.format(', '.join(args)),
-          () if reduce == 'mean' else (n,), x.dtype)
+    y = b.add('F.softmax_cross_entropy({})'.format(', '.join(args)),
+              () if reduce == 'mean' else (n,), x.dtype)
+    if x.kind == 'var' and b.flag():
+        # A backward that records a graph: stock's backward applies the
+        # gradient node (_SoftmaxCrossEntropyGrad_NoDoubleBackprop), under
+        # F.sum a broadcast gradient with reduce='no'.
+        b.emit('F.sum({}).backward(enable_double_backprop=True)'.format(
+            y.name))
 
 
 def _accuracy(b):
