@@ -366,8 +366,9 @@ def _node_factories():
     from chainer.functions.activation import (
         leaky_relu, log_softmax, relu, sigmoid, softmax, softplus, tanh)
     from chainer.functions.array import (
-        broadcast, concat, copy, expand_dims, get_item, reshape, select_item,
-        separate, split_axis, squeeze, stack, swapaxes, transpose, where)
+        broadcast, concat, copy, expand_dims, get_item, permutate, reshape,
+        select_item, separate, split_axis, squeeze, stack, swapaxes,
+        transpose, transpose_sequence, where)
     from chainer.functions.connection import (
         convolution_2d, deconvolution_2d, embed_id, linear)
     from chainer.functions.loss import (
@@ -418,6 +419,10 @@ def _node_factories():
         stack.Stack: lambda: stack.Stack(1),
         separate.Separate: lambda: separate.Separate(1),
         transpose.Transpose: transpose.Transpose,
+        permutate.Permutate: lambda: permutate.Permutate(
+            numpy.array([1, 0], numpy.int32), 0, True),
+        transpose_sequence.TransposeSequence: lambda: (
+            transpose_sequence.TransposeSequence(2)),
         embed_id.EmbedIDFunction: embed_id.EmbedIDFunction,
         embed_id.EmbedIDGrad: lambda: embed_id.EmbedIDGrad((2, 3)),
         linear.LinearFunction: linear.LinearFunction,

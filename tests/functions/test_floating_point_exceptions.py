@@ -425,7 +425,8 @@ NO_ARITHMETIC = {'AddConstant': 'backward',
                  'ExpandDims': None, 'Squeeze': None, 'Swapaxes': None,
                  'Transpose': None, 'Where': None,
                  'SelectItem': None, 'Reshape': None, 'Stack': None,
-                 'Separate': None,
+                 'Separate': None, 'Permutate': None,
+                 'TransposeSequence': None,
                  # Comparisons, which raise nothing (not even on a
                  # signaling NaN); the backwards of Max and Min multiply.
                  'Max': 'forward', 'Min': 'forward', 'ArgMax': None,

@@ -782,6 +782,35 @@ def _lstm(b):
     b.add('{}[1]'.format(outputs), x.shape[:1] + (units,), dtype)
 
 
+def _sequences(b):
+    # What NStepRNN links apply to their batches: F.permutate along an axis
+    # (-1 repeats no slice, so stock permutes axis 0), sometimes inverted,
+    # sometimes with an index out of range; F.transpose_sequence of an
+    # input and its first rows (sometimes growing: stock's error).
+    x = b.pick_float(lambda v: len(v.shape) >= 1, shape=(3, 2))
+    if b.flag():
+        axis = b.integer(-1, len(x.shape) - 1)
+        n = x.shape[max(axis, 0)]
+        order = list(range(n))[::-1]
+        if b.flag():
+            order = order[1:] + order[:1]
+        shape = x.shape
+        if n and b.flag():
+            order[0], shape = n, None
+        b.add('F.permutate({}, numpy.array({!r}, numpy.int32), axis={}, '
+              'inv={})'.format(x.name, order, axis, b.flag()), shape,
+              x.dtype)
+        return
+    k = b.integer(0, x.shape[0])
+    first = [x.name, '{}[:{}]'.format(x.name, k)]
+    if b.flag():
+        first.reverse()
+    ys = b.name('ts')
+    b.emit('{} = F.transpose_sequence([{}])'.format(ys, ', '.join(first)))
+    if x.shape[0] > 0:
+        b.add('{}[0]'.format(ys), (2 if k else 1,) + x.shape[1:], x.dtype)
+
+
 def _dropout(b):
     x = b.pick_float()
     ratio = b.choice((0.5, 0.0, 0.99))
@@ -1369,6 +1398,21 @@ REPLACED += (
 _USES.update({'div': _use_binary('/'),
               'log': _unary('F.log({x})'), 'where': _where,
               'bernoulli': _bernoulli})
+# The nodes of NStepLSTM's batches and of its loss.
+_ARRAY = 'chainer.functions.array.'
+_SCE = 'chainer.functions.loss.softmax_cross_entropy.'
+REPLACED += (
+    (_ARRAY + 'permutate.Permutate', 'forward', 'sequences'),
+    (_ARRAY + 'permutate.Permutate', 'backward', 'sequences'),
+    (_ARRAY + 'transpose_sequence.TransposeSequence', 'forward',
+     'sequences'),
+    (_ARRAY + 'transpose_sequence.TransposeSequence', 'backward',
+     'sequences'),
+    (_SCE + '_SoftmaxCrossEntropyGrad_NoDoubleBackprop', 'forward_cpu',
+     'softmax_cross_entropy'),
+)
+_USES.update({'sequences': _sequences,
+              'softmax_cross_entropy': _softmax_cross_entropy})
 
 
 def _replacement(b, owner, method, modes=('count',)):
@@ -1480,7 +1524,8 @@ OPERATIONS = (
     _unary('F.tanh({x})'), _unary('F.exp({x})'), _unary('-{x}'),
     _leaky_relu, _sum, _linear, _matmul, _reshape, _transpose,
     _broadcast_to, _get_item, _concat, _split, _softmax_cross_entropy,
-    _squared_error, _embed_id, _lstm, _dropout, _f_add, _apply,
+    _squared_error, _embed_id, _lstm, _sequences, _dropout, _f_add,
+    _apply,
     _as_variable, _softmax, _misc,
     _unary('F.log({x})'), _unary('F.sqrt({x})'), _unary('F.square({x})'),
     _unary('F.absolute({x})'), _softplus, _clip, _extremum,
