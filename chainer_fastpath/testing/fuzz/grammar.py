@@ -1524,8 +1524,7 @@ OPERATIONS = (
     _unary('F.tanh({x})'), _unary('F.exp({x})'), _unary('-{x}'),
     _leaky_relu, _sum, _linear, _matmul, _reshape, _transpose,
     _broadcast_to, _get_item, _concat, _split, _softmax_cross_entropy,
-    _squared_error, _embed_id, _lstm, _sequences, _dropout, _f_add,
-    _apply,
+    _squared_error, _embed_id, _lstm, _dropout, _f_add, _apply,
     _as_variable, _softmax, _misc,
     _unary('F.log({x})'), _unary('F.sqrt({x})'), _unary('F.square({x})'),
     _unary('F.absolute({x})'), _softplus, _clip, _extremum,
@@ -1534,7 +1533,7 @@ OPERATIONS = (
     _broadcast_many, _logsumexp, _select_item, _huber_loss,
     _constant_arith, _shape_op, _output_layer, _arg_extreme, _convolution,
     _linear_nd, _where, _bernoulli, _batch_normalization, _accuracy,
-) + EDGE_OPERATIONS + (_replace, _recursive, _pooling)
+) + EDGE_OPERATIONS + (_replace, _recursive, _pooling, _sequences)
 # Operations that reach a category's difference, drawn unless skipped.
 FEATURE_OPERATIONS = {
     'node-arity': _node_arity,
