@@ -131,3 +131,15 @@ def test_node_length_other_than_the_first_input_is_stock():
 def test_mocked_callee_is_called(owner, name, mock_is_called):
     mock_is_called(owner, name, lambda: gradients(
         BACKWARD_CASES['sorted'], numpy.float32))
+
+
+class _Reversed(ts.TransposeSequence):
+    def forward(self, xs):
+        return tuple(x[::-1].copy() for x in xs)
+
+
+def test_subclass_overriding_forward_is_stock():
+    def fn():
+        xs = (_v(2, 2), _v(1, 2))
+        return [y.array for y in _Reversed(2).apply(xs)]
+    check_error_same(fn)
