@@ -366,8 +366,9 @@ def _node_factories():
     from chainer.functions.activation import (
         leaky_relu, log_softmax, relu, sigmoid, softmax, softplus, tanh)
     from chainer.functions.array import (
-        broadcast, concat, copy, expand_dims, get_item, reshape, select_item,
-        separate, split_axis, squeeze, stack, swapaxes, transpose, where)
+        broadcast, concat, copy, expand_dims, get_item, permutate, reshape,
+        select_item, separate, split_axis, squeeze, stack, swapaxes,
+        transpose, transpose_sequence, where)
     from chainer.functions.connection import (
         convolution_2d, deconvolution_2d, embed_id, linear)
     from chainer.functions.loss import (
@@ -418,6 +419,10 @@ def _node_factories():
         stack.Stack: lambda: stack.Stack(1),
         separate.Separate: lambda: separate.Separate(1),
         transpose.Transpose: transpose.Transpose,
+        permutate.Permutate: lambda: permutate.Permutate(
+            numpy.array([1, 0], numpy.int32), 0, True),
+        transpose_sequence.TransposeSequence: lambda: (
+            transpose_sequence.TransposeSequence(2)),
         embed_id.EmbedIDFunction: embed_id.EmbedIDFunction,
         embed_id.EmbedIDGrad: lambda: embed_id.EmbedIDGrad((2, 3)),
         linear.LinearFunction: linear.LinearFunction,
@@ -431,6 +436,11 @@ def _node_factories():
             deconvolution_2d.Deconvolution2DFunction,
         softmax_cross_entropy.SoftmaxCrossEntropy:
             softmax_cross_entropy.SoftmaxCrossEntropy,
+        softmax_cross_entropy._SoftmaxCrossEntropyGrad_NoDoubleBackprop:
+            lambda: softmax_cross_entropy
+            ._SoftmaxCrossEntropyGrad_NoDoubleBackprop(
+                -1, None, numpy.full((2, 3), 0.25, numpy.float32), None,
+                False),
         squared_error.SquaredError: squared_error.SquaredError,
         m.Add: m.Add, m.AddConstant: lambda: m.AddConstant(1.5),
         m.Sub: m.Sub, m.SubFromConstant: lambda: m.SubFromConstant(1.5),

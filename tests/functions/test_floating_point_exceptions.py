@@ -39,6 +39,12 @@ def _backward(keep, y, gy):
     y.backward()
 
 
+def _double_backward(keep, y, gy):
+    keep.append(y)
+    y.grad = numpy.array(gy, y.dtype)
+    y.backward(enable_double_backprop=True)
+
+
 def _mul_backward(keep):
     x = _v([2.0, 1.0], keep=keep)
     w = _v([3.0, 0.0], keep=keep)
@@ -254,7 +260,16 @@ CASES = {
                                          reduce='no'), [INF, 1.0]),
         lambda keep: _backward(
             keep, _softmax_cross_entropy(keep, [[0.0, -200.0], [0.0, 1.0]]),
-            INF)],
+            INF),
+        # reduce='no' under F.sum: the loss's gradient a broadcast.
+        lambda keep: _backward(
+            keep, F.sum(_softmax_cross_entropy(
+                keep, [[0.0, -90.0], [0.0, 1.0]], reduce='no')), INF)],
+    # Applied by stock's backward where the backward records a graph.
+    '_SoftmaxCrossEntropyGrad_NoDoubleBackprop': [
+        lambda keep: _double_backward(
+            keep, _softmax_cross_entropy(keep, [[0.0, -90.0], [0.0, 1.0]],
+                                         reduce='no'), [INF, 1.0])],
     # Gates a, i, f, o of one unit: 0 * inf in the cell, then in the
     # output's gradient.
     'LSTM': [
@@ -410,7 +425,8 @@ NO_ARITHMETIC = {'AddConstant': 'backward',
                  'ExpandDims': None, 'Squeeze': None, 'Swapaxes': None,
                  'Transpose': None, 'Where': None,
                  'SelectItem': None, 'Reshape': None, 'Stack': None,
-                 'Separate': None,
+                 'Separate': None, 'Permutate': None,
+                 'TransposeSequence': None,
                  # Comparisons, which raise nothing (not even on a
                  # signaling NaN); the backwards of Max and Min multiply.
                  'Max': 'forward', 'Min': 'forward', 'ArgMax': None,

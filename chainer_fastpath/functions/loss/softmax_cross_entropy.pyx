@@ -413,11 +413,14 @@ cpdef object fused_grad(object y, object t, object ignore_label,
         gl = scalar
         step = 0
     else:
+        # gloss[:, None], read with its own stride: F.sum's gradient
+        # reaches reduce='no' as a broadcast, of stride 0.
         if (cfp_nd(gloss) != 1 or cfp_dims(gloss)[0] != rows
-                or not _contiguous_aligned(gloss)):
+                or not cfp_flags(gloss) & CFP_NPY_ALIGNED
+                or cfp_strides(gloss)[0] % cfp_elsize(gloss) != 0):
             return None
         gl = gloss
-        step = 1
+        step = cfp_strides(gloss)[0] // cfp_elsize(gloss)
     cdef _Targets targets = _targets(t, ignore_label, rows, cols)
     if targets is None:
         return None
@@ -468,6 +471,33 @@ cdef object _forward(object node, tuple inputs, ConfigView config):
     return NOT_HANDLED
 
 
+cdef bint _kernel_applies(object y, object class_weight, object soft_target,
+                          object x):
+    """Whether ``fused_grad`` stands for
+    ``_SoftmaxCrossEntropyGrad_NoDoubleBackprop.forward_cpu``: a cached
+    score, a 2-D non-empty input, hard labels, no class weight."""
+    return (y is not None and type(y) is _ndarray and class_weight is None
+            and not soft_target and type(x) is _ndarray and x.size != 0
+            and x.ndim == 2)
+
+
+@cython.boundscheck(True)
+@cython.wraparound(True)
+cdef object _grad_forward(object node, tuple inputs, ConfigView config):
+    # _SoftmaxCrossEntropyGrad_NoDoubleBackprop.forward -> forward_cpu, as
+    # stock's backward applies it where a graph is recorded or a hook
+    # watches: the one-pass kernel, or where it declines, stock's.
+    if len(inputs) != 3:
+        return NOT_HANDLED
+    x, t, gloss = inputs
+    if not _kernel_applies(node.y, node.class_weight, node.soft_target, x):
+        return NOT_HANDLED
+    gx = fused_grad(node.y, t, node.ignore_label, gloss, node.coeff)
+    if gx is None:
+        return NOT_HANDLED
+    return gx,
+
+
 @cython.boundscheck(True)
 @cython.wraparound(True)
 cdef object _backward(object func, tuple indexes, tuple grad_outputs):
@@ -483,14 +513,10 @@ cdef object _backward(object func, tuple indexes, tuple grad_outputs):
     cdef bint rg = (retained_inputs_require_grad(func)
                     or gloss_var._requires_grad)
     x, t = arrays
-    if (func.y is not None and type(func.y) is _ndarray
-            and func.class_weight is None and not func.soft_target
-            and x.size != 0 and x.ndim == 2):
-        # _SoftmaxCrossEntropyGrad_NoDoubleBackprop.forward_cpu for a
-        # cached score of a 2-D input, hard labels, no class weight: the
-        # one-pass kernel, or where it declines, stock's backward. The
-        # node has no type check, and its output, an ndarray, passes
-        # apply's.
+    if _kernel_applies(func.y, func.class_weight, func.soft_target, x):
+        # The gradient node's forward_cpu by the one-pass kernel, or where
+        # it declines, stock's backward. The node has no type check, and
+        # its output, an ndarray, passes apply's.
         gx = fused_grad(func.y, t, func.ignore_label, gloss, func._coeff)
         if gx is None:
             return NOT_HANDLED
@@ -515,4 +541,6 @@ ENTRIES = (
             (log_softmax, '_log_softmax'),
             (log_softmax, 'logsumexp'),
             (softmax_cross_entropy, '_reduction_dtype'))),
+    compiled(_GradNoDoubleBackprop, _grad_forward, ('forward', 'forward_cpu'),
+             NULL, backward_callees=(), type_check=None),
 )

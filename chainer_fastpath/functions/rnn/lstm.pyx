@@ -55,6 +55,20 @@ cdef inline bint _contiguous_aligned(object a):
 cdef type _ndarray = numpy.ndarray
 cdef object _tanh = numpy.tanh
 cdef object _empty = numpy.empty
+cdef object _empty_like = numpy.empty_like
+
+
+cdef object _readable(object c_prev):
+    """``c_prev`` as the kernels read it: itself where it is C-contiguous
+    and aligned; a C-contiguous copy where it is not but stock's
+    ``numpy.empty_like(c_prev)`` (the layout of stock's ``c_next`` and
+    ``gc_prev``) is C-contiguous, as that of a row slice is (NStepLSTM's
+    cells after a ``Permutate`` along axis 1); else None."""
+    if type(c_prev) is not _ndarray or _contiguous_aligned(c_prev):
+        return c_prev
+    if not _contiguous_aligned(_empty_like(c_prev)):
+        return None
+    return c_prev.copy()
 
 
 # -- the kernels ----------------------------------------------------------
@@ -268,6 +282,7 @@ cpdef object fused_forward(object c_prev, object x):
     """``(c_next, h)`` as stock ``LSTM.forward`` computes them on NumPy
     arrays, or None when the kernel does not apply or a floating-point
     exception occurred."""
+    c_prev = _readable(c_prev)
     cdef Geometry g
     cdef int flags = _start(c_prev, x, &g)
     if flags < 0:
@@ -318,6 +333,7 @@ cpdef object fused_grad(object c_prev, object x, object c_next, object gc,
     """``(gc_prev, gx)`` as stock ``LSTMGrad.forward`` computes them on
     NumPy arrays (``gc``, ``gh`` may be None), or None when the kernel does
     not apply or a floating-point exception occurred."""
+    c_prev = _readable(c_prev)
     cdef Geometry g
     cdef int flags = _start(c_prev, x, &g)
     if flags < 0:
@@ -450,8 +466,21 @@ cdef object _backward(object func, tuple indexes, tuple grad_outputs):
             gh is None and gh_var is not None):
         return NOT_HANDLED
     arrays = retained_inputs(func, [])
+    if arrays is None or len(arrays) != 2:
+        return NOT_HANDLED
+    c_var = None
     c_node = retained_output(func)
-    if arrays is None or len(arrays) != 2 or c_node is None:
+    if (c_node is None and func._output_indexes_to_retain == (0,)
+            and func._retained_output_data is not None):
+        # The output c is dead (NStepLSTM drops the last cell of a layer
+        # whose final state nobody reads): stock's own method makes the
+        # fresh output Variable, and rewires the node to it, as stock's
+        # backward does.
+        c_var = func.get_retained_outputs()[0]
+        c_node = c_var.node
+        if type(array_of(c_node)) is not _ndarray:
+            return NOT_HANDLED
+    if c_node is None:
         return NOT_HANDLED
     arrays += [array_of(c_node), gc, gh]
     outputs = _grad_forward(tuple(arrays))

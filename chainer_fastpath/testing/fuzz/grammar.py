@@ -730,8 +730,14 @@ def _softmax_cross_entropy(b):
         args.append('cache_score={}'.format(b.flag()))
     if b.flag():
         args.append('class_weight=arr(({},), {!r})'.format(c, x.dtype))
-    b.add('F.softmax_cross_entropy({})'.format(', '.join(args)),
-          () if reduce == 'mean' else (n,), x.dtype)
+    y = b.add('F.softmax_cross_entropy({})'.format(', '.join(args)),
+              () if reduce == 'mean' else (n,), x.dtype)
+    if x.kind == 'var' and b.flag():
+        # A backward that records a graph: stock's backward applies the
+        # gradient node (_SoftmaxCrossEntropyGrad_NoDoubleBackprop), under
+        # F.sum a broadcast gradient with reduce='no'.
+        b.emit('F.sum({}).backward(enable_double_backprop=True)'.format(
+            y.name))
 
 
 def _accuracy(b):
@@ -774,6 +780,35 @@ def _lstm(b):
     b.emit('{} = F.lstm({}, {})'.format(outputs, c.name, x.name))
     b.add('{}[0]'.format(outputs), c.shape, dtype)
     b.add('{}[1]'.format(outputs), x.shape[:1] + (units,), dtype)
+
+
+def _sequences(b):
+    # What NStepRNN links apply to their batches: F.permutate along an axis
+    # (-1 repeats no slice, so stock permutes axis 0), sometimes inverted,
+    # sometimes with an index out of range; F.transpose_sequence of an
+    # input and its first rows (sometimes growing: stock's error).
+    x = b.pick_float(lambda v: len(v.shape) >= 1, shape=(3, 2))
+    if b.flag():
+        axis = b.integer(-1, len(x.shape) - 1)
+        n = x.shape[max(axis, 0)]
+        order = list(range(n))[::-1]
+        if b.flag():
+            order = order[1:] + order[:1]
+        shape = x.shape
+        if n and b.flag():
+            order[0], shape = n, None
+        b.add('F.permutate({}, numpy.array({!r}, numpy.int32), axis={}, '
+              'inv={})'.format(x.name, order, axis, b.flag()), shape,
+              x.dtype)
+        return
+    k = b.integer(0, x.shape[0])
+    first = [x.name, '{}[:{}]'.format(x.name, k)]
+    if b.flag():
+        first.reverse()
+    ys = b.name('ts')
+    b.emit('{} = F.transpose_sequence([{}])'.format(ys, ', '.join(first)))
+    if x.shape[0] > 0:
+        b.add('{}[0]'.format(ys), (2 if k else 1,) + x.shape[1:], x.dtype)
 
 
 def _dropout(b):
@@ -1363,6 +1398,21 @@ REPLACED += (
 _USES.update({'div': _use_binary('/'),
               'log': _unary('F.log({x})'), 'where': _where,
               'bernoulli': _bernoulli})
+# The nodes of NStepLSTM's batches and of its loss.
+_ARRAY = 'chainer.functions.array.'
+_SCE = 'chainer.functions.loss.softmax_cross_entropy.'
+REPLACED += (
+    (_ARRAY + 'permutate.Permutate', 'forward', 'sequences'),
+    (_ARRAY + 'permutate.Permutate', 'backward', 'sequences'),
+    (_ARRAY + 'transpose_sequence.TransposeSequence', 'forward',
+     'sequences'),
+    (_ARRAY + 'transpose_sequence.TransposeSequence', 'backward',
+     'sequences'),
+    (_SCE + '_SoftmaxCrossEntropyGrad_NoDoubleBackprop', 'forward_cpu',
+     'softmax_cross_entropy'),
+)
+_USES.update({'sequences': _sequences,
+              'softmax_cross_entropy': _softmax_cross_entropy})
 
 
 def _replacement(b, owner, method, modes=('count',)):
@@ -1483,7 +1533,7 @@ OPERATIONS = (
     _broadcast_many, _logsumexp, _select_item, _huber_loss,
     _constant_arith, _shape_op, _output_layer, _arg_extreme, _convolution,
     _linear_nd, _where, _bernoulli, _batch_normalization, _accuracy,
-) + EDGE_OPERATIONS + (_replace, _recursive, _pooling)
+) + EDGE_OPERATIONS + (_replace, _recursive, _pooling, _sequences)
 # Operations that reach a category's difference, drawn unless skipped.
 FEATURE_OPERATIONS = {
     'node-arity': _node_arity,

@@ -91,6 +91,42 @@ def test_grad_bit_for_bit(dtype, shape, scale, options):
     assert _value(got) == _value(expected)
 
 
+def _gloss_layouts(rows, dtype):
+    rng = numpy.random.RandomState(2)
+    wide = rng.randn(2 * rows).astype(dtype)
+    return {
+        'broadcast': numpy.broadcast_to(numpy.array(1.5, dtype), (rows,)),
+        'every other': wide[::2],
+        'reversed': wide[:rows][::-1],
+        'one row': numpy.broadcast_to(wide[:1], (1,)),
+    }
+
+
+@pytest.mark.parametrize('dtype', [numpy.float32, numpy.float64])
+@pytest.mark.parametrize('layout', sorted(_gloss_layouts(1, numpy.float32)))
+def test_grad_strided_gloss_bit_for_bit(dtype, layout):
+    # reduce='no' under F.sum: the loss's gradient is a broadcast.
+    rows = 1 if layout == 'one row' else 4
+    x, t = _inputs(dtype, (rows, 5), 1)
+    node, _ = _stock(x, t, reduce='no')
+    gloss = _gloss_layouts(rows, dtype)[layout]
+    grad_node = sce._SoftmaxCrossEntropyGrad_NoDoubleBackprop(
+        -1, None, node.y, None, False)
+    expected, = grad_node.forward_cpu((x, t, gloss))
+    got = kernel.fused_grad(node.y, t, -1, gloss, None)
+    assert got is not None
+    assert _value(got) == _value(expected)
+
+
+def test_misaligned_gloss_is_left_to_numpy():
+    x, t = _inputs(numpy.float32, (3, 5), 1)
+    node, _ = _stock(x, t, reduce='no')
+    raw = numpy.zeros(3 * 4 + 1, numpy.uint8)[1:]
+    gloss = raw.view(numpy.float32)
+    assert not gloss.flags.aligned
+    assert kernel.fused_grad(node.y, t, -1, gloss, None) is None
+
+
 def test_unsupported_inputs_are_left_to_numpy():
     x, t = _inputs(numpy.float32, (3, 5), 1)
     forward = kernel.fused_forward
@@ -317,6 +353,10 @@ BACKWARD_CASES = {
         lambda x: F.softmax_cross_entropy(
             x, numpy.array([[0, 2], [1, -1]], numpy.int32)),
         _v(2, 5, 2, dtype=d)),
+    'softmax_cross_entropy_no_reduce_summed': lambda d: applied(
+        lambda x: F.sum(F.softmax_cross_entropy(
+            x, numpy.array([1, -1, 0], numpy.int32), reduce='no')),
+        _v(3, 5, dtype=d)),
     'softmax_cross_entropy_double_backprop': lambda d: applied(
         lambda x: F.softmax_cross_entropy(
             x, numpy.array([0, 2, 1], numpy.int32),
@@ -344,3 +384,25 @@ def test_passed_type_check_is_cached(type_check_is_cached):
     x, t = _v(2, 3), numpy.array([0, 2], numpy.int32)
     type_check_is_cached(sce.SoftmaxCrossEntropy,
                          lambda: F.softmax_cross_entropy(x, t))
+
+
+def _grad_node_applied():
+    # A graph recorded through the backward: stock's backward applies the
+    # gradient node, whose forward is compiled.
+    x = _v(3, 5)
+    loss = F.sum(F.softmax_cross_entropy(
+        x, numpy.array([1, -1, 0], numpy.int32), reduce='no'))
+    loss.backward(enable_double_backprop=True)
+    return x.grad_var.array, x.grad_var.requires_grad, x.grad_var.creator
+
+
+def test_gradient_node_forward_same_as_stock():
+    stock, patched = run_both(_grad_node_applied)
+    assert_same(stock[:2], patched[:2])
+    assert type(stock[2]) is type(patched[2])
+
+
+def test_gradient_node_forward_is_compiled(compiled_instead):
+    assert compiled_instead(
+        _grad_node_applied,
+        sce._SoftmaxCrossEntropyGrad_NoDoubleBackprop.forward_cpu) == 1

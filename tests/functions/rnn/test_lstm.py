@@ -199,6 +199,19 @@ def _lstm_h(c, x):
     return (c, x, c_new), h
 
 
+def _row_slice(*shape, dtype=numpy.float32):
+    # The cell NStepLSTM passes after a Permutate along axis 1: rows of a
+    # wider array, not C-contiguous, though empty_like of it is.
+    wide = _v(shape[0], 2 * shape[1], dtype=dtype).array
+    return chainer.Variable(wide[:, :shape[1]])
+
+
+def _fortran(*shape, dtype=numpy.float32):
+    # empty_like of it is F-ordered too: stock's layout, stock's forward.
+    a = _v(*shape, dtype=dtype).array
+    return chainer.Variable(numpy.asfortranarray(a))
+
+
 # name -> builds (under the shared seed) and returns (fn, args)
 APPLY_CASES = {
     'lstm': lambda: (F.lstm, [_v(2, 3), _v(2, 12)]),
@@ -209,6 +222,8 @@ APPLY_CASES = {
                                       _v(2, 12, dtype=numpy.float16)]),
     'lstm_strided_cell': lambda: (F.lstm, [strided_variable(2, 3),
                                            _v(2, 12)]),
+    'lstm_row_slice_cell': lambda: (F.lstm, [_row_slice(3, 2), _v(2, 8)]),
+    'lstm_fortran_cell': lambda: (F.lstm, [_fortran(3, 2), _v(3, 8)]),
 }
 
 # name -> f(dtype) building inputs and returning (inputs, output)
@@ -229,6 +244,11 @@ BACKWARD_CASES = {
     'lstm_3d': lambda d: applied(
         lambda c, x: F.lstm(c, x)[1], _v(2, 3, 2, dtype=d),
         _v(2, 12, 2, dtype=d)),
+    'lstm_row_slice_cell': lambda d: applied(
+        lambda c, x: F.lstm(c, x)[1], _row_slice(3, 2, dtype=d),
+        _v(2, 8, dtype=d)),
+    'lstm_row_slice_cell_kept': lambda d: _lstm_h(
+        _row_slice(3, 2, dtype=d), _v(3, 8, dtype=d)),
 }
 
 
@@ -254,15 +274,32 @@ def _float32_gradients():
 globals().update(function_tests(
     APPLY_CASES, BACKWARD_CASES,
     second_order=['lstm_cell_dropped', 'lstm_both_outputs'],
-    # The compiled backward needs the new cell's node alive (a dead one
-    # makes stock rewire the graph): where nothing keeps it, stock's.
-    compiled_backward=['lstm', 'lstm_3d_cell_kept',
-                       'lstm_shrinking_batch_cell_kept'],
     type_check_sequences=TYPE_CHECK_SEQUENCES,
-    # float16 and a strided cell: the kernel declines, stock's forward.
+    # float16 and an F-ordered cell: the kernel declines, stock's forward.
     compiled_forward=dict.fromkeys(
-        ['lstm', 'lstm_shrinking_batch', 'lstm_3d_float64'],
+        ['lstm', 'lstm_shrinking_batch', 'lstm_3d_float64',
+         'lstm_strided_cell', 'lstm_row_slice_cell'],
         lstm.LSTM.forward)))
+
+
+def _dead_cell_rewired():
+    # Stock's backward makes a fresh Variable for the dead output c and
+    # points the node's outputs at it: the node after backward.
+    c, x = _v(2, 3), _v(2, 12)
+    h = F.lstm(c, x)[1]
+    node = h.creator
+    before = node.outputs[0]
+    F.sum(h).backward()
+    after = node.outputs[0]
+    return (after is not before, after() is None, node.outputs[1]() is h.node,
+            c.grad, x.grad)
+
+
+def test_dead_cell_output_is_rewired_as_stock(compiled_backward_is_used):
+    stock, patched = run_both(_dead_cell_rewired)
+    assert_same(stock, patched)
+    assert stock[:3] == (True, True, True)
+    compiled_backward_is_used(BACKWARD_CASES['lstm_cell_dropped'])
 
 
 @pytest.mark.parametrize('function', ['forward', 'grad_forward'])
