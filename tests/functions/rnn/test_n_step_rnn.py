@@ -355,3 +355,69 @@ def test_unusual_arguments_are_stock():
         return hy.array, [y.array for y in ys]
 
     check_same(arrays)
+
+
+def _relaid(layout):
+    # A copy of a Variable's array in another layout, values unchanged
+    # (or NaN and infinities in place of some, for 'special').
+    def relay(v):
+        a = v.array
+        if layout == 'F':
+            a = numpy.asfortranarray(a)
+        elif layout == 'strided':
+            wide = numpy.zeros(a.shape[:-1] + (2 * a.shape[-1],), a.dtype)
+            wide[..., ::2] = a
+            a = wide[..., ::2]
+        elif layout == 'special' and a.size:
+            a = a.copy()
+            a.flat[::5] = numpy.nan
+            a.flat[1::7] = numpy.inf
+            a.flat[2::11] = -numpy.inf
+        return chainer.Variable(a)
+    return relay
+
+
+@pytest.mark.parametrize('kind', sorted(KINDS))
+@pytest.mark.parametrize('layout', ['F', 'strided', 'special'])
+def test_layouts_and_special_values(kind, layout):
+    def run():
+        relay = _relaid(layout)
+        hx, cx, ws, bs, xs = _arguments(kind, 2, True, [3, 2, 2], 3, 4,
+                                        numpy.float32)
+        ws = [[relay(w) for w in group] for group in ws]
+        xs = [relay(x) for x in xs]
+        if cx is not None:
+            cx = relay(cx)
+        hy, cy, ys = _call(kind, 2, 0.5, True, (relay(hx), cx, ws, bs, xs))
+        _loss([hy, cy] + list(ys)).backward()
+        return ([hy.array, None if cy is None else cy.array,
+                 [y.array for y in ys]],
+                [w.grad for w in sum(ws, [])], [x.grad for x in xs])
+
+    chainer_fastpath.reset_stats()
+    check_same(run)
+    assert chainer_fastpath.stats()[ROW] == {'fast': 1, 'fallback': {}}
+
+
+@pytest.mark.parametrize('kind', sorted(KINDS))
+def test_empty_input_size(kind):
+    stats = _check(kind, 2, 0.5, True, [2, 1], numpy.float32, in_size=0)
+    assert stats == {'fast': 1, 'fallback': {}}
+
+
+class _Sub(numpy.ndarray):
+    pass
+
+
+def test_other_array_types_are_stock():
+    def run():
+        hx, cx, ws, bs, xs = _arguments('lstm', 1, False, [2, 1], 3, 4,
+                                        numpy.float32)
+        xs = [chainer.Variable(x.array.view(_Sub)) for x in xs]
+        hy, cy, ys = F.n_step_lstm(1, 0.0, hx, cx, ws, bs, xs)
+        return hy.array, cy.array
+
+    chainer_fastpath.reset_stats()
+    check_same(run)
+    assert chainer_fastpath.stats()[ROW] == {
+        'fast': 0, 'fallback': {'not NumPy arrays': 1}}
