@@ -421,3 +421,15 @@ def test_other_array_types_are_stock():
     check_same(run)
     assert chainer_fastpath.stats()[ROW] == {
         'fast': 0, 'fallback': {'not NumPy arrays': 1}}
+
+
+@pytest.mark.parametrize('kind', sorted(KINDS))
+@pytest.mark.parametrize('ratio', [1.5, -0.1])
+def test_bad_dropout_ratio(kind, ratio):
+    # Stock's error from F.dropout, once the first layer's nodes and draws
+    # are done (the second layer's inputs are the first to be dropped out).
+    def fn():
+        args = _arguments(kind, 2, False, [2, 1], 3, 4, numpy.float32)
+        _call(kind, 2, ratio, False, args)
+
+    assert check_error_same(fn) is not None
