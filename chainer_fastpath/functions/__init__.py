@@ -66,6 +66,7 @@ MODULES = (
     'pooling.average_pooling_2d',
     'pooling.max_pooling_nd',
     'rnn.lstm',
+    'rnn.n_step_rnn',
 )
 
 _registered = False

@@ -811,6 +811,73 @@ def _sequences(b):
         b.add('{}[0]'.format(ys), (2 if k else 1,) + x.shape[1:], x.dtype)
 
 
+# kind -> (the public function, weights per layer and direction, whether
+# it takes cell states, its activation argument)
+N_STEP = {
+    'lstm': ('n_step_lstm', 8, True, None),
+    'bilstm': ('n_step_bilstm', 8, True, None),
+    'gru': ('n_step_gru', 6, False, None),
+    'bigru': ('n_step_bigru', 6, False, None),
+    'rnn': ('n_step_rnn', 2, False, 'tanh'),
+    'birnn': ('n_step_birnn', 2, False, 'relu'),
+}
+
+
+def _n_step_rnn(b):
+    # F.n_step_lstm, _gru, _rnn or their bi-directional kinds over a
+    # sequence whose first step is a drawn 2-D float value and whose later
+    # steps are its first rows (lengths sorted down, as the functions take
+    # them); 1 or 2 layers, dropout or none; new weights and states.
+    kind = b.choice(tuple(N_STEP))
+    name, weights, cells, activation = N_STEP[kind]
+    dtype = b.choice(FLOATS)
+    x = b.pick(lambda v: v.dtype == dtype and len(v.shape) == 2
+               and v.shape[0] >= 1, shape=(2, 3), dtype=dtype, kind='var')
+    batch, in_size = x.shape
+    layers, units = b.choice((1, 2)), b.choice((2, 1))
+    directions = 2 if kind.startswith('bi') else 1
+    steps = [batch] + [b.integer(1, batch) for _ in range(b.integer(0, 2))]
+    steps = sorted(steps, reverse=True)
+    xs = b.name('xs')
+    b.emit('{} = [{}]'.format(xs, ', '.join(
+        x.name if n == batch else '{}[:{}]'.format(x.name, n)
+        for n in steps)))
+
+    def variable(shape):
+        return 'Variable(arr({!r}, {!r}))'.format(shape, dtype)
+
+    ws, bs = b.name('ws'), b.name('bs')
+    w_rows, b_rows = [], []
+    for layer in range(layers):
+        inputs = in_size if layer == 0 else units * directions
+        for _ in range(directions):
+            w_rows.append('[{}]'.format(', '.join(
+                variable((units, inputs if j < weights // 2 else units))
+                for j in range(weights))))
+            b_rows.append('[{}]'.format(', '.join(
+                variable((units,)) for _ in range(weights))))
+    b.emit('{} = [{}]'.format(ws, ', '.join(w_rows)))
+    b.emit('{} = [{}]'.format(bs, ', '.join(b_rows)))
+    state = (layers * directions, batch, units)
+    args = [str(layers), repr(b.choice((0.0, 0.5))),
+            b.add(variable(state), state, dtype).name]
+    if cells:
+        args.append(b.add(variable(state), state, dtype).name)
+    args += [ws, bs, xs]
+    if activation is not None:
+        args.append('activation={!r}'.format(activation))
+    outputs = b.name('nstep')
+    b.emit('{} = F.{}({})'.format(outputs, name, ', '.join(args)))
+    b.add('{}[0]'.format(outputs), state, dtype)
+    b.add('{}[-1][-1]'.format(outputs), (steps[-1], units * directions),
+          dtype)
+
+
+def _recurrent(b):
+    # One draw of OPERATIONS for both: the other operations' draws stay.
+    b.choice((_lstm, _n_step_rnn))(b)
+
+
 def _dropout(b):
     x = b.pick_float()
     ratio = b.choice((0.5, 0.0, 0.99))
@@ -1314,6 +1381,7 @@ _CONV = 'chainer.functions.connection.convolution_2d'
 _DECONV = 'chainer.functions.connection.deconvolution_2d'
 _BN = 'chainer.functions.normalization.batch_normalization'
 _POOLING = 'chainer.functions.pooling.'
+_NSTEP = 'chainer.functions.rnn.n_step_'
 # What a program replaces (in a patched run, after enable()): the owner as
 # the program names it, the method, and the statement that then reaches it.
 # runtime.restoring puts back whatever a program leaves replaced.
@@ -1343,6 +1411,12 @@ REPLACED = (
      'max_pooling'),
     (_POOLING + 'average_pooling_2d.AveragePooling2D', 'backward',
      'average_pooling'),
+    # What the compiled NStep RNN loop stands for.
+    (_NSTEP + 'rnn', '_one_directional_loop', 'n_step'),
+    (_NSTEP + 'rnn', '_dropout_sequence', 'n_step'),
+    (_NSTEP + 'lstm', '_lstm', 'n_step'),
+    (_NSTEP + 'lstm', '_stack_weight', 'n_step'),
+    (_NSTEP + 'gru', '_gru', 'n_step'),
 )
 # How a replacement is written: unittest.mock.patch.object with a counting
 # replacement, or autospec'd with the original as side effect (its
@@ -1384,7 +1458,8 @@ _USES = {'relu': _unary('F.relu({x})'), 'add': _use_binary('+'),
          'linear': _linear, 'sum': _sum, 'link': _linear,
          'conv': _use_conv, 'bn': _batch_normalization,
          'max_pooling': lambda b: _pooling(b, 'max'),
-         'average_pooling': lambda b: _pooling(b, 'average')}
+         'average_pooling': lambda b: _pooling(b, 'average'),
+         'n_step': _n_step_rnn}
 # The nodes of the operations a VAE runs: a quotient, a log, a where and
 # Bernoulli's log-probability, with their methods replaced.
 REPLACED += (
@@ -1516,6 +1591,7 @@ CATEGORY_OPERATIONS = {
     'replaced-methods': (_replace,),
     'recursive-links': (_recursive,),
     'convolutions': (_convolution, _conv_edge),
+    'n-step-rnns': (_n_step_rnn,),
 }
 
 
@@ -1524,7 +1600,7 @@ OPERATIONS = (
     _unary('F.tanh({x})'), _unary('F.exp({x})'), _unary('-{x}'),
     _leaky_relu, _sum, _linear, _matmul, _reshape, _transpose,
     _broadcast_to, _get_item, _concat, _split, _softmax_cross_entropy,
-    _squared_error, _embed_id, _lstm, _dropout, _f_add, _apply,
+    _squared_error, _embed_id, _recurrent, _dropout, _f_add, _apply,
     _as_variable, _softmax, _misc,
     _unary('F.log({x})'), _unary('F.sqrt({x})'), _unary('F.square({x})'),
     _unary('F.absolute({x})'), _softplus, _clip, _extremum,

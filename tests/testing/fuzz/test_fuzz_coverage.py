@@ -82,3 +82,9 @@ def test_recursive_links_run_the_compiled_link_call_under_hooks():
     assert result['entries']['Link.__call__'] > 1000
     kinds = {kind for kind, _ in result['events']}
     assert 'link_pre' in kinds
+
+
+def test_n_step_rnns_run_the_compiled_loop():
+    result = coverage.reach('n-step-rnns', programs=60)
+    assert result['entries']['n_step_rnn.n_step_rnn_impl'] > 0
+    assert {'LSTM', 'Dropout', 'Stack'} <= set(result['functions'])
