@@ -5,6 +5,7 @@ cdef class StockMethods:
     cdef readonly object cls    # a class (of any metaclass)
     cdef readonly tuple names
     cdef readonly tuple originals
+    cdef tuple _in_class         # per name: what the class's MRO holds
     cdef unsigned int _version
     cdef bint _functions
     cdef tuple _shadowable

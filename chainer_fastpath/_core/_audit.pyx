@@ -63,6 +63,13 @@ cdef bint class_finds(object cls, str name, object value):
     return _PyType_Lookup(<PyTypeObject *>cls, name) == <PyObject *>value
 
 
+cdef object _in_class(object cls, str name):
+    # What cls's MRO holds under name (None where nothing), no descriptor
+    # run.
+    cdef PyObject *found = _PyType_Lookup(<PyTypeObject *>cls, name)
+    return None if found == NULL else <object>found
+
+
 cdef unsigned int type_version(object cls):
     """CPython's version tag of the class ``cls``, 0 when it has none."""
     return cfp_type_version(<PyTypeObject *>cls)
@@ -144,10 +151,12 @@ cdef class StockMethods:
         self.cls = cls
         self.names = tuple(names)
         self.originals = tuple([getattr(cls, name) for name in self.names])
+        self._in_class = tuple([_in_class(cls, name) for name in self.names])
         if not all(is_chainers(f) for f in self.originals):
             # Replaced before they were read: originals that nothing is,
             # so that the class's own methods always run.
             self.originals = tuple([object() for _ in self.names])
+            self._in_class = self.originals
         self._version = 0
         self._functions = all(type(f) is _python_function
                               for f in self.originals)
@@ -168,9 +177,12 @@ cdef class StockMethods:
         cdef unsigned int version = cfp_type_version(<PyTypeObject *>self.cls)
         if version != 0 and version == self._version:
             return True
+        # Compared as found in the class's MRO, not through getattr: a
+        # descriptor put there (a PropertyMock) must not run, or count a
+        # call stock does not make.
         for i in range(len(self.names)):
-            if (getattr(self.cls, <str>self.names[i])
-                    is not self.originals[i]):
+            if (_in_class(self.cls, <str>self.names[i])
+                    is not self._in_class[i]):
                 return False
         # A metaclass of its own could run code on lookup: never trust
         # the tag of such a class.

@@ -186,3 +186,18 @@ def test_variable_property_replaced_is_used_as_stock(name):
             loss.backward()
         return x.grad, log
     check_same(run)
+
+
+@pytest.mark.parametrize('name', ['creator_node', 'array', 'grad'])
+def test_property_mock_on_the_class_counts_stock_reads(name):
+    # The audit of a class's properties looks them up in the class without
+    # running them: a PropertyMock counts only the reads stock makes.
+    def run():
+        x = chainer.Variable(numpy.ones(3, numpy.float32))
+        y = F.relu(x)
+        with mock.patch.object(chainer.Variable, name,
+                               new_callable=mock.PropertyMock,
+                               return_value=None) as read:
+            y.unchain_backward()
+            return read.call_count
+    check_same(run)
