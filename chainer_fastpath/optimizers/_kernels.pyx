@@ -383,6 +383,12 @@ def _finished_by_stock():
     return _stock_finished
 
 
+def _one_pass():
+    """Whether a large update would take the one pass now (for the
+    tests)."""
+    return _quiet_errstate(watched())
+
+
 cdef class _Part:
     """What stock's ``update_core_cpu`` reads of a parameter, for the
     elements stock finishes: views of its arrays."""

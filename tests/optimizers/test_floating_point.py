@@ -464,3 +464,32 @@ def test_stock_finishes_after_the_failing_chunk(name, dtype):
         chainer_fastpath.disable()
     if stock_error is None:
         assert finished > 0
+
+
+@pytest.mark.parametrize('errstate, setup, one_pass', [
+    ({'all': 'warn'}, None, True),
+    ({'all': 'print'}, None, True),
+    ({'all': 'ignore'}, None, True),
+    ({'all': 'warn', 'under': 'raise'}, None, False),
+    ({'all': 'call'}, None, False),
+    ({'all': 'log'}, None, False),
+    ({'all': 'warn'}, lambda: warnings.simplefilter('error'), False),
+    ({'all': 'print'}, lambda: warnings.simplefilter('error'), True),
+    ({'all': 'warn'}, lambda: warnings.filterwarnings(
+        'error', 'overflow', RuntimeWarning), False),
+    ({'all': 'warn'}, lambda: warnings.filterwarnings(
+        'error', category=UserWarning), True),
+    # a filter that matches every RuntimeWarning hides the ones after it
+    ({'all': 'warn'}, lambda: (warnings.simplefilter('error'),
+                               warnings.simplefilter('ignore')), True),
+    ({'all': 'warn'}, lambda: setattr(
+        warnings, 'showwarning', lambda *a, **k: None), False),
+])
+def test_one_pass_only_where_nothing_raises(errstate, setup, one_pass):
+    from chainer_fastpath.optimizers import _kernels
+    with warnings.catch_warnings(record=True):
+        warnings.simplefilter('always')
+        if setup is not None:
+            setup()
+        with numpy.errstate(**errstate):
+            assert _kernels._one_pass() is one_pass
