@@ -701,4 +701,39 @@ static int cfp_check(int rule, int dtype, Py_ssize_t n, char *const *p,
     return CFP_DONE;
 }
 
+/* The one pass, where no watched flag can raise or call back (the caller
+ * decides): chunk by chunk, cfp_run on the chunk, its old values saved in
+ * `save` (nw * CFP_CHUNK elements of `itemsize` bytes), so that each array
+ * is read and written once. Returns CFP_DONE, or CFP_RAISED / CFP_NAN for
+ * the first chunk that raised a watched flag or left a NaN in the
+ * parameter: that chunk has its old values back, the ones before it are
+ * final (the kernels are elementwise: their bits are stock's), and *done
+ * is the number of elements they hold. */
+static int cfp_run_chunks(int rule, int dtype, Py_ssize_t n, char *const *p,
+                          const double *s, const int *f, int nw,
+                          char *const *w, int itemsize, char *save,
+                          int watch, Py_ssize_t *done)
+{
+    char *q[CFP_MAX_OPERANDS], *wq[CFP_MAX_OPERANDS];
+    Py_ssize_t off, m;
+    int i, r;
+    for (off = 0; off < n; off += CFP_CHUNK) {
+        m = n - off < CFP_CHUNK ? n - off : CFP_CHUNK;
+        for (i = 0; i < CFP_MAX_OPERANDS; i++) {
+            q[i] = p[i] ? p[i] + off * itemsize : NULL;
+        }
+        for (i = 0; i < nw; i++) {
+            wq[i] = w[i] + off * itemsize;
+        }
+        r = cfp_run(rule, dtype, m, q, s, f, nw, wq, m * itemsize, save,
+                    watch);
+        if (r != CFP_DONE) {
+            *done = off;
+            return r;
+        }
+    }
+    *done = n;
+    return CFP_DONE;
+}
+
 #endif

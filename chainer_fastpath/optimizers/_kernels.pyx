@@ -13,8 +13,11 @@ it, warning, raising and choosing NaNs as NumPy does.
 """
 import builtins
 import functools as _functools
+import re as _re
+import warnings as _warnings
 
 import numpy
+from numpy.core import umath as _umath
 
 import chainer
 from chainer import optimizer as _optimizer_module
@@ -36,7 +39,8 @@ from libc.stdint cimport uint16_t
 from libc.string cimport memset
 
 from chainer_fastpath._core._fpe cimport (
-    FE_OVERFLOW, FE_UNDERFLOW, clear_flags, fetestexcept, watched)
+    FE_DIVBYZERO, FE_INVALID, FE_OVERFLOW, FE_UNDERFLOW, clear_flags,
+    fetestexcept, watched)
 
 from chainer_fastpath._core._ndarray cimport (
     CFP_NPY_ALIGNED, CFP_NPY_C_CONTIGUOUS, CFP_NPY_DOUBLE, CFP_NPY_FLOAT,
@@ -66,6 +70,9 @@ cdef extern from "_kernels.h" nogil:
                   int itemsize, char *scratch, int watch)
     void cfp_run_in_place(int rule, int dtype, Py_ssize_t n, char **p,
                           const double *s, const int *f)
+    int cfp_run_chunks(int rule, int dtype, Py_ssize_t n, char **p,
+                       const double *s, const int *f, int nw, char **w,
+                       int itemsize, char *save, int watch, Py_ssize_t *done)
 
 
 # Arrays at least this large are updated with the GIL released.
@@ -189,6 +196,7 @@ cdef struct Arrays:
     char *lo[8]
     char *hi[8]
     int fpe         # flags NumPy's casts of the scalars would raise
+    Py_ssize_t done  # elements the kernel updated before stock takes over
     # The arrays registered by _add, in order, each a reference owned until
     # _release: while the hyperparameters are read, Python code may replace
     # a state and free its array, or reallocate one (resize(refcheck=False)).
@@ -279,9 +287,136 @@ cdef str _begin(Arrays *A, object data, object grad):
     return r
 
 
-cdef str _launch(int rule, Arrays *A, double *s, int *f, bint in_place):
-    """Runs the kernel; returns why stock must redo the update (the old
-    values are back), or None."""
+# --------------------------------------------------------------------------
+# Whether stock can finish an update the kernel began
+
+# NumPy 1.x's errstate: a 3-bit mode per flag; 1 warns, 4 prints.
+cdef object _geterrobj = getattr(_umath, 'geterrobj', None)
+cdef tuple _MODE_SHIFTS = tuple(
+    (getattr(_umath, 'SHIFT_' + name, -1), flag) for name, flag in (
+        ('DIVIDEBYZERO', FE_DIVBYZERO), ('OVERFLOW', FE_OVERFLOW),
+        ('UNDERFLOW', FE_UNDERFLOW), ('INVALID', FE_INVALID)))
+cdef frozenset _SHOWN = frozenset(
+    ['default', 'always', 'ignore', 'module', 'once'])
+cdef object _Pattern = _re.Pattern
+cdef object _showwarning = _warnings._showwarning_orig
+cdef object _showwarnmsg = _warnings._showwarnmsg
+cdef object _showwarnmsg_impl = _warnings._showwarnmsg_impl
+cdef object _list_append = type([].append)
+
+
+cdef bint _matcher(object x):
+    return x is None or type(x) is str or type(x) is _Pattern
+
+
+cdef bint _warnings_shown() except -1:
+    """Whether a RuntimeWarning would be shown, recorded or ignored, never
+    raised: no filter that could match it (whatever its message, module
+    and line) before one that matches them all is 'error' or malformed,
+    and the warnings module's own functions show it, or
+    ``catch_warnings(record=True)`` records it."""
+    w = _warnings
+    action = w.defaultaction
+    if type(action) is not str or action not in _SHOWN:
+        return False
+    if type(w.onceregistry) is not dict:
+        return False
+    filters = w.filters
+    if type(filters) is not list:
+        return False
+    for item in <list>filters:
+        if type(item) is not tuple or len(<tuple>item) != 5:
+            return False
+        action, message, category, module, lineno = item
+        if not (_matcher(message) and _matcher(module)
+                and type(lineno) is int and isinstance(category, type)):
+            return False
+        if not issubclass(RuntimeWarning, category):
+            continue
+        if type(action) is not str or action not in _SHOWN:
+            return False
+        if message is None and module is None and lineno == 0:
+            break       # the first filter that matches every such warning
+    if w.showwarning is not _showwarning or w._showwarnmsg is not (
+            _showwarnmsg):
+        return False
+    impl = w._showwarnmsg_impl
+    return impl is _showwarnmsg_impl or (
+        type(impl) is _list_append and type(impl.__self__) is list)
+
+
+cdef bint _quiet_errstate(int watch) except -1:
+    """Whether NumPy, as errstate and the warnings filters are now, only
+    warns or prints on the flags ``watch``: nothing raises or calls back,
+    so stock run on the elements from any point on warns as it does run on
+    all of them, and leaves no other partial state."""
+    cdef long m
+    cdef int mode
+    cdef bint warns = False
+    if _geterrobj is None:
+        return False
+    errobj = _geterrobj()
+    if type(errobj) is not list or len(<list>errobj) < 2:
+        return False
+    mask = (<list>errobj)[1]
+    if type(mask) is not int:
+        return False
+    m = mask
+    for shift, flag in _MODE_SHIFTS:
+        if watch & <int>flag:
+            if shift < 0:
+                return False
+            mode = (m >> <int>shift) & 7
+            if mode == 1:
+                warns = True
+            elif mode != 4:
+                return False
+    return not warns or _warnings_shown()
+
+
+# Updates that stock finished after the one pass (for the tests).
+cdef Py_ssize_t _stock_finished = 0
+
+
+def _finished_by_stock():
+    """How many updates stock finished from a chunk past the first."""
+    return _stock_finished
+
+
+def _one_pass():
+    """Whether a large update would take the one pass now (for the
+    tests)."""
+    return _quiet_errstate(watched())
+
+
+cdef class _Part:
+    """What stock's ``update_core_cpu`` reads of a parameter, for the
+    elements stock finishes: views of its arrays."""
+    cdef public object data
+    cdef public object grad
+
+    def __init__(self, data, grad):
+        self.data = data
+        self.grad = grad
+
+    @property
+    def dtype(self):
+        return self.data.dtype
+
+
+cdef inline object _tail(object a, object shape, Py_ssize_t done):
+    """The elements of ``a`` from ``done`` on, as a view, where ``a`` is
+    an array of the parameter's ``shape``; otherwise ``a``."""
+    if type(a) is _ndarray and a.shape == shape:
+        return a.reshape(-1)[done:]
+    return a
+
+
+cdef str _launch(int rule, Arrays *A, double *s, int *f, bint in_place,
+                 bint plain):
+    """Runs the kernel; returns why stock must finish the update, or None.
+    ``A.done`` elements are final (0 unless the one pass updated some
+    before it met the reason); the rest have their old values."""
     cdef int watch = watched()
     cdef int i, r, nw = 1
     cdef char *w[8]
@@ -289,6 +424,7 @@ cdef str _launch(int rule, Arrays *A, double *s, int *f, bint in_place):
     cdef char *save = <char *>stack
     cdef char *scratch
     cdef Py_ssize_t nbytes = A.n * (A.bits // 8)
+    A.done = 0
     if A.fpe & watch:
         return 'floating-point exception'
     if not _unchanged(A):
@@ -299,17 +435,24 @@ cdef str _launch(int rule, Arrays *A, double *s, int *f, bint in_place):
             w[nw] = A.lo[i]
             nw += 1
     if nw * nbytes > STACK_SAVE * 8:
-        # Too large to save on the stack: checked chunk by chunk first,
-        # then run in place (a saved copy would cost a pass over fresh
-        # memory as large as the arrays written).
+        # Too large to save on the stack (a saved copy would cost a pass
+        # over fresh memory as large as the arrays written): one pass,
+        # chunk by chunk, where stock can finish from the failing chunk on
+        # (nothing can raise); otherwise checked chunk by chunk first, then
+        # run in place.
         scratch = <char *>PyMem_RawMalloc(nw * CFP_CHUNK * (A.bits // 8))
         if scratch == NULL:
             return 'out of memory'
-        with nogil:
-            r = cfp_check(rule, A.dtype, A.n, A.lo, s, f, nw, w,
-                          A.bits // 8, scratch, watch)
-            if r == CFP_DONE:
-                cfp_run_in_place(rule, A.dtype, A.n, A.lo, s, f)
+        if plain and _quiet_errstate(watch):
+            with nogil:
+                r = cfp_run_chunks(rule, A.dtype, A.n, A.lo, s, f, nw, w,
+                                   A.bits // 8, scratch, watch, &A.done)
+        else:
+            with nogil:
+                r = cfp_check(rule, A.dtype, A.n, A.lo, s, f, nw, w,
+                              A.bits // 8, scratch, watch)
+                if r == CFP_DONE:
+                    cfp_run_in_place(rule, A.dtype, A.n, A.lo, s, f)
         PyMem_RawFree(scratch)
     elif A.n >= NOGIL_SIZE or A.bits == 16:
         with nogil:
@@ -445,8 +588,11 @@ cdef class _Kernel:
             if r is not None:
                 return self.fall_back(r, rule, param)
             outputs = self.outputs(data, &A)
-            r = _launch(self.row, &A, s, f, self.in_place)
+            r = _launch(self.row, &A, s, f, self.in_place, plain)
             if r is not None:
+                if A.done:
+                    return self.finish_stock(r, rule, param, data, grad,
+                                             A.done, outputs, plain)
                 return self.fall_back(r, rule, param)
         finally:
             _release(&A)
@@ -459,6 +605,34 @@ cdef class _Kernel:
     cdef object fall_back(self, str reason, object rule, object param):
         self.stats.fallback(reason)
         return self.original(rule, param)
+
+    cdef object finish_stock(self, str reason, object rule, object param,
+                             object data, object grad, Py_ssize_t done,
+                             object outputs, bint plain):
+        """Stock's ``update_core_cpu`` on the elements from ``done`` on,
+        those before it being final: stock, on all of them, computes them
+        alike and acts on no flag before (see _quiet_errstate)."""
+        global _stock_finished
+        _stock_finished += 1
+        self.stats.fallback(reason)
+        shape = data.shape
+        state = rule._state
+        rest = {key: _tail(value, shape, done)
+                for key, value in state.items()}
+        rule._state = rest
+        try:
+            self.original(rule, _Part(_tail(data, shape, done),
+                                      _tail(grad, shape, done)))
+        finally:
+            rule._state = state
+        if outputs is not None:
+            # Stock's new states: the kernel's, then stock's from `done`.
+            for key, array in zip(self.states, outputs):
+                array.reshape(-1)[done:] = rest[key]
+            self.finish(rule, outputs)
+        if self.set_data:
+            _set_data(param, data, plain)
+        return None
 
     cdef str scalars(self, object rule, object hp, Arrays *A, double *s,
                      int *f):

@@ -89,6 +89,10 @@ def special_grad(rng, dtype, param, step):
 
 MODES = ('default', 'warn', 'raise', 'call', 'call-raises', 'log',
          'warnings-as-errors')
+ERRSTATES = {'warn': {'all': 'warn'}, 'print': {'all': 'print'},
+             'ignore': {'all': 'ignore'}, 'raise': {'all': 'raise'},
+             'call': {'all': 'call'}, 'call-raises': {'all': 'call'},
+             'log': {'all': 'log'}}
 
 
 class _Log:
@@ -99,10 +103,19 @@ class _Log:
         self.record.append(('log', message))
 
 
-def train_in_mode(name, dtype, mode, steps=4, model=SizesModel):
-    """Trains from special gradients in an error state; returns the state
-    after each step, the exception that ended training, the warnings and
-    the calls NumPy made."""
+def special_grads(rng, dtype, link, opt, step):
+    for p in link.params():
+        p.grad = special_grad(rng, dtype, p, step)
+
+
+def train_in_mode(name, dtype, mode, steps=4, model=SizesModel,
+                  specials=special_grads):
+    """Trains from special gradients (``specials``) in an error state and
+    with warnings filters (``mode``); returns the state after each step,
+    the exception that ended training, the warnings, the calls NumPy made
+    and what it printed."""
+    import contextlib
+    import io
     link = model(dtype)
     opt = OPTIMIZERS[name]().setup(link)
     rng = numpy.random.RandomState(7)
@@ -113,22 +126,24 @@ def train_in_mode(name, dtype, mode, steps=4, model=SizesModel):
         if mode == 'call-raises':
             raise ValueError('callback: ' + err)
 
-    errstate = {'default': {}, 'warn': {'all': 'warn'},
-                'raise': {'all': 'raise'}, 'call': {'all': 'call'},
-                'call-raises': {'all': 'call'}, 'log': {'all': 'log'},
-                'warnings-as-errors': {}}[mode]
     states, error = [], None
+    printed = io.StringIO()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter(
             'error' if mode == 'warnings-as-errors' else 'always')
-        with numpy.errstate(**errstate):
+        if mode == 'error-filter-for-numpy':
+            warnings.filterwarnings('error', 'overflow', RuntimeWarning,
+                                    'chainer.optimizers')
+        with contextlib.redirect_stderr(printed), \
+                contextlib.redirect_stdout(printed):
             old = numpy.seterrcall(_Log(calls) if mode == 'log' else call)
             try:
                 for step in range(steps):
-                    for p in link.params():
-                        p.grad = special_grad(rng, dtype, p, step)
+                    with numpy.errstate(all='ignore'):
+                        specials(rng, dtype, link, opt, step)
                     try:
-                        opt.update()
+                        with numpy.errstate(**ERRSTATES.get(mode, {})):
+                            opt.update()
                     except Exception as e:
                         error = (type(e).__name__, str(e))
                         break
@@ -138,7 +153,7 @@ def train_in_mode(name, dtype, mode, steps=4, model=SizesModel):
                 numpy.seterrcall(old)
     seen = [(w.category.__name__, str(w.message), w.filename, w.lineno)
             for w in caught]
-    return states, error, seen, calls
+    return states, error, seen, calls, printed.getvalue()
 
 
 @pytest.mark.parametrize('mode', MODES)
@@ -146,7 +161,7 @@ def train_in_mode(name, dtype, mode, steps=4, model=SizesModel):
 @pytest.mark.parametrize('name', sorted(OPTIMIZERS))
 def test_error_state_same_as_stock(name, dtype, mode):
     stock, _ = check_same(lambda: train_in_mode(name, dtype, mode), **FAST)
-    states, error, seen, calls = stock
+    states, error, seen, calls, _ = stock
     if error is not None and error[0] == 'ValueError' and 'eps' in error[1]:
         return      # eps too small for float16: raised before any update
     # The case is one where stock does react to the error state.
@@ -358,3 +373,123 @@ def test_stock_reproduces_what_is_compared(name, dtype):
         numpy.random.seed(0)
         runs.append(train_in_mode(name, dtype, 'default')[0])
     assert all(r == runs[0] for r in runs)
+
+
+# One pass over large arrays: chunks before a failing one stay the kernel's,
+# stock finishes the rest. Sizes around the 16 KB stack save (the stack
+# holds 4096 float32 of SGD's parameter), the chunk of 2048 elements and
+# odd tails; every size but the first takes the chunked paths for float32.
+CHUNK = 2048
+CHUNK_SIZES = (4095, 2 * CHUNK + 1, 5 * CHUNK, 5 * CHUNK + 7)
+
+
+class ChunkedModel(chainer.Link):
+    def __init__(self, dtype, n):
+        super().__init__()
+        with self.init_scope():
+            self.w = chainer.Parameter(
+                numpy.random.uniform(-1, 1, n).astype(dtype))
+
+
+def chunk_specials(rng, dtype, link, opt, step):
+    """Sets ``link.w.grad`` for ``step``: ordinary gradients, but for one
+    special element in the first, a middle or the last chunk: a value that
+    overflows, a NaN or infinity in the gradient, a NaN in the parameter or
+    in a state, a tiny value that underflows."""
+    p = link.w
+    n = p.size
+    # The last step's specials and what they spread to go, so that each
+    # step fails where its own special is.
+    for a in [p.array] + list((p.update_rule.state or {}).values()):
+        a[~(abs(a) < 100)] = 0.25
+    g = rng.uniform(-1, 1, n).astype(dtype)
+    where = (3, n // 2 + 1, n - 1)[step % 3]
+    kind = step % 6
+    if kind == 0:
+        p.array[where] = numpy.finfo(dtype).max * 0.97
+        g[where] = -numpy.finfo(dtype).max
+    elif kind == 1:
+        g[where] = numpy.nan
+    elif kind == 2:
+        p.array[where] = numpy.nan
+    elif kind == 3:
+        g[where] = TINY[dtype]
+    elif kind == 4:
+        state = p.update_rule.state or {}
+        for key in sorted(state):
+            state[key][where] = numpy.nan
+            break
+        else:
+            g[where] = -numpy.inf
+    else:
+        g[where] = numpy.inf
+        g[(where + CHUNK) % n] = BIG[dtype]
+    p.grad = g
+
+
+CHUNK_MODES = ('default', 'warn', 'print', 'ignore', 'raise', 'call',
+               'warnings-as-errors', 'error-filter-for-numpy')
+
+
+def train_chunked(name, dtype, mode, n, steps=7):
+    return train_in_mode(name, dtype, mode, steps,
+                         lambda dtype: ChunkedModel(dtype, n),
+                         chunk_specials)
+
+
+@pytest.mark.parametrize('mode', CHUNK_MODES)
+@pytest.mark.parametrize('dtype', DTYPES, ids=lambda d: d.__name__)
+@pytest.mark.parametrize('name', sorted(OPTIMIZERS))
+def test_failing_chunk_same_as_stock(name, dtype, mode):
+    for n in (5 * CHUNK + 7,) if mode != 'default' else CHUNK_SIZES:
+        check_same(lambda: train_chunked(name, dtype, mode, n), **FAST)
+
+
+# float16 updates underflow in their first chunk already under 'warn'.
+@pytest.mark.parametrize('dtype', DTYPES[1:], ids=lambda d: d.__name__)
+@pytest.mark.parametrize('name', sorted(OPTIMIZERS))
+def test_stock_finishes_after_the_failing_chunk(name, dtype):
+    """Under errstate 'warn', an update that fails past its first chunk
+    keeps the chunks before it and stock finishes it (the case the
+    comparisons above are about); under 'raise', stock redoes it all."""
+    from chainer_fastpath.optimizers import _kernels
+    chainer_fastpath.enable(**FAST)
+    try:
+        before = _kernels._finished_by_stock()
+        stock_error = train_chunked(name, dtype, 'warn', 5 * CHUNK + 7)[1]
+        finished = _kernels._finished_by_stock() - before
+        train_chunked(name, dtype, 'raise', 5 * CHUNK + 7)
+        assert _kernels._finished_by_stock() - before == finished
+    finally:
+        chainer_fastpath.disable()
+    if stock_error is None:
+        assert finished > 0
+
+
+@pytest.mark.parametrize('errstate, setup, one_pass', [
+    ({'all': 'warn'}, None, True),
+    ({'all': 'print'}, None, True),
+    ({'all': 'ignore'}, None, True),
+    ({'all': 'warn', 'under': 'raise'}, None, False),
+    ({'all': 'call'}, None, False),
+    ({'all': 'log'}, None, False),
+    ({'all': 'warn'}, lambda: warnings.simplefilter('error'), False),
+    ({'all': 'print'}, lambda: warnings.simplefilter('error'), True),
+    ({'all': 'warn'}, lambda: warnings.filterwarnings(
+        'error', 'overflow', RuntimeWarning), False),
+    ({'all': 'warn'}, lambda: warnings.filterwarnings(
+        'error', category=UserWarning), True),
+    # a filter that matches every RuntimeWarning hides the ones after it
+    ({'all': 'warn'}, lambda: (warnings.simplefilter('error'),
+                               warnings.simplefilter('ignore')), True),
+    ({'all': 'warn'}, lambda: setattr(
+        warnings, 'showwarning', lambda *a, **k: None), False),
+])
+def test_one_pass_only_where_nothing_raises(errstate, setup, one_pass):
+    from chainer_fastpath.optimizers import _kernels
+    with warnings.catch_warnings(record=True):
+        warnings.simplefilter('always')
+        if setup is not None:
+            setup()
+        with numpy.errstate(**errstate):
+            assert _kernels._one_pass() is one_pass

@@ -1,11 +1,16 @@
 """Optimizer-only workloads: ``opt.update()`` over fixed gradients.
 
 Adam and MomentumSGD over 20 parameters of 1,000 float32 elements (the
-per-parameter overhead) and over one parameter of 10M elements (the
-arithmetic). Their PyTorch twins run ``torch.optim.Adam`` and ``SGD`` with
-momentum, as constructed by default, on the same shapes.
+per-parameter overhead), and every built-in rule over one parameter of 10M
+elements (the memory traffic). The PyTorch twins of Adam and MomentumSGD
+run ``torch.optim.Adam`` and ``SGD`` with momentum, as constructed by
+default, on the same shapes.
+
+A 10M row's note compares its step with the time its bytes take at a
+measured stream bandwidth (see docs/benchmarks.md).
 """
 import functools
+import time
 
 import numpy
 
@@ -16,7 +21,10 @@ from chainer_fastpath.bench.workloads import (
     import_torch, params, torch_twin, workload)
 
 
-def _make(seed, opt, count, size):
+def _make(seed, opt, count, size, streams=0):
+    """``streams``: the arrays of ``size`` float32 a step reads plus those
+    it writes, each once; where given, the workload's note is
+    :func:`bandwidth_note`."""
     rng = numpy.random.RandomState(seed)
     link = chainer.Link()
     with link.init_scope():
@@ -30,7 +38,39 @@ def _make(seed, opt, count, size):
     def step():
         opt.update()
 
-    return step, lambda: params(link)
+    if not streams:
+        return step, lambda: params(link)
+    return (step, lambda: params(link),
+            lambda: bandwidth_note(step, streams * 4 * size * count))
+
+
+def _best(fn, repeats):
+    best = float('inf')
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def bandwidth_note(step, nbytes, repeats=5):
+    """``step``'s time against the least time ``nbytes`` of memory traffic
+    take at this process's stream bandwidth: that of a NumPy triad
+    ``numpy.add(b, c, out=a)`` over 10M float32 (12 bytes an element, the
+    write counted once, as STREAM counts), timed in turns with ``step``,
+    the best of ``repeats`` each."""
+    n = 10 ** 7
+    a, b, c = (numpy.ones(n, numpy.float32) for _ in range(3))
+    triad = step_time = float('inf')
+    for _ in range(repeats):
+        triad = min(triad, _best(lambda: numpy.add(b, c, out=a), 1))
+        step_time = min(step_time, _best(step, 1))
+    bandwidth = 12 * n / triad
+    bound = nbytes / bandwidth
+    return ('{:.0f} MB a step; triad {:.1f} GB/s; bound {:.1f} ms; '
+            'step {:.1f} ms = {:.2f}x bound'.format(
+                nbytes / 1e6, bandwidth / 1e9, bound * 1e3,
+                step_time * 1e3, step_time / bound))
 
 
 @workload('adam_20x1000', 60)
@@ -40,7 +80,7 @@ def make_adam_small(seed):
 
 @workload('adam_1x10M', 2)
 def make_adam_large(seed):
-    return _make(seed, optimizers.Adam(), 1, 10 ** 7)
+    return _make(seed, optimizers.Adam(), 1, 10 ** 7, streams=7)
 
 
 @workload('momentum_sgd_20x1000', 100)
@@ -50,7 +90,35 @@ def make_momentum_small(seed):
 
 @workload('momentum_sgd_1x10M', 2)
 def make_momentum_large(seed):
-    return _make(seed, optimizers.MomentumSGD(), 1, 10 ** 7)
+    return _make(seed, optimizers.MomentumSGD(), 1, 10 ** 7, streams=5)
+
+
+# The other rules over one parameter of 10M float32, with the arrays a step
+# reads and writes: the parameter and each state both, the gradient read.
+# SMORMS3 reads its three states and writes three new ones.
+_LARGE = (
+    ('sgd', optimizers.SGD, 3),
+    ('corrected_momentum_sgd', optimizers.CorrectedMomentumSGD, 5),
+    ('nesterov_ag', optimizers.NesterovAG, 5),
+    ('amsgrad', optimizers.AMSGrad, 9),
+    ('adamw', functools.partial(optimizers.AdamW, weight_decay_rate=0.01),
+     7),
+    ('rmsprop', optimizers.RMSprop, 5),
+    ('rmsprop_graves', optimizers.RMSpropGraves, 9),
+    ('ada_grad', optimizers.AdaGrad, 5),
+    ('ada_delta', optimizers.AdaDelta, 7),
+    ('smorms3', optimizers.SMORMS3, 9),
+    ('msvag', optimizers.MSVAG, 7),
+)
+
+
+def _make_large(seed, optimizer, streams):
+    return _make(seed, optimizer(), 1, 10 ** 7, streams=streams)
+
+
+for _name, _optimizer, _streams in _LARGE:
+    workload(_name + '_1x10M', 2)(functools.partial(
+        _make_large, optimizer=_optimizer, streams=_streams))
 
 
 def _make_torch(seed, count, size, optimizer, **kwargs):

@@ -50,6 +50,15 @@ def test_digits_reports_accuracy():
     assert note().startswith('test accuracy 0.')
 
 
+def test_large_optimizer_rows_report_their_bound():
+    import re
+    step, _, note = WORKLOADS['sgd_1x10M'][0](seed=0)
+    step()
+    assert re.fullmatch(
+        r'120 MB a step; triad [0-9.]+ GB/s; bound [0-9.]+ ms; '
+        r'step [0-9.]+ ms = [0-9.]+x bound', note()), note()
+
+
 def test_digits_without_sklearn_skips(monkeypatch):
     # A None entry in sys.modules makes the import raise ImportError.
     monkeypatch.setitem(sys.modules, 'sklearn.datasets', None)
