@@ -10,6 +10,7 @@ module, its test file and one line below.
 import importlib
 
 MODULES = (
+    'reporter',
 )
 
 _module_of = {
