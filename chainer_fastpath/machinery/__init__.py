@@ -10,7 +10,9 @@ module, its test file and one line below.
 import importlib
 
 MODULES = (
+    'classifier',
     'reporter',
+    'standard_updater',
 )
 
 _module_of = {
