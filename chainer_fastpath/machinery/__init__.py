@@ -11,6 +11,7 @@ import importlib
 
 MODULES = (
     'classifier',
+    'log_report',
     'reporter',
     'standard_updater',
 )
