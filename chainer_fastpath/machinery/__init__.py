@@ -10,9 +10,13 @@ module, its test file and one line below.
 import importlib
 
 MODULES = (
+    'classifier',
     'convert',
     'datasets',
+    'log_report',
+    'reporter',
     'serial_iterator',
+    'standard_updater',
 )
 
 _module_of = {

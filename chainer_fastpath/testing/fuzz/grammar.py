@@ -1424,7 +1424,8 @@ REPLACED = (
 REPLACE_FORMS = ('mock', 'autospec', 'assign')
 # The methods the patch replaces with compiled functions (apply as
 # inherited, Link.__call__, the update loop and kernels).
-_PATCHED_METHODS = ('apply', '__call__', 'update', 'update_core_cpu')
+_PATCHED_METHODS = ('apply', '__call__', 'update', 'update_core_cpu',
+                    'add', 'report')
 
 
 def _use_binary(symbol):
@@ -1469,6 +1470,12 @@ REPLACED += (
     ('chainer.functions.array.where.Where', 'forward', 'where'),
     ('chainer.distributions.bernoulli.BernoulliLogProb', 'forward',
      'bernoulli'),
+)
+# What a training loop's reports and summaries run (machinery/reporter).
+REPLACED += (
+    ('chainer.Reporter', 'report', 'report'),
+    ('chainer.reporter.Summary', 'add', 'report'),
+    ('chainer.reporter.DictSummary', 'add', 'report'),
 )
 _USES.update({'div': _use_binary('/'),
               'log': _unary('F.log({x})'), 'where': _where,
@@ -1593,6 +1600,31 @@ CATEGORY_OPERATIONS = {
     'convolutions': (_convolution, _conv_edge),
     'n-step-rnns': (_n_step_rnn,),
 }
+
+
+def _report(b):
+    # A reduction of a picked float reported as a Classifier reports its
+    # loss (a Variable, its array, a NumPy or Python scalar, a weighted
+    # pair) and summed as LogReport sums the observations. Drawn through
+    # REPLACED (one of the methods replaced): one more entry in OPERATIONS
+    # moves the coverage tests' fixed draws off functions they must reach.
+    x = b.pick_float()
+    value = b.choice(('F.sum({x})', 'F.sum({x}).array',
+                      'F.sum({x}).array[()]', 'float(F.sum({x}).array)',
+                      '(F.sum({x}).array, {w})')).format(
+        x=x.name, w=b.choice(('2', '0.5', 'numpy.float32(3)',
+                              'numpy.array(1.5)')))
+    obs, summary = b.name('_observation'), b.name('_summary')
+    b.emit('{} = {{}}'.format(obs))
+    b.emit('with chainer.Reporter().scope({}):'.format(obs))
+    b.emit("    chainer.report({{'v': {}, 'w': {}}})".format(value, value))
+    b.emit('{} = chainer.reporter.DictSummary()'.format(summary))
+    for _ in range(b.integer(1, 3)):
+        b.emit('{}.add({})'.format(summary, obs))
+    b.add("{}.compute_mean()['v']".format(summary), None, 'object', 'nd')
+
+
+_USES['report'] = _report
 
 
 OPERATIONS = (
