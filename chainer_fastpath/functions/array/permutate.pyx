@@ -26,6 +26,10 @@ cdef object _permuted(object x, object indices, object axis, object inv):
             or type(axis) is not int or type(inv) is not bool
             or indices.ndim != 1 or indices.dtype.kind != 'i'):
         return None
+    if x.size == 0 and indices.size != 0:
+        # An index out of range into an empty result warns (NumPy's
+        # DeprecationWarning) from the line that indexes: stock's.
+        return None
     if inv:
         # _inverse_indices: r[indices] = arange(len(indices)).
         r = _empty_like(indices)

@@ -8,8 +8,8 @@ import chainer.functions as F
 from chainer.functions.array import permutate
 
 from chainer_fastpath.testing import (
-    applied, check_error_same, gradients, special_variable, strided_variable,
-    variable as _v)
+    applied, check_error_same, check_same, gradients, special_variable,
+    strided_variable, variable as _v, warned)
 from chainer_fastpath.testing.cases import function_tests
 
 _I32 = numpy.int32
@@ -155,3 +155,15 @@ def test_subclass_overriding_forward_is_stock():
         y, = _Reversed(numpy.array([2, 0, 1], _I32), 0, False).apply((x,))
         return y.array
     check_error_same(fn)
+
+
+@pytest.mark.parametrize('shape,axis', [((2, 0), 0), ((0, 3), 1)])
+def test_index_out_of_range_into_an_empty_result_warns_as_stock(shape, axis):
+    # NumPy's DeprecationWarning comes from the line that indexes: stock's.
+    def run():
+        x = chainer.Variable(numpy.zeros(shape, numpy.float32))
+        return warned(lambda: F.permutate(
+            x, numpy.array([2, 0] if axis == 0 else [0, 5, 1], numpy.int32),
+            axis=axis).array)
+    stock, _ = check_same(run)
+    assert stock[1], 'NumPy warned of no index out of range'
