@@ -96,6 +96,8 @@ cdef StockMethods _node_setter = StockMethods(
 
 
 cdef frozenset _CONSTANT_LABELS = _registry.CONSTANT_LABELS
+# The member of _CONSTANT_LABELS last found.
+cdef object _last_constant_label = None
 
 
 def _value_labels():
@@ -119,7 +121,12 @@ cdef bint _label_is_pure(object node, object label) except -1:
     operand's label while its value is an int or a float and the helper it
     calls is stock's (a replaced one, a mock, is called as stock calls
     it)."""
+    global _last_constant_label
+    if label is _last_constant_label:
+        return True
     if label in _CONSTANT_LABELS:
+        # Most calls apply the class of the call before.
+        _last_constant_label = label
         return True
     if label not in _VALUE_LABELS:
         return False
@@ -281,9 +288,13 @@ install_apply(apply, _apply, _apply_unrecorded)
 
 
 cdef object _apply(object self, object inputs, ConfigView config):
-    # ``config``: the current configuration where the caller read it.
+    # ``config``: the current configuration where the caller read it, and
+    # found debug mode off just before (the runtime's apply_or_debug):
+    # nothing runs in between, so a second read would find what it found.
+    cdef bint debug = False
     if config is None:
         config = ConfigView.current()
+        debug = config.get('debug')
     cdef str reason = None
     cdef Py_ssize_t i, n = 0
     cdef bint requires_grad = False, raw = False
@@ -295,7 +306,7 @@ cdef object _apply(object self, object inputs, ConfigView config):
     cdef tuple in_tuple = None
     cdef object input_vars = None
 
-    if config.get('debug'):
+    if debug:
         reason = 'debug mode'
     elif config.get('schedule_func') is not None:
         reason = 'static graph (schedule_func)'

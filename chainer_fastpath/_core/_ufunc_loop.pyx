@@ -15,7 +15,7 @@ from chainer_fastpath._core._ndarray cimport (
     CFP_NPY_ALIGNED, CFP_NPY_C_CONTIGUOUS, CFP_NPY_DOUBLE, CFP_NPY_FLOAT,
     CFP_NPY_WRITEABLE,
     canonical, cfp_data, cfp_descr_of, cfp_dims, cfp_flags, cfp_nd,
-    cfp_strides, cfp_typenum, numpy_struct_matches, new_like, new_shaped)
+    cfp_strides, cfp_typenum, numpy_struct_matches, new_shaped)
 from libc.stdlib cimport free, malloc
 from libc.string cimport memcpy, memset
 
@@ -196,7 +196,9 @@ cdef class Binary(FloatLoops):
             count *= dims[k]
         if cfp_nd(other) == 0 and count > _BROADCAST_MAX:
             return None
-        out = new_like(shaped)
+        # ``new_like(shaped)`` made without NumPy's wrapper around it: the
+        # same C-ordered array of ``shaped``'s descr and dimensions.
+        out = new_shaped(shaped, nd, dims)
         if out is None:
             return None
         if count == 0:
@@ -325,9 +327,12 @@ cdef class Binary(FloatLoops):
             # stride 0, and the loop's reduction branch keeps ``b``'s NaN.
             steps[0] = steps[1] = steps[2] = 0
         cdef char *args[3]
-        cdef Py_ssize_t start, count
+        cdef Py_ssize_t start = 0, count
         clear_flags(all_flags())
-        for start in range(0, total, run):
+        # A while loop: Cython iterates a range whose step's sign it cannot
+        # see through Python's range object (``run`` is at least ``width``,
+        # so positive).
+        while start < total:
             count = min(run, total - start)
             args[0] = a_data + start * itemsize
             args[2] = args[0]
@@ -338,6 +343,7 @@ cdef class Binary(FloatLoops):
                              start % width, itemsize)
                 args[1] = buffer
             loop.function(args, &count, steps, loop.data)
+            start += run
         raised[0] |= fetestexcept(all_flags())
         free(buffer)
         return True

@@ -30,7 +30,7 @@ from chainer_fastpath._core._ndarray cimport (
     CFP_NPY_C_CONTIGUOUS, CFP_NPY_DOUBLE, CFP_NPY_F_CONTIGUOUS, CFP_NPY_FLOAT,
     CFP_NPY_HALF, builtin_typenum, cfp_data, cfp_descr_of, cfp_dims,
     cfp_flags, cfp_nd, numpy_struct_matches, new_shaped)
-from chainer_fastpath._core._objects cimport node_data
+from chainer_fastpath._core._objects cimport construct, node_data
 from chainer_fastpath._core._registry cimport NOT_HANDLED, compiled
 from chainer_fastpath._core._ufunc_loop cimport add_loop
 from chainer_fastpath._core._retained cimport array_of, requires_grad_of
@@ -42,6 +42,7 @@ cdef cfp_attr _set_config_use_ideep = set_site('_config_use_ideep')
 cdef cfp_attr _get_inputs = get_site('inputs')
 cdef cfp_attr _get_input_retained = get_site('_input_indexes_to_retain')
 cdef cfp_attr _get_requires_grad = get_site('_requires_grad')
+cdef cfp_attr _get_data = get_site('_data')
 cdef object _empty = numpy.empty
 cdef object _dot = numpy.dot
 # numpy.dot's own C function: the public one first calls a Python function
@@ -254,7 +255,7 @@ cdef int _ndim(object x) except -2:
         return cfp_nd(x)
     if ((t is _Variable and _variable_ndim.on_class())
             or (t is _Parameter and _parameter_ndim.on_class())):
-        data = (<list>x._data)[0]
+        data = (<list>get(x, &_get_data))[0]
         if type(data) is _ndarray:
             return cfp_nd(data)
     return -1
@@ -296,7 +297,7 @@ cdef object _reshaped_linear(object cls, object x, object W, object b,
         x = x.reshape(batch_size, -1)
     elif ndim > 2:
         x = x.reshape(x.shape[0], -1)
-    y = _linear.apply(cls(), (x, W) if b is None else (x, W, b))
+    y = _linear.apply(construct(cls), (x, W) if b is None else (x, W, b))
     if y is not None and n_batch_axes > 1:
         y = y.reshape(batch_shape + (-1,))
     return y
