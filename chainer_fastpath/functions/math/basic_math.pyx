@@ -86,6 +86,16 @@ cdef inline bint _converts_quietly(object x, object value):
             or num == CFP_NPY_DOUBLE)
 
 
+cdef inline bint _float_array(object x):
+    """Whether ``x`` is an ndarray of a float dtype (the forwards below
+    leave other dtypes, whose operators may raise, to stock)."""
+    if not numpy_struct_matches() or type(x) is not _ndarray:
+        return False
+    cdef int num = builtin_typenum(x)
+    return (num == CFP_NPY_HALF or num == CFP_NPY_FLOAT
+            or num == CFP_NPY_DOUBLE)
+
+
 cdef inline object _constant(object node, tuple in_data):
     # _preprocess_const(x, value): the value in the input's dtype;
     # NOT_HANDLED where that helper is not stock's, or where NumPy would act
@@ -97,6 +107,11 @@ cdef inline object _constant(object node, tuple in_data):
     value = node.value
     if _converts_quietly(x, value):
         return x.dtype.type(value)
+    if not _float_array(x):
+        # Converting to an integer or bool dtype may warn (NumPy's
+        # DeprecationWarning for a value out of its range) from the
+        # helper's line: converted once, by stock's forward.
+        return NOT_HANDLED
     cdef int raised
     saved = quiet_begin()
     try:
@@ -134,16 +149,6 @@ cdef object _mul_constant(object node, tuple in_data, ConfigView config):
     cdef int raised = 0
     y = quiet2(_np_multiply, value, in_data[0], &raised)
     return _forced(y, raised)
-
-
-cdef inline bint _float_array(object x):
-    """Whether ``x`` is an ndarray of a float dtype (the forwards below
-    leave other dtypes, whose operators may raise, to stock)."""
-    if not numpy_struct_matches() or type(x) is not _ndarray:
-        return False
-    cdef int num = builtin_typenum(x)
-    return (num == CFP_NPY_HALF or num == CFP_NPY_FLOAT
-            or num == CFP_NPY_DOUBLE)
 
 
 cdef object _neg(object node, tuple x, ConfigView config):

@@ -12,7 +12,7 @@ from chainer.functions.math import sum as sum_mod
 import chainer_fastpath
 from chainer_fastpath.testing import (
     applied, check_error_same, check_same, error_of, gradients,
-    strided_variable, variable as _v)
+    strided_variable, variable as _v, warned)
 from chainer_fastpath.testing.cases import function_tests
 from chainer_fastpath.testing.differential import outputs
 
@@ -350,3 +350,19 @@ def test_div_by_zero_and_inf_same_as_stock(rhs):
             y.backward()
         return y.array, a.grad, b.grad
     check_same(fn)
+
+
+@pytest.mark.parametrize('dtype', [numpy.uint8, numpy.int8, numpy.bool_])
+@pytest.mark.parametrize('op', [
+    lambda x: -1 / x, lambda x: x + 300, lambda x: 300 - x, lambda x: x * -1,
+    lambda x: x ** 300, lambda x: -1 ** x])
+@pytest.mark.parametrize('type_check', [True, False])
+def test_constant_converted_to_an_integer_dtype_warns_once(
+        dtype, op, type_check):
+    # NumPy's DeprecationWarning for a Python int out of the dtype's range
+    # comes once, from stock's helper (a fuzz finding: twice, patched).
+    def run():
+        x = chainer.Variable(numpy.zeros(3, dtype))
+        with chainer.using_config('type_check', type_check):
+            return warned(lambda: op(x).array)
+    check_same(run)
