@@ -23,6 +23,9 @@ logger = logging.getLogger('chainer_fastpath')
 
 PARTS = ('forward', 'backward', 'optimizers')
 
+# The largest freed block, in MiB, that malloc keeps for reuse by default.
+KEEP_MEMORY_MIB = 1024
+
 # Chainer 7.8.1 imports numpy.distutils, which NumPy lacks on Python 3.12.
 _numpy_distutils.install()
 
@@ -32,6 +35,22 @@ def _env_flag(name):
     if value in ('', 'default'):
         return None
     return value not in ('0', 'false', 'no', 'off')
+
+
+def _env_int(name, default):
+    """A count of ``name``: its integer, 0 where it says off, else
+    ``default``."""
+    flag = _env_flag(name)
+    if flag is None:
+        return default
+    if flag is False:
+        return 0
+    try:
+        return max(int(os.environ[name]), 0)
+    except ValueError:
+        logger.warning('%s=%r is not a number: using %d', name,
+                       os.environ[name], default)
+        return default
 
 
 def _configure_verbose():
@@ -49,12 +68,18 @@ def _configure_verbose():
             logger.addHandler(handler)
 
 
-def enable(forward=True, backward=True, optimizers=True, exclude=()):
+def enable(forward=True, backward=True, optimizers=True, exclude=(),
+           keep_memory=True):
     """Installs the fast paths selected by the arguments.
 
     ``exclude`` names rows of the patch table to leave stock, as
     ``Owner.attribute`` (``'Link.__call__'``; ``python -m chainer_fastpath
     report`` lists them); an unknown name raises ValueError.
+
+    ``keep_memory`` has malloc keep freed blocks of up to
+    ``CHAINER_FASTPATH_KEEP_MEMORY`` MiB (default 1024; 0 turns it off) for
+    reuse instead of giving them back to the system, which costs page faults
+    when a step makes its large arrays again.
 
     Returns True when the selected parts are installed. Calling it again is
     harmless; it installs exactly the rows asked for by the latest call.
@@ -80,7 +105,20 @@ def enable(forward=True, backward=True, optimizers=True, exclude=()):
                 'optimizers': optimizers}
     _patch.install(_patch.select([p for p in PARTS if selected[p]],
                                  exclude))
+    _set_keep_memory(keep_memory)
     return True
+
+
+def _set_keep_memory(on):
+    from chainer_fastpath import _memory
+
+    limit = _env_int('CHAINER_FASTPATH_KEEP_MEMORY', KEEP_MEMORY_MIB) << 20
+    if not on or limit == 0:
+        _memory.uninstall()
+        return
+    why_not = _memory.install(limit)
+    if why_not is not None:
+        logger.info('freed memory is not kept: %s', why_not)
 
 
 def _reserve_keys():
@@ -104,10 +142,12 @@ def _reserve_keys():
 
 
 def disable():
-    """Restores every original Chainer object (the very same objects)."""
-    from chainer_fastpath import _patch
+    """Restores every original Chainer object (the very same objects) and
+    malloc's thresholds."""
+    from chainer_fastpath import _memory, _patch
 
     _patch.uninstall()
+    _memory.uninstall()
 
 
 def is_enabled():
@@ -118,19 +158,23 @@ def is_enabled():
 
 
 @contextlib.contextmanager
-def enabled(forward=True, backward=True, optimizers=True, exclude=()):
+def enabled(forward=True, backward=True, optimizers=True, exclude=(),
+            keep_memory=True):
     """Context manager: the fast path is on inside, as it was before after.
 
     Yields what :func:`enable` returned.
     """
-    from chainer_fastpath import _patch
+    from chainer_fastpath import _memory, _patch
 
     previous = _patch.installed()
+    previous_memory = _memory.installed()
     try:
         yield enable(forward=forward, backward=backward,
-                     optimizers=optimizers, exclude=exclude)
+                     optimizers=optimizers, exclude=exclude,
+                     keep_memory=keep_memory)
     finally:
         _patch.install(previous)
+        _set_keep_memory(previous_memory)
 
 
 def get_original(owner, name):

@@ -23,8 +23,8 @@ ENTRY_POINTS = frozenset(['_arith', '_fast_backward', '_fast_call',
 #: The package's top: the public API, the patch table, the CLI and its
 #: tools. It may import anything; nothing below imports it. A module at
 #: the root is an entry point or one of these.
-TOP = frozenset(['__main__', '_patch', '_doctor', '_profile', '_report',
-                 '_script', '_numpy_distutils', 'testing', 'bench'])
+TOP = frozenset(['__main__', '_patch', '_memory', '_doctor', '_profile',
+                 '_report', '_script', '_numpy_distutils', 'testing', 'bench'])
 
 #: What each part may import, lowest part first (TOP: anything).
 MAY_IMPORT = {
