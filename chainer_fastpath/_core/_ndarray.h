@@ -49,4 +49,10 @@ static inline int cfp_typenum(PyObject *a) { return ((cfp_array *)a)->descr->typ
 static inline PyObject *cfp_descr_of(PyObject *a) { return (PyObject *)((cfp_array *)a)->descr; }
 static inline char cfp_byteorder(PyObject *a) { return ((cfp_array *)a)->descr->byteorder; }
 static inline int cfp_elsize(PyObject *a) { return ((cfp_array *)a)->descr->elsize; }
+/* C-contiguous and aligned: what a loop needs that reads the items through
+ * a pointer to their C type (a misaligned load is undefined behaviour). */
+static inline int cfp_c_aligned(PyObject *a) {
+    return (((cfp_array *)a)->flags & (CFP_NPY_C_CONTIGUOUS | CFP_NPY_ALIGNED))
+        == (CFP_NPY_C_CONTIGUOUS | CFP_NPY_ALIGNED);
+}
 #endif

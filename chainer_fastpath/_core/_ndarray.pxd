@@ -7,6 +7,7 @@ cdef extern from "_ndarray.h":
     int cfp_typenum(object a)
     char cfp_byteorder(object a)
     int cfp_elsize(object a)
+    bint cfp_c_aligned(object a)
     void *cfp_descr_of(object a)
     int CFP_NPY_C_CONTIGUOUS, CFP_NPY_F_CONTIGUOUS, CFP_NPY_ALIGNED
     int CFP_NPY_WRITEABLE

@@ -212,8 +212,10 @@ cdef bint adds_zeros_exactly(object acc) except -1:
     """Whether ``acc + 0`` is ``acc``, bit for bit and raising no
     floating-point exception: a C-contiguous float32 or float64 array with
     no -0.0 (which + 0.0 makes +0.0) and no signaling NaN (which it makes
-    quiet, raising invalid)."""
+    quiet, raising invalid). Its items are read as C integers, so a
+    misaligned ``acc`` is not taken."""
     if (type(acc) is not _ndarray or not acc.flags.c_contiguous
+            or not acc.flags.aligned
             or (acc.dtype != _float32 and acc.dtype != _float64)):
         return False
     if acc.dtype == _float32:
@@ -249,7 +251,7 @@ cdef bint _has_bits(const _bits_t[::1] a, _bits_t neg_zero, _bits_t exponent,
 
 cdef bint sums_in_place_exactly(object a, object b) except -1:
     """Whether ``numpy.add(a, b, out=a)`` leaves ``a`` with the bits of
-    ``numpy.add(a, b)``: two C-contiguous float32, float64 or integer
+    ``numpy.add(a, b)``: two C-contiguous, aligned float32, float64 or integer
     arrays (the new sum is C-ordered too), and where they hold one element,
     no NaN: NumPy's in-place loop on a single element keeps the second
     operand's NaN where every other loop keeps the first's (measured on
@@ -277,11 +279,12 @@ cdef bint _plain_numeric(object a) except -1:
         return False
     cdef int num = builtin_typenum(a) if _struct_matches else -1
     if num >= 0:
-        # Bool, the integers, float32, float64 (kinds 'b', 'i', 'u', 'f').
-        return ((cfp_flags(a) & CFP_NPY_C_CONTIGUOUS) != 0
+        # Bool, the integers, float32, float64 (kinds 'b', 'i', 'u', 'f');
+        # aligned, as _nan_free reads the items as C integers.
+        return (cfp_c_aligned(a)
                 and (num <= _NPY_ULONGLONG or num == CFP_NPY_FLOAT
                      or num == CFP_NPY_DOUBLE))
-    return (a.flags.c_contiguous
+    return (a.flags.c_contiguous and a.flags.aligned
             and (a.dtype == _float32 or a.dtype == _float64
                  or a.dtype.kind in 'iub'))
 

@@ -212,8 +212,10 @@ cdef str _add(Arrays *A, object a, bint writable):
     if _bits(cfp_typenum(a)) != A.bits or cfp_byteorder(a) == b'>':
         return 'dtype'
     flags = cfp_flags(a)
-    if (flags & CFP_NPY_C_CONTIGUOUS) == 0 or (flags & CFP_NPY_ALIGNED) == 0:
+    if (flags & CFP_NPY_C_CONTIGUOUS) == 0:
         return 'non-contiguous array'
+    if (flags & CFP_NPY_ALIGNED) == 0:
+        return 'misaligned array'   # the kernels load items as C floats
     if writable and (flags & CFP_NPY_WRITEABLE) == 0:
         return 'read-only array'
     if cfp_nd(a) != A.nd:

@@ -162,6 +162,16 @@ def special_variable(shape, dtype=numpy.float32, take=None):
     return chainer.Variable(values.reshape(shape))
 
 
+def misaligned(a):
+    """A copy of the array ``a`` at an odd address: C-contiguous and not
+    aligned for any dtype wider than a byte."""
+    a = numpy.asarray(a)
+    b = numpy.zeros(a.nbytes + 1, numpy.uint8)[1:].view(a.dtype)
+    b = b.reshape(a.shape)
+    b[...] = a
+    return b
+
+
 def applied(f, *inputs):
     """``(inputs, f(*inputs))``: a gradient case's inputs and output."""
     return inputs, f(*inputs)

@@ -13,7 +13,7 @@ import chainer.links as L
 
 import chainer_fastpath
 from chainer_fastpath.testing import (
-    assert_same, check_same, run_both, variable as _v)
+    assert_same, check_same, misaligned, run_both, variable as _v)
 
 
 def _grads(link):
@@ -191,4 +191,26 @@ def test_gradient_sums_same_bits_as_stock(dtype, size, nan):
         loss = F.sum(ys[0] + ys[1]) + F.sum(ys[2])
         loss.backward()
         return x.grad
+    check_same(fn)
+
+
+@pytest.mark.parametrize('dtype', ['float32', 'float64'])
+@pytest.mark.parametrize('size', [1, 3])
+@pytest.mark.parametrize('nan', [False, True])
+def test_misaligned_gradient_summed_as_stock(dtype, size, nan):
+    # h's gradients arrive as 2g, 3g, then the output's misaligned g itself
+    # (passed through two additions, whose node has h's rank plus one and
+    # is reached last): the sum owned by the table meets a misaligned
+    # operand, whose items are not to be read as C numbers (a one-element
+    # one is checked for NaNs).
+    def fn():
+        x = chainer.Variable(numpy.linspace(-1, 1, size).astype(dtype))
+        z = chainer.Variable(numpy.zeros(size, dtype))
+        h = x * 1.0
+        y = (h * 2.0 + h * 3.0) + ((h + z) + z)
+        g = numpy.full(size, numpy.nan if nan else 0.25, dtype)
+        y.grad = misaligned(g)
+        assert not y.grad.flags.aligned
+        y.backward()
+        return x.grad, h.grad, z.grad
     check_same(fn)

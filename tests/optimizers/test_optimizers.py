@@ -18,7 +18,7 @@ import chainer.links as L
 from chainer import optimizers, optimizer_hooks
 
 import chainer_fastpath
-from chainer_fastpath.testing import check_same, assert_same
+from chainer_fastpath.testing import assert_same, check_same, misaligned
 
 DTYPES = [numpy.float16, numpy.float32, numpy.float64]
 
@@ -424,6 +424,36 @@ def test_fallbacks_are_counted():
     st = chainer_fastpath.stats()['MomentumSGDRule.update_core_cpu']
     assert st['fast'] == 12
     assert st['fallback'] == {'non-contiguous array': 3}
+
+
+@pytest.mark.parametrize('dtype', DTYPES)
+@pytest.mark.parametrize('what', ['grad', 'param', 'state'])
+def test_misaligned_arrays_are_updated_by_stock(dtype, what):
+    # A gradient, parameter or state the user set at an odd address: the
+    # kernels load C floats, aligned only, so its rule updates by stock.
+    chainer_fastpath.reset_stats()
+
+    def run():
+        model = Model(dtype)
+        opt = optimizers.Adam().setup(model)
+        rng = numpy.random.RandomState(0)
+        for _ in range(2):
+            for p in model.params():
+                p.grad = rng.standard_normal(p.shape).astype(dtype)
+            W = model.l1.W
+            if what == 'grad':
+                W.grad = misaligned(W.grad)
+            elif what == 'param':
+                W.array = misaligned(W.array)
+            elif W.update_rule.state is not None:
+                W.update_rule.state['m'] = misaligned(W.update_rule.state['m'])
+            opt.update()
+        return snapshot(model, opt)
+    check_same(run, **FAST)
+    st = chainer_fastpath.stats()['AdamRule.update_core_cpu']
+    # The state exists from the first update on: misaligned in the second.
+    odd = 1 if what == 'state' else 2
+    assert st == {'fast': 5 * 2 - odd, 'fallback': {'misaligned array': odd}}
 
 
 def test_binding_again_keeps_the_first_original():

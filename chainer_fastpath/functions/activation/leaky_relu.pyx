@@ -18,9 +18,8 @@ from chainer_fastpath._core._fpe cimport (
 from chainer_fastpath._core._grads cimport (
     grad_array, grad_layout, grad_requires_grad, new_grad)
 from chainer_fastpath._core._ndarray cimport (
-    CFP_NPY_ALIGNED, CFP_NPY_C_CONTIGUOUS, CFP_NPY_DOUBLE, CFP_NPY_FLOAT,
-    builtin_typenum, cfp_data, cfp_dims, cfp_flags, cfp_nd,
-    numpy_struct_matches)
+    CFP_NPY_DOUBLE, CFP_NPY_FLOAT, builtin_typenum, cfp_c_aligned, cfp_data,
+    cfp_dims, cfp_nd, numpy_struct_matches)
 from chainer_fastpath._core._objects cimport node_data
 from chainer_fastpath._core._registry cimport NOT_HANDLED, compiled
 from chainer_fastpath._core._retained cimport array_of, retained_output
@@ -38,7 +37,6 @@ cdef tuple _SLOPE_TYPES = (float, int, numpy.float16, numpy.float32,
                            numpy.float64)
 
 
-cdef int _C_ALIGNED = CFP_NPY_C_CONTIGUOUS | CFP_NPY_ALIGNED
 # NumPy's value-based casting computes ``float32_array * s`` in float32 only
 # for a float ``s`` strictly inside this bound (min_scalar_type).
 cdef double _FLOAT32_SCALAR_BOUND = 3.4e38
@@ -96,8 +94,7 @@ cdef bint _scaled_in_c(object a, object cond, object slope,
     cdef int typenum = builtin_typenum(a)
     if ((typenum != CFP_NPY_FLOAT and typenum != CFP_NPY_DOUBLE)
             or builtin_typenum(cond) != typenum
-            or cfp_flags(a) & _C_ALIGNED != _C_ALIGNED
-            or cfp_flags(cond) & _C_ALIGNED != _C_ALIGNED
+            or not cfp_c_aligned(a) or not cfp_c_aligned(cond)
             or cfp_nd(cond) != cfp_nd(a)):
         return False
     cdef Py_ssize_t n = 1

@@ -23,7 +23,7 @@ from chainer_fastpath._core._config cimport ConfigView
 from chainer_fastpath._core._fpe cimport (
     acts, all_flags, clear_flags, fetestexcept, quiet_into)
 from chainer_fastpath._core._ndarray cimport (
-    CFP_NPY_DOUBLE, CFP_NPY_FLOAT, builtin_typenum, cfp_data,
+    CFP_NPY_DOUBLE, CFP_NPY_FLOAT, builtin_typenum, cfp_c_aligned, cfp_data,
     numpy_struct_matches)
 from chainer_fastpath._core._registry cimport (
     NOT_HANDLED, compiled, forward_callees)
@@ -89,6 +89,10 @@ cdef object _forward(object node, tuple inputs, ConfigView config):
     if (type(col) is not _ndarray or not col.flags.c_contiguous
             or col.dtype != x.dtype or col.shape != (C, kh, kw, N, ih, iw)):
         return NOT_HANDLED
+    if not cfp_c_aligned(col):
+        # The loop loads items as C floats, aligned only; copied, the
+        # replacement is still called once, as stock calls it.
+        col = col.copy()
     try:
         img = _empty((N, C, hp, wp), dtype=x.dtype)
     except (MemoryError, ValueError):

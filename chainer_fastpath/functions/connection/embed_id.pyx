@@ -177,7 +177,8 @@ cdef bint _grad_into(object acc, object w_shape, object ignore, object x,
         return False
     cdef _EmbedGrad g = _embed_grad_operands(w_shape, ignore, x, gy)
     if (g is None or type(acc) is not _ndarray or acc.dtype != g.dtype
-            or acc.shape != w_shape or not acc.flags.c_contiguous):
+            or acc.shape != w_shape or not acc.flags.c_contiguous
+            or not acc.flags.aligned):
         return False
     cdef Py_ssize_t n = len(g.xs)
     if n > 256:    # duplicates are found by comparing each index with

@@ -28,8 +28,8 @@ from chainer_fastpath._core._grads cimport (
     grad_array, grad_requires_grad, new_grad)
 from chainer_fastpath._core._ndarray cimport (
     CFP_NPY_C_CONTIGUOUS, CFP_NPY_DOUBLE, CFP_NPY_F_CONTIGUOUS, CFP_NPY_FLOAT,
-    CFP_NPY_HALF, builtin_typenum, cfp_data, cfp_descr_of, cfp_dims,
-    cfp_flags, cfp_nd, numpy_struct_matches, new_shaped)
+    CFP_NPY_HALF, builtin_typenum, cfp_c_aligned, cfp_data, cfp_descr_of,
+    cfp_dims, cfp_flags, cfp_nd, numpy_struct_matches, new_shaped)
 from chainer_fastpath._core._objects cimport construct, node_data
 from chainer_fastpath._core._registry cimport NOT_HANDLED, compiled
 from chainer_fastpath._core._ufunc_loop cimport add_loop
@@ -203,7 +203,8 @@ cdef bint _sums_quietly(object gy) except -1:
     in any order of additions: no NaN, and every magnitude at most the
     dtype's maximum over twice the number of rows, so no partial sum
     overflows; a sum of floats of one type never underflows, and float16's
-    may, when NumPy adds in float32, only if watched."""
+    may, when NumPy adds in float32, only if watched. A float32 or float64
+    ``gy`` is read as C floats, so it must be C-contiguous and aligned."""
     cdef Py_ssize_t n = len(gy)
     if n == 0:
         return True
@@ -217,7 +218,7 @@ cdef bint _sums_quietly(object gy) except -1:
         if n > 1024 or watched() & FE_UNDERFLOW:
             return False
         return bool(_np_abs(gy).max() <= _HALF_MAX / (2 * n))
-    if not cfp_flags(gy) & CFP_NPY_C_CONTIGUOUS or n > 2 ** 20:
+    if not cfp_c_aligned(gy) or n > 2 ** 20:
         return False
     if num == CFP_NPY_FLOAT:
         return _bounded(<float *>cfp_data(gy), size,

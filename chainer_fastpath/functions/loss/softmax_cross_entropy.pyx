@@ -25,9 +25,9 @@ from chainer.functions.loss import softmax_cross_entropy
 from chainer_fastpath._core._attrs cimport retain_inputs
 from chainer_fastpath._core._grads cimport grad_array, new_grad
 from chainer_fastpath._core._ndarray cimport (
-    CFP_NPY_ALIGNED, CFP_NPY_C_CONTIGUOUS, CFP_NPY_DOUBLE, CFP_NPY_FLOAT,
-    CFP_NPY_INT, CFP_NPY_LONG, CFP_NPY_LONGLONG, builtin_typenum, cfp_data,
-    cfp_dims, cfp_elsize, cfp_flags, cfp_nd, cfp_strides, numpy_struct_matches)
+    CFP_NPY_ALIGNED, CFP_NPY_DOUBLE, CFP_NPY_FLOAT, CFP_NPY_INT, CFP_NPY_LONG,
+    CFP_NPY_LONGLONG, builtin_typenum, cfp_c_aligned, cfp_data, cfp_dims,
+    cfp_elsize, cfp_flags, cfp_nd, cfp_strides, numpy_struct_matches)
 
 from chainer_fastpath._core._config cimport ConfigView
 from chainer_fastpath._core._fpe cimport (
@@ -37,12 +37,6 @@ from chainer_fastpath._core._registry cimport (
     NOT_HANDLED, compiled, forward_callees)
 from chainer_fastpath._core._retained cimport (
     retained_inputs, retained_inputs_require_grad)
-
-
-cdef inline bint _contiguous_aligned(object a):
-    # C-contiguous and aligned: the C loops load its items as C types.
-    return (cfp_flags(a) & (CFP_NPY_C_CONTIGUOUS | CFP_NPY_ALIGNED)
-            == (CFP_NPY_C_CONTIGUOUS | CFP_NPY_ALIGNED))
 
 
 cdef type _ndarray = numpy.ndarray
@@ -70,7 +64,7 @@ cdef int _float_typenum(object x):
     # x's type number when it is a C-contiguous, non-empty float32 or
     # float64 matrix, else -1.
     if (type(x) is not _ndarray or cfp_nd(x) != 2
-            or not _contiguous_aligned(x)
+            or not cfp_c_aligned(x)
             or cfp_dims(x)[0] == 0 or cfp_dims(x)[1] == 0):
         return -1
     cdef int num = builtin_typenum(x)

@@ -27,9 +27,8 @@ from chainer_fastpath._core._fpe cimport acts, all_flags, clear_flags, quiet2
 from chainer_fastpath._core._grads cimport (
     grad_array, grad_requires_grad, new_grad)
 from chainer_fastpath._core._ndarray cimport (
-    CFP_NPY_ALIGNED, CFP_NPY_C_CONTIGUOUS, CFP_NPY_DOUBLE, CFP_NPY_FLOAT,
-    cfp_byteorder, cfp_data, cfp_dims, cfp_flags, cfp_nd, cfp_typenum,
-    numpy_struct_matches)
+    CFP_NPY_DOUBLE, CFP_NPY_FLOAT, cfp_byteorder, cfp_c_aligned, cfp_data,
+    cfp_dims, cfp_nd, cfp_typenum, numpy_struct_matches)
 from chainer_fastpath._core._registry cimport NOT_HANDLED, compiled
 
 cdef type _ndarray = numpy.ndarray
@@ -116,9 +115,8 @@ cdef object _forward(object node, tuple inputs, ConfigView config):
     # scale = x[0].dtype.type(1. / (1 - self.dropout_ratio))
     scale = (_float32 if num == CFP_NPY_FLOAT else _float64)(
         1. / (1 - ratio))
-    flags = cfp_flags(x)
-    if ((flags & CFP_NPY_C_CONTIGUOUS) == 0 or (flags & CFP_NPY_ALIGNED) == 0
-            or cfp_byteorder(x) == b'>' or not _products_quiet(x, scale)):
+    if (not cfp_c_aligned(x) or cfp_byteorder(x) == b'>'
+            or not _products_quiet(x, scale)):
         return NOT_HANDLED
     # flag = numpy.random.rand(*x[0].shape) >= self.dropout_ratio
     flag = _rand(*x.shape) >= ratio

@@ -30,9 +30,8 @@ from chainer_fastpath._core._attrs cimport retain_inputs, retain_outputs
 from chainer_fastpath._core._grads cimport (
     grad_array, grad_requires_grad, new_grad)
 from chainer_fastpath._core._ndarray cimport (
-    CFP_NPY_ALIGNED, CFP_NPY_C_CONTIGUOUS, CFP_NPY_DOUBLE, CFP_NPY_FLOAT,
-    builtin_typenum, cfp_data, cfp_dims, cfp_flags, cfp_nd,
-    numpy_struct_matches)
+    CFP_NPY_DOUBLE, CFP_NPY_FLOAT, builtin_typenum, cfp_c_aligned, cfp_data,
+    cfp_dims, cfp_nd, numpy_struct_matches)
 
 from libc.string cimport memcpy, memset
 
@@ -44,12 +43,6 @@ from chainer_fastpath._core._retained cimport (
     retained_output)
 from chainer_fastpath._core._fpe cimport (
     FE_UNDERFLOW, clear_flags, fetestexcept, watched)
-
-
-cdef inline bint _contiguous_aligned(object a):
-    # C-contiguous and aligned: the C loops load its items as C types.
-    return (cfp_flags(a) & (CFP_NPY_C_CONTIGUOUS | CFP_NPY_ALIGNED)
-            == (CFP_NPY_C_CONTIGUOUS | CFP_NPY_ALIGNED))
 
 
 cdef type _ndarray = numpy.ndarray
@@ -64,9 +57,9 @@ cdef object _readable(object c_prev):
     ``numpy.empty_like(c_prev)`` (the layout of stock's ``c_next`` and
     ``gc_prev``) is C-contiguous, as that of a row slice is (NStepLSTM's
     cells after a ``Permutate`` along axis 1); else None."""
-    if type(c_prev) is not _ndarray or _contiguous_aligned(c_prev):
+    if type(c_prev) is not _ndarray or cfp_c_aligned(c_prev):
         return c_prev
-    if not _contiguous_aligned(_empty_like(c_prev)):
+    if not cfp_c_aligned(_empty_like(c_prev)):
         return None
     return c_prev.copy()
 
@@ -82,7 +75,7 @@ cdef int _typenum(object a, int ndim):
     """``a``'s type number when it is a C-contiguous float32 or float64
     ndarray of ``ndim`` dimensions, else -1."""
     if (type(a) is not _ndarray or cfp_nd(a) != ndim
-            or not _contiguous_aligned(a)):
+            or not cfp_c_aligned(a)):
         return -1
     cdef int num = builtin_typenum(a)
     return num if num == CFP_NPY_FLOAT or num == CFP_NPY_DOUBLE else -1

@@ -1750,8 +1750,13 @@ def _optimizer(b):
             b.emit('loss = F.sum(model({}))'.format(x.name))
             b.emit('loss.backward()')
             if how == 'partial':
-                b.emit('model.p.{}'.format(b.choice((
-                    'grad = None', 'update_rule.enabled = False'))))
+                what = b.choice(('grad = None', 'update_rule.enabled = False',
+                                 'grad'))
+                if what == 'grad':
+                    # A gradient of any layout set by the user, which the
+                    # update kernels would read as C floats.
+                    what = 'grad = ' + b.array((n_out,), dtype)
+                b.emit('model.p.' + what)
             update = 'opt.update()'
         b.emit('with quiet():\n    ' + update if quiet else update)
     for line in restore:

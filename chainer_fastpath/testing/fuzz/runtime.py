@@ -20,6 +20,8 @@ import chainer.links as L
 from chainer import optimizer_hooks
 from chainer import optimizers
 
+from chainer_fastpath.testing.differential import misaligned
+
 __all__ = ['F', 'L', 'chainer', 'numpy', 'optimizers', 'optimizer_hooks',
            'Variable', 'Parameter', 'MyVariable', 'MyParameter', 'arr',
            'ints', 'Model', 'FunctionRecorder', 'LinkRecorder',
@@ -79,10 +81,7 @@ def arr(shape, dtype='float32', layout='C', values='normal'):
         a.flags.writeable = False
         return a
     if layout == 'misaligned':
-        raw = numpy.zeros(a.nbytes + 1, numpy.uint8)
-        b = raw[1:].view(dtype).reshape(shape)
-        b[...] = a
-        return b
+        return misaligned(a)
     if layout == 'swapped':
         return a.astype(dtype.newbyteorder())
     return a

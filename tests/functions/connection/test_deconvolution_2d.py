@@ -14,7 +14,8 @@ from chainer.utils import conv
 import chainer_fastpath
 from chainer_fastpath.testing import (
     FLOAT_DTYPES, applied, applied_state, bits, check_error_same, check_same,
-    error_of, grad_vars, gradients, strided_variable, variable as _v)
+    error_of, grad_vars, gradients, misaligned, strided_variable,
+    variable as _v)
 from chainer_fastpath.testing.cases import function_tests
 
 
@@ -114,6 +115,43 @@ def test_forward_is_compiled(compiled_instead):
     compiled_instead(
         lambda: F.deconvolution_2d(x, W, stride=2),
         deconvolution_2d.Deconvolution2DFunction._forward_cpu_core)
+
+
+@pytest.mark.parametrize('dtype', [numpy.float32, numpy.float64])
+def test_misaligned_product_from_a_hooks_tensordot(dtype, patched_stats):
+    # A function hook may replace numpy.tensordot once the node's callees
+    # were checked; its product may be misaligned, which the loop (it loads
+    # C floats) reads from an aligned copy, calling it once, as stock does.
+    x, W = _v(2, 3, 4, 4, dtype=dtype), _v(3, 2, 3, 3, dtype=dtype)
+    original = numpy.tensordot
+
+    class Hook(chainer.FunctionHook):
+        def __init__(self):
+            self.calls = []
+
+        def replacement(self, a, b, axes):
+            self.calls.append(axes)
+            col = misaligned(original(a, b, axes))
+            assert not col.flags.aligned
+            return col
+
+        def forward_preprocess(self, function, in_data):
+            numpy.tensordot = self.replacement
+
+        def forward_postprocess(self, function, in_data):
+            numpy.tensordot = original
+
+    def fn():
+        hook = Hook()
+        try:
+            with hook:
+                y = F.deconvolution_2d(x, W, stride=2, pad=1)
+        finally:
+            numpy.tensordot = original
+        return y.array, hook.calls
+    stock, _ = check_same(fn)
+    assert len(stock[1]) == 1
+    assert patched_stats(fn, 'FunctionNode.apply')['fallback'] == {}
 
 
 @pytest.mark.parametrize('name', ['col2im_cpu', 'get_deconv_outsize'])

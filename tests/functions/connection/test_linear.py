@@ -8,8 +8,8 @@ from chainer.functions.connection import linear
 
 import chainer_fastpath
 from chainer_fastpath.testing import (
-    applied, check_error_same, check_same, grad_vars, gradients, run_both,
-    variable as _v)
+    applied, check_error_same, check_same, grad_vars, gradients, misaligned,
+    run_both, variable as _v)
 from chainer_fastpath.testing.cases import function_tests
 
 # name -> builds (under the shared seed) and returns (fn, args)
@@ -101,6 +101,37 @@ def test_bad_gradient_dtype_same_error_as_stock():
             return type(e).__name__, str(e).splitlines()[0]
         return grad_vars(x, W)
     check_same(fn)
+
+
+@pytest.mark.parametrize('dtype', [numpy.float32, numpy.float64])
+@pytest.mark.parametrize('scale', [1, 1e4])
+@pytest.mark.parametrize('layout', ['misaligned', 'swapped'])
+def test_odd_output_gradient_with_bias_is_stocks(dtype, scale, layout,
+                                                patched_stats):
+    # The bias gradient's check for a quiet sum reads gy as C floats: a
+    # misaligned gy (an undefined load in C) or a byte-swapped one goes to
+    # stock's backward.
+    def fn():
+        x, W, b = _v(3, 4, dtype=dtype), _v(5, 4, dtype=dtype), _v(
+            5, dtype=dtype)
+        y = F.linear(x, W, b)
+        gy = numpy.random.uniform(-scale, scale, (3, 5)).astype(dtype)
+        if layout == 'misaligned':
+            gy = misaligned(gy)
+            assert not gy.flags.aligned
+            y.grad = gy
+        else:
+            # The setter refuses another byte order; backward takes it.
+            y._set_grad_var_without_check(chainer.Variable(
+                gy.astype(gy.dtype.newbyteorder())))
+        try:
+            y.backward()
+        except Exception as e:
+            return type(e).__name__, str(e)
+        return grad_vars(x, W, b)
+    check_same(fn)
+    assert patched_stats(fn)['fallback'] == {
+        'case left to stock: LinearFunction': 1}
 
 
 def test_linear_static_method_patched_on_the_class_is_called(monkeypatch):

@@ -10,7 +10,7 @@ import chainer.links as L
 from chainer.links.loss import hierarchical_softmax
 
 from chainer_fastpath.testing import (
-    FLOAT_DTYPES, check_same, error_of, gradients)
+    FLOAT_DTYPES, check_same, error_of, gradients, misaligned)
 from chainer_fastpath.testing.cases import function_tests
 
 HSM = hierarchical_softmax.BinaryHierarchicalSoftmaxFunction
@@ -146,6 +146,21 @@ def test_float16_is_left_to_stock(patched_stats):
                                              numpy.float16))
     assert counts['fallback'] == {'case left to stock: '
                                   'BinaryHierarchicalSoftmaxFunction': 1}
+
+
+@pytest.mark.parametrize('dtype', [numpy.float32, numpy.float64])
+def test_misaligned_loss_gradient_is_stocks(dtype, patched_stats):
+    # The compiled backward reads the 0-d loss gradient as a C float:
+    # misaligned (an undefined load in C), it goes to stock.
+    def fn():
+        inputs, loss = CASES['units7'](dtype)
+        loss.grad = misaligned(numpy.asarray(0.75, dtype))
+        assert not loss.grad.flags.aligned
+        loss.backward()
+        return loss.array, [x.grad for x in inputs]
+    check_same(fn)
+    assert patched_stats(fn)['fallback'] == {
+        'case left to stock: BinaryHierarchicalSoftmaxFunction': 1}
 
 
 @pytest.mark.parametrize('owner, name', [
