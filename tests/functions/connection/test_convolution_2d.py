@@ -1,5 +1,7 @@
 """F.convolution_2d (``Convolution2DFunction``, ``Convolution2DGradW``),
 stock vs patched."""
+import warnings
+
 import numpy
 import pytest
 
@@ -237,6 +239,50 @@ def test_bias_overflow_acts_as_stock(errstate_acts_as_stock):
     for mode in ('raise', 'call', 'warn'):
         errstate_acts_as_stock(fn, mode)
 
+
+
+@pytest.mark.parametrize('name', ['tensordot', 'ascontiguousarray'])
+def test_numpy_function_a_hook_installs_is_called_once(name):
+    # A function hook may replace a NumPy function once the node's callees
+    # were checked (a rebinding before is seen by the audit of NumPy's
+    # namespace). The bias's add overflows, where the compiled forward
+    # declines after the product; the weight gradient's output gradient is
+    # a non-contiguous view with a dimension of 1, which stock makes
+    # contiguous. The replacement is called as often as stock calls it.
+    big = numpy.finfo(numpy.float32).max
+    original = getattr(numpy, name)
+
+    class Hook(chainer.FunctionHook):
+        def __init__(self):
+            self.calls = 0
+
+        def replacement(self, *args, **kwargs):
+            self.calls += 1
+            return original(*args, **kwargs)
+
+        def forward_preprocess(self, function, in_data):
+            setattr(numpy, name, self.replacement)
+
+        def forward_postprocess(self, function, in_data):
+            setattr(numpy, name, original)
+
+    def fn():
+        x = chainer.Variable(numpy.full((2, 1, 2, 2), big, numpy.float32))
+        W = chainer.Variable(numpy.ones((1, 1, 1, 1), numpy.float32))
+        b = chainer.Variable(numpy.full((1,), big, numpy.float32))
+        gy = numpy.ones((2, 1, 2, 4), numpy.float32)[..., ::2]
+        assert not (gy.flags.c_contiguous or gy.flags.f_contiguous)
+        hook = Hook()
+        try:
+            with hook, warnings.catch_warnings():
+                warnings.simplefilter('ignore', RuntimeWarning)
+                y = F.convolution_2d(x, W, b)
+                gW, = chainer.grad([y], [W], [chainer.Variable(gy)])
+        finally:
+            setattr(numpy, name, original)
+        return y.array, gW.array, hook.calls
+    stock, _ = check_same(fn)
+    assert stock[2] >= 1
 
 
 # Geometry the compiled patches do not take: stock's slices and numpy.pad

@@ -118,10 +118,14 @@ def test_forward_is_compiled(compiled_instead):
 
 
 @pytest.mark.parametrize('dtype', [numpy.float32, numpy.float64])
-def test_misaligned_product_from_a_hooks_tensordot(dtype, patched_stats):
+@pytest.mark.parametrize('product', ['misaligned', 'nan'])
+def test_tensordot_a_hook_installs_is_called_once(dtype, product,
+                                                  patched_stats):
     # A function hook may replace numpy.tensordot once the node's callees
-    # were checked; its product may be misaligned, which the loop (it loads
-    # C floats) reads from an aligned copy, calling it once, as stock does.
+    # were checked. Its product may be one the compiled loop declines
+    # (misaligned: the loop loads C floats; a NaN: which one an add keeps
+    # is the stock loop's): the replacement is called once, as stock calls
+    # it, by the node's own forward.
     x, W = _v(2, 3, 4, 4, dtype=dtype), _v(3, 2, 3, 3, dtype=dtype)
     original = numpy.tensordot
 
@@ -131,7 +135,11 @@ def test_misaligned_product_from_a_hooks_tensordot(dtype, patched_stats):
 
         def replacement(self, a, b, axes):
             self.calls.append(axes)
-            col = misaligned(original(a, b, axes))
+            col = original(a, b, axes)
+            if product == 'nan':
+                col[0, 0, 0, 0, 0, 0] = numpy.nan
+                return col
+            col = misaligned(col)
             assert not col.flags.aligned
             return col
 
@@ -152,6 +160,15 @@ def test_misaligned_product_from_a_hooks_tensordot(dtype, patched_stats):
     stock, _ = check_same(fn)
     assert len(stock[1]) == 1
     assert patched_stats(fn, 'FunctionNode.apply')['fallback'] == {}
+
+
+def test_mocked_tensordot_is_called_once(mock_is_called):
+    # The image holds a NaN, where the compiled loop declines.
+    def fn():
+        x = _v(2, 3, 4, 4)
+        x.array[0, 0, 0, 0] = numpy.nan
+        return F.deconvolution_2d(x, _v(3, 2, 3, 3), stride=2).array
+    mock_is_called(numpy, 'tensordot', fn)
 
 
 @pytest.mark.parametrize('name', ['col2im_cpu', 'get_deconv_outsize'])
