@@ -358,10 +358,18 @@ cdef object _apply(object self, object inputs, ConfigView config):
     if hooks:
         for hook in _values(hooks):
             hook.forward_preprocess(self, in_tuple)
+        # A hook may rebind what the compiled forwards stand for (NumPy's
+        # functions, Chainer's properties): the node's own forward then
+        # calls the replacement, as often as stock does.
+        reason = stock_replaced()
 
     put(self, &_set_input_retained, None)
     put(self, &_set_output_retained, None)
-    outputs = run_forward(self, in_tuple, config)
+    if reason is None:
+        outputs = run_forward(self, in_tuple, config)
+    else:
+        python_ran(node_class(self), 'forward', reason)
+        outputs = NOT_HANDLED
     if outputs is NOT_HANDLED:
         outputs = self.forward(in_tuple)
 

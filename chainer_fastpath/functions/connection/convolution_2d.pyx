@@ -59,12 +59,6 @@ cdef object _conv = conv
 # output size is checked here (stock's type checks call it too, and their
 # passes are cached patched: a replacement is not called as often there).
 cdef tuple _HELPERS = ((conv, 'im2col_cpu'),)
-# NumPy's, which the forwards call through the module as stock does: where
-# one is replaced (a mock, a function hook's), the node's own code calls
-# it, so that it runs once per forward even where the compiled path would
-# have declined after calling it.
-cdef object _tensordot = numpy.tensordot
-cdef object _ascontiguousarray = numpy.ascontiguousarray
 cdef object _stock_outsize = conv.get_conv_outsize
 cdef type _Sum = sum_mod.Sum
 cdef type _Deconvolution2DFunction = deconvolution_2d.Deconvolution2DFunction
@@ -191,10 +185,8 @@ cdef object _forward(object node, tuple inputs, ConfigView config):
     n, c, _, _, oh, ow = col.shape
     if _any_one(n * oh * ow, c * kh * kw, W.shape[0]):
         return NOT_HANDLED
-    if _numpy.tensordot is not _tensordot:
-        return NOT_HANDLED   # stock calls the replacement, once
     # dot acts on no floating-point exception; the bias's add does.
-    y = _tensordot(col, W, ((1, 2, 3), (1, 2, 3)))
+    y = _numpy.tensordot(col, W, ((1, 2, 3), (1, 2, 3)))
     cdef int raised = 0
     if b is not None:
         quiet_into(_np_add, y, b, y, &raised)
@@ -215,13 +207,11 @@ cdef object _grad_w_forward(object node, tuple inputs, ConfigView config):
     if (type(gy) is not _ndarray or gy.dtype != x.dtype
             or x.dtype != node.W_dtype):
         return NOT_HANDLED   # a cast after the product, which may warn
-    if (_batch_of_one(x) or _numpy.tensordot is not _tensordot
-            or _numpy.ascontiguousarray is not _ascontiguousarray):
-        return NOT_HANDLED   # see the module's text; stock calls a
-        # replacement, once
     if (not (gy.flags.c_contiguous or gy.flags.f_contiguous)
             and 1 in gy.shape):
-        gy = _ascontiguousarray(gy)   # as stock, for NumPy's sake
+        gy = _numpy.ascontiguousarray(gy)   # as stock, for NumPy's sake
+    if _batch_of_one(x):
+        return NOT_HANDLED   # see the module's text
     col = im2col(x, node.kh, node.kw, node.sy, node.sx, node.ph, node.pw,
                  node.cover_all, node.dy, node.dx)
     if col is None:
@@ -229,7 +219,7 @@ cdef object _grad_w_forward(object node, tuple inputs, ConfigView config):
     n, c, kh, kw, oh, ow = col.shape
     if _any_one(gy.shape[1], n * oh * ow, c * kh * kw):
         return NOT_HANDLED
-    gW = _tensordot(gy, col, ((0, 2, 3), (0, 4, 5)))
+    gW = _numpy.tensordot(gy, col, ((0, 2, 3), (0, 4, 5)))
     return gW,
 
 

@@ -45,7 +45,6 @@ cdef type _ndarray = numpy.ndarray
 cdef object _empty = numpy.empty
 cdef object _np_add = numpy.add
 cdef object _numpy = numpy
-cdef object _tensordot = numpy.tensordot
 # Stock's forward calls these through their module at run time; while
 # either is replaced (a mock, a user's own), the node's code runs (the
 # registry's audit of the entry's forward callees).
@@ -84,16 +83,16 @@ cdef object _forward(object node, tuple inputs, ConfigView config):
     cdef Py_ssize_t hp = h + 2 * ph + sy - 1, wp = w + 2 * pw + sx - 1
     if not (fits(kh, dy, sy, ih, hp) and fits(kw, dx, sx, iw, wp)):
         return NOT_HANDLED
-    if _numpy.tensordot is not _tensordot:
-        # Looked up per call, as stock does (a function hook may install a
-        # replacement): stock calls a replacement, once, as the compiled
-        # path could not where it declines after the call.
-        return NOT_HANDLED
-    col = _tensordot(W, x, (0, 1))
+    col = _numpy.tensordot(W, x, (0, 1))
+    # Looked up per call, as stock does: a replacement (a function hook may
+    # install one) need not return an array.
     if (type(col) is not _ndarray or not col.flags.c_contiguous
-            or col.dtype != x.dtype or col.shape != (C, kh, kw, N, ih, iw)
-            or not cfp_c_aligned(col)):
-        return NOT_HANDLED  # NumPy's own makes none of these
+            or col.dtype != x.dtype or col.shape != (C, kh, kw, N, ih, iw)):
+        return NOT_HANDLED
+    if not cfp_c_aligned(col):
+        # The loop loads items as C floats, aligned only; copied, the
+        # replacement is still called once, as stock calls it.
+        col = col.copy()
     try:
         img = _empty((N, C, hp, wp), dtype=x.dtype)
     except (MemoryError, ValueError):
