@@ -336,4 +336,15 @@ REPLACED = (
     ('chainer.training.extensions.LogReport', '__call__', 'updaters'),
 )
 COMPILED = frozenset((owner, method) for owner, method, _ in REPLACED)
+# What the compiled methods check before they run, replaced: each then
+# hands the call to stock's code.
+REPLACED += (
+    (_ITERATORS + 'SerialIterator', '__setattr__', 'iterators'),
+    (_ITERATORS + '_statemachine', 'iterator_statemachine', 'iterators'),
+    ('chainer.dataset.convert', '_concat_arrays', 'concats'),
+    ('chainer.backends._cpu.CpuDevice', 'send', 'concats'),
+    ('chainer.reporter', '_copy_variable', 'reports'),
+    ('L.Classifier', '__setattr__', 'classifiers'),
+    ('chainer.training.extensions.LogReport', '_init_summary', 'updaters'),
+)
 USES = {entry.__name__: entry for entry in ENTRIES}
