@@ -322,7 +322,8 @@ def machinery(b):
 _ITERATORS = 'chainer.iterators.'
 REPLACED = (
     (_ITERATORS + 'SerialIterator', '__next__', 'iterators'),
-    (_ITERATORS + 'SerialIterator', 'next', 'iterators'),
+    # What StandardUpdater calls.
+    (_ITERATORS + 'SerialIterator', 'next', 'updaters'),
     (_ITERATORS + 'ShuffleOrderSampler', '__call__', 'iterators'),
     (_DATASETS + 'TupleDataset', '__getitem__', 'datasets'),
     (_DATASETS + 'TupleDataset', '__len__', 'iterators'),
