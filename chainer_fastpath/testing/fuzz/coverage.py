@@ -123,3 +123,18 @@ def reach(category, programs=200, seed=0, skip=frozenset()):
     context = multiprocessing.get_context('spawn')
     with context.Pool(1) as pool:
         return pool.apply(_reach, (category, programs, seed, skip))
+
+
+def entries_report(result, names):
+    """Lines describing what ``result`` (from :func:`reach`) ran of the
+    entry points ``names``: the calls that took the compiled path, and
+    those handed to stock, by reason."""
+    lines = ['compiled entry points reached: {}/{}'.format(
+        sum(1 for n in names if result['entries'].get(n)), len(names))]
+    for name in names:
+        fallbacks = result['fallbacks'].get(name) or {}
+        lines.append('  {:38s} {:6d} compiled{}'.format(
+            name, result['entries'].get(name, 0), ''.join(
+                '; {} {}'.format(n, reason) for reason, n in sorted(
+                    fallbacks.items(), key=lambda item: -item[1]))))
+    return lines

@@ -99,8 +99,9 @@ def iterators(b):
     read after each, reset(), a serializers round trip."""
     ds, n = _dataset(b, ('tuple', 'list', 'dict', 'rows', 'my', 'plain'))
     args = _iterator_args(b, n)
-    it = b.add('chainer.iterators.SerialIterator({}, {})'.format(ds, args),
-               None, 'object', 'nd').name
+    cls = b.choice(('chainer.iterators.SerialIterator', 'MySerialIterator'))
+    it = b.add('{}({}, {})'.format(cls, ds, args), None, 'object',
+               'nd').name
     for _ in range(b.integer(1, 6)):
         b.add(b.choice(('next({})', '{}.next()', '{}.__next__()')).format(
             it), None, 'object', 'nd')
@@ -109,8 +110,8 @@ def iterators(b):
     if after == 'reset':
         b.emit('{}.reset()'.format(it))
     elif after == 'reload':
-        it = b.add('reloaded({}, chainer.iterators.SerialIterator({}, {}))'
-                   .format(it, ds, args), None, 'object', 'nd').name
+        it = b.add('reloaded({}, {}({}, {}))'.format(it, cls, ds, args),
+                   None, 'object', 'nd').name
     if after:
         b.add('next({})'.format(it), None, 'object', 'nd')
         b.add(STATE.format(it), None, 'object', 'nd')
@@ -133,7 +134,7 @@ DEVICES = ('None', '-1', "'@numpy'", "chainer.get_device('@numpy')",
 def concats(b):
     """concat_examples over tuples, dicts and arrays, ragged or not, with
     and without padding, on the CPU devices and others."""
-    form = b.choice(('tuple', 'dict', 'array', 'scalar'))
+    form = b.choice(('tuple', 'dict', 'array', 'scalar', 'mixed'))
     size = b.choice((2, 1, 3, 0))
     ragged = b.flag()
     dtypes = (b.choice(DTYPES), b.choice(DTYPES))
@@ -143,7 +144,10 @@ def concats(b):
                                     dtypes[1])
     example = {'tuple': '({}, {})'.format(first, second),
                'dict': "{{'x': {}, 't': {}}}".format(first, second),
-               'array': first, 'scalar': 'numpy.float32(i)'}[form]
+               'array': first, 'scalar': 'numpy.float32(i)',
+               # A column whose rows differ in dtype.
+               'mixed': '(arr((2,), ({!r}, {!r})[i % 2]), i)'.format(
+                   *dtypes)}[form]
     batch = b.add('[{} for i in range({})]'.format(example, size), None,
                   'object', 'nd').name
     args = [batch]

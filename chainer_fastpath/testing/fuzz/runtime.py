@@ -27,7 +27,7 @@ __all__ = ['F', 'L', 'chainer', 'numpy', 'optimizers', 'optimizer_hooks',
            'ElementwiseConstant', 'mock', 'counting', 'Recursive',
            'recursion_limit', 'Reversed', 'MyTupleDataset',
            'PlainTupleDataset', 'reloaded', 'Stand', 'train', 'log_of',
-           'linear']
+           'linear', 'MySerialIterator']
 
 Variable = chainer.Variable
 Parameter = chainer.Parameter
@@ -229,6 +229,14 @@ class MyTupleDataset(chainer.datasets.TupleDataset):
 
 class PlainTupleDataset(chainer.datasets.TupleDataset):
     """A user's TupleDataset subclass that overrides nothing."""
+
+
+class MySerialIterator(chainer.iterators.SerialIterator):
+    """A user's SerialIterator that overrides ``epoch_detail``."""
+
+    @property
+    def epoch_detail(self):
+        return super().epoch_detail
 
 
 def reloaded(iterator, fresh):

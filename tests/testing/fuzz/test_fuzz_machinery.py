@@ -32,6 +32,9 @@ def _programs(category, n, seed):
 def test_machinery_runs_every_compiled_entry_at_its_edges():
     result = coverage.reach('machinery', programs=200)
     assert [e for e in ENTRIES if not result['entries'][e]] == []
+    lines = coverage.entries_report(result, ENTRIES)
+    assert lines[0] == 'compiled entry points reached: {0}/{0}'.format(
+        len(ENTRIES))
     # Stock's errors at the edges: out of range, mismatched lengths, an
     # exhausted iterator, an unknown observer, an empty batch.
     assert {'IndexError', 'ValueError', 'StopIteration', 'KeyError',
@@ -39,6 +42,8 @@ def test_machinery_runs_every_compiled_entry_at_its_edges():
     reasons = result['fallbacks']['_ArbitraryCallableConverter.__call__']
     assert {'not concat_examples', 'device not None, -1 or the CPU'} <= \
         set(reasons)
+    assert 'SerialIterator subclass overrides epoch_detail' in \
+        result['fallbacks']['SerialIterator.__next__']
     text = '\n'.join(result['sources'])
     for edge in ('padding=', 'repeat=False', 'order_sampler=Reversed()',
                  'ShuffleOrderSampler(numpy.random.RandomState(3))',
