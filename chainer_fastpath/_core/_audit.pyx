@@ -158,12 +158,14 @@ cdef class StockMethods:
             self.originals = tuple([object() for _ in self.names])
             self._in_class = self.originals
         self._version = 0
+        # Read as the class holds them: a staticmethod's function is not
+        # looked up as a method.
         self._functions = all(type(f) is _python_function
-                              for f in self.originals)
+                              for f in self._in_class)
         # What an instance attribute could shadow: not a function (looked
         # up as a method) nor a data descriptor (which wins over it).
         self._shadowable = tuple([
-            n for n, f in zip(self.names, self.originals)
+            n for n, f in zip(self.names, self._in_class)
             if type(f) is not _python_function
             and not hasattr(type(f), '__set__')])
 
@@ -206,7 +208,7 @@ cdef class StockMethods:
             return True
         # Functions without building the instance's __dict__.
         for i in range(len(self.names)):
-            if (type(self.originals[i]) is _python_function
+            if (type(self._in_class[i]) is _python_function
                     and not method_is(obj, <str>self.names[i],
                                       self.originals[i])):
                 return False

@@ -13,11 +13,14 @@ import functools
 import numpy
 
 import chainer
+from chainer import _backend
+from chainer import backend as _backend_module
 from chainer import link as _link
 from chainer import optimizer as _opt
 from chainer import variable as _variable
 from chainer.backends import _cpu
 
+from chainer_fastpath._core._audit cimport StockFunctions, StockMethods
 from chainer_fastpath._core._config cimport debug_mode
 from chainer_fastpath._core._stats cimport EntryStats
 from chainer_fastpath._core import _stats
@@ -60,6 +63,16 @@ cdef object _s_chain_namedparams = _Chain.__dict__['namedparams']
 cdef object _s_chainlist_namedparams = _ChainList.__dict__['namedparams']
 
 cdef str _ALLOW = 'allow_array_access_with_nonstandard_layout'
+
+# What stock's _init_states and update_core call on the CPU device at every
+# update (its context, a send of each state array) and the lean path
+# skips: only while they are stock's.
+cdef StockMethods _cpu_methods = StockMethods(
+    _CpuDevice, ('send', 'send_array', 'create_context'))
+cdef StockFunctions _device_functions = StockFunctions((
+    (chainer, 'using_device'), (chainer, 'get_array_types'),
+    (_backend_module, 'get_device'), (_backend, '_convert_arrays'),
+    (_cpu, '_array_to_cpu')))
 
 TARGETS = ((_UpdateRule, 'update'), (_GradientMethod, 'update'))
 
@@ -112,8 +125,11 @@ cdef str _rule_check(object self, object param):
     arr = d[0]
     if arr is not None and type(arr) is not _ndarray:
         return 'not a numpy.ndarray'
-    if type(_device(param)) is not _CpuDevice:
+    dev = _device(param)
+    if type(dev) is not _CpuDevice:
         return 'device'
+    if not _cpu_methods.found_by(dev) or not _device_functions.unchanged():
+        return 'device methods replaced'
     if self._use_fp32_update:
         return 'use_fp32_update'
     sd = self.__dict__

@@ -108,6 +108,26 @@ def test_found_by_an_instance_of_a_class_whose_instances_set_the_name():
     assert methods.found(shadowing)
 
 
+
+def test_found_by_an_instance_of_a_class_with_a_staticmethod():
+    # CpuDevice.from_array is a staticmethod: found as the class holds it
+    # (a fuzz finding: every CpuDevice went to stock's converter), not when
+    # an instance or the class replaces it.
+    from chainer.backends import _cpu
+    from chainer_fastpath._core._audit import StockMethods
+
+    methods = StockMethods(_cpu.CpuDevice, ('from_array', 'send'))
+    plain = _cpu.CpuDevice()
+    assert methods.found(plain) and methods.found(plain)
+    shadowing = _cpu.CpuDevice()
+    shadowing.from_array = lambda array: None
+    assert not methods.found(shadowing)
+    assert methods.found(plain)
+    with mock.patch.object(_cpu.CpuDevice, 'from_array',
+                           staticmethod(lambda array: None)):
+        assert not methods.found(_cpu.CpuDevice())
+    assert methods.found(_cpu.CpuDevice())
+
 # name -> (NumPy function to replace, a program calling it in stock): stock
 # looks its NumPy functions up per call, so a replacement is seen.
 NUMPY_CALLS = {

@@ -168,8 +168,12 @@ def test_the_fast_path_is_taken():
     with chainer_fastpath.enabled():
         convert.concat_examples(batch)
         convert.concat_examples(batch, -1)
+        # A CpuDevice, whose from_array is a staticmethod (went to stock
+        # until the fuzzer's coverage showed it).
+        convert.concat_examples(batch, _cpu.CpuDevice())
+        convert.concat_examples(batch, chainer.get_device('@numpy'))
     counts = chainer_fastpath.stats()['_ArbitraryCallableConverter.__call__']
-    assert counts == {'fast': 2, 'fallback': {}}
+    assert counts == {'fast': 4, 'fallback': {}}
 
 
 def test_the_fast_path_fills_one_new_array():

@@ -554,6 +554,38 @@ def test_parameter_update_replaced_on_the_class_is_called(name):
     assert stock[1] == 3 * len(list(Model(numpy.float32).params()))
 
 
+
+@pytest.mark.parametrize('name', ['MomentumSGD', 'Adam'])
+@pytest.mark.parametrize('method', ['send', 'send_array', 'create_context'])
+def test_cpu_device_method_replaced_on_the_class_is_called(name, method):
+    # Stock's _init_states sends every state array to the parameter's
+    # device at every update, in its device's context: a CpuDevice method
+    # replaced on the class is called each time (a fuzz finding, seed 8:
+    # the lean path skipped it once the states were arrays).
+    import mock
+    from chainer.backends import _cpu
+
+    def run():
+        model = Model(numpy.float32)
+        opt = OPTIMIZERS[name]().setup(model)
+        original = getattr(_cpu.CpuDevice, method)
+        calls = []
+
+        def replaced(*args, **kwargs):
+            calls.append(method)
+            return original(*args, **kwargs)
+
+        rng = numpy.random.RandomState(0)
+        with mock.patch.object(_cpu.CpuDevice, method, replaced):
+            for _ in range(3):
+                for p in model.params():
+                    p.grad = rng.standard_normal(p.shape).astype(
+                        numpy.float32)
+                opt.update()
+        return snapshot(model, opt), len(calls)
+    stock, patched = check_same(run, **FAST)
+    assert stock[1] > 0
+
 def test_disable_restores_originals():
     from chainer.optimizers import adam
     original = adam.AdamRule.__dict__['update_core_cpu']

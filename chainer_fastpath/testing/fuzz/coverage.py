@@ -101,10 +101,12 @@ def _reach(category, programs, seed, skip):
         backwards = {v['name']: (v['backward']['compiled'],
                                  v['backward']['python'])
                      for v in chainer_fastpath.function_stats().values()}
-        entries = {k: v['fast'] for k, v in chainer_fastpath.stats().items()}
+        stats = chainer_fastpath.stats()
+        entries = {k: v['fast'] for k, v in stats.items()}
+        fallbacks = {k: v['fallback'] for k, v in stats.items()}
     return {'functions': functions, 'backwards': backwards,
-            'entries': entries, 'events': events, 'raised': raised,
-            'sources': sources}
+            'entries': entries, 'fallbacks': fallbacks, 'events': events,
+            'raised': raised, 'sources': sources}
 
 
 def reach(category, programs=200, seed=0, skip=frozenset()):
@@ -114,9 +116,25 @@ def reach(category, programs=200, seed=0, skip=frozenset()):
     child process (a crash there does not take the caller down); returns
     ``{'functions': {class name: (forwards compiled, forwards as stock's
     Python)}, 'backwards': the same of backwards, 'entries': {entry
-    point: fast calls}, 'events': Counter of the hooks' and replacements'
+    point: fast calls}, 'fallbacks': {entry point: {reason: calls handed
+    to stock}}, 'events': Counter of the hooks' and replacements'
     (kind, what), 'raised': Counter of exception names, 'sources': the
     programs}``."""
     context = multiprocessing.get_context('spawn')
     with context.Pool(1) as pool:
         return pool.apply(_reach, (category, programs, seed, skip))
+
+
+def entries_report(result, names):
+    """Lines describing what ``result`` (from :func:`reach`) ran of the
+    entry points ``names``: the calls that took the compiled path, and
+    those handed to stock, by reason."""
+    lines = ['compiled entry points reached: {}/{}'.format(
+        sum(1 for n in names if result['entries'].get(n)), len(names))]
+    for name in names:
+        fallbacks = result['fallbacks'].get(name) or {}
+        lines.append('  {:38s} {:6d} compiled{}'.format(
+            name, result['entries'].get(name, 0), ''.join(
+                '; {} {}'.format(n, reason) for reason, n in sorted(
+                    fallbacks.items(), key=lambda item: -item[1]))))
+    return lines

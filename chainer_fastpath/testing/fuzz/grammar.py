@@ -17,6 +17,7 @@ accept; the rest raise, and the exceptions are compared too.
 import numpy
 from hypothesis import strategies as st
 
+from chainer_fastpath.testing.fuzz import machinery
 from chainer_fastpath.testing.fuzz.execute import ERRSTATES
 from chainer_fastpath.testing.fuzz.execute import WARNING_FILTERS
 from chainer_fastpath.testing.fuzz.program import Program
@@ -1495,6 +1496,9 @@ REPLACED += (
 )
 _USES.update({'sequences': _sequences,
               'softmax_cross_entropy': _softmax_cross_entropy})
+# The training machinery's compiled methods (machinery.py's entries).
+REPLACED += machinery.REPLACED
+_USES.update(machinery.USES)
 
 
 def _replacement(b, owner, method, modes=('count',)):
@@ -1502,7 +1506,8 @@ def _replacement(b, owner, method, modes=('count',)):
     returns the statements that restore it."""
     label = '{}.{}'.format(owner.rsplit('.', 1)[-1], method)
     forms = REPLACE_FORMS
-    if method in _PATCHED_METHODS or owner == 'chainer.Variable':
+    if method in _PATCHED_METHODS or owner == 'chainer.Variable' or \
+            (owner, method) in machinery.COMPILED:
         # autospec makes a MagicMock, not a function, of a compiled
         # callable: not a method (by design, README section 6).
         forms = tuple(f for f in forms if f != 'autospec')
@@ -1531,10 +1536,10 @@ def _replacement(b, owner, method, modes=('count',)):
     return ['{}.stop()'.format(p)]
 
 
-def _replace(b):
+def _replace(b, table=None):
     # A method replaced, a statement that reaches it (and sometimes a
     # backward), the restore after a few more operations.
-    owner, method, use = b.choice(REPLACED)
+    owner, method, use = b.choice(table or REPLACED)
     changing = method in ('forward', 'forward_cpu', 'backward', '__call__')
     restore = _replacement(b, owner, method, ('count', 'change')
                            if changing and owner != 'chainer.Variable'
@@ -1599,6 +1604,8 @@ CATEGORY_OPERATIONS = {
     'recursive-links': (_recursive,),
     'convolutions': (_convolution, _conv_edge),
     'n-step-rnns': (_n_step_rnn,),
+    'machinery': machinery.ENTRIES,
+    'replaced-machinery': (lambda b: _replace(b, machinery.REPLACED),),
 }
 
 
@@ -1641,7 +1648,8 @@ OPERATIONS = (
     _broadcast_many, _logsumexp, _select_item, _huber_loss,
     _constant_arith, _shape_op, _output_layer, _arg_extreme, _convolution,
     _linear_nd, _where, _bernoulli, _batch_normalization, _accuracy,
-) + EDGE_OPERATIONS + (_replace, _recursive, _pooling, _sequences)
+) + EDGE_OPERATIONS + (_replace, _recursive, _pooling, _sequences,
+                       machinery.machinery)
 # Operations that reach a category's difference, drawn unless skipped.
 FEATURE_OPERATIONS = {
     'node-arity': _node_arity,

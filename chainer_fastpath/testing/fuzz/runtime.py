@@ -27,7 +27,9 @@ __all__ = ['F', 'L', 'chainer', 'numpy', 'optimizers', 'optimizer_hooks',
            'ints', 'Model', 'FunctionRecorder', 'LinkRecorder',
            'AddingHook', 'record_optimizer', 'quiet',
            'ElementwiseConstant', 'mock', 'counting', 'Recursive',
-           'recursion_limit']
+           'recursion_limit', 'Reversed', 'MyTupleDataset',
+           'PlainTupleDataset', 'reloaded', 'Stand', 'train', 'log_of',
+           'linear', 'MySerialIterator']
 
 Variable = chainer.Variable
 Parameter = chainer.Parameter
@@ -108,6 +110,12 @@ class Model(chainer.Chain):
 
     def forward(self, x):
         return self.l(x) * self.p
+
+
+def linear(n_in, n_out, dtype='float32'):
+    """An L.Linear with parameters of ``dtype``."""
+    with chainer.using_config('dtype', numpy.dtype(dtype)):
+        return L.Linear(n_in, n_out)
 
 
 class FunctionRecorder(chainer.FunctionHook):
@@ -202,6 +210,76 @@ class ElementwiseConstant(chainer.FunctionNode):
 
     def forward(self, inputs):
         return numpy.ones(2, numpy.float32),
+
+
+class Reversed:
+    """A user's order sampler: the order reversed at each epoch's end."""
+
+    def __call__(self, current_order, current_position):
+        return current_order[::-1].copy()
+
+
+class MyTupleDataset(chainer.datasets.TupleDataset):
+    """A user's TupleDataset that overrides ``__getitem__``."""
+
+    def __getitem__(self, index):
+        return super().__getitem__(index)
+
+
+class PlainTupleDataset(chainer.datasets.TupleDataset):
+    """A user's TupleDataset subclass that overrides nothing."""
+
+
+class MySerialIterator(chainer.iterators.SerialIterator):
+    """A user's SerialIterator that overrides ``epoch_detail``."""
+
+    @property
+    def epoch_detail(self):
+        return super().epoch_detail
+
+
+def reloaded(iterator, fresh):
+    """``fresh`` (a new iterator) with ``iterator``'s state, saved and
+    loaded through Chainer's serializers."""
+    saved = chainer.serializers.DictionarySerializer()
+    iterator.serialize(saved)
+    fresh.serialize(chainer.serializers.NpzDeserializer(saved.target))
+    return fresh
+
+
+class Stand:
+    """A trainer as an extension sees it, without the loop: the updater,
+    the observation, and an elapsed time that does not change (a real
+    one differs from run to run)."""
+
+    is_before_training = False
+    elapsed_time = 1.5
+    out = '.'
+
+    def __init__(self, updater, observation):
+        self.updater = updater
+        self.observation = observation
+
+
+def train(updater, iterations, *extensions):
+    """Runs a Trainer over ``updater`` for ``iterations`` iterations with
+    ``extensions``, in a temporary directory (removed after)."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as out:
+        trainer = chainer.training.Trainer(updater, (iterations, 'iteration'),
+                                           out=out)
+        for extension in extensions:
+            trainer.extend(extension)
+        # The loop's exception is compared; stock's printout of it is not.
+        trainer.run(show_loop_exception_msg=False)
+
+
+def log_of(log_report):
+    """``log_report.log`` with each entry's elapsed time left out (it is
+    the clock's)."""
+    return [{k: v for k, v in entry.items() if k != 'elapsed_time'}
+            for entry in log_report.log]
 
 
 def _changed(result):

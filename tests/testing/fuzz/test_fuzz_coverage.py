@@ -7,7 +7,10 @@ from chainer_fastpath.testing.fuzz import grammar
 
 def test_grammar_reaches_every_compiled_function_and_optimizer():
     functions.register_all()
-    result = coverage.measure(programs=1500, seed=0)
+    # 2500: with the training machinery among the operations, the rarest
+    # node (MaxPoolingNDWithIndexes, from double backprop through max
+    # pooling) is reached 3 times, as 1500 programs reached it before.
+    result = coverage.measure(programs=2500, seed=0)
     missing = [c.__name__ for c in _registry.registered()
                if not result['nodes'][c]]
     assert missing == []
