@@ -14,6 +14,7 @@ import pytest
 import chainer
 
 import chainer_fastpath
+from chainer_fastpath.optimizers import _kernels
 from chainer_fastpath.testing import bits, check_same
 
 from test_optimizers import FAST, OPTIMIZERS
@@ -232,7 +233,6 @@ def test_nan_bits_and_signed_zeros_same_as_stock(name, dtype):
 
 
 def test_float16_conversion_raises_numpys_flags():
-    from chainer_fastpath.optimizers import _kernels
     rng = numpy.random.RandomState(0)
     # around the largest float16, the smallest normal and subnormal ones
     edges = numpy.array([65504, 65519.99, 65520, 70000, 6.1035e-05,
@@ -257,7 +257,6 @@ def test_float16_conversion_raises_numpys_flags():
 
 
 def test_hyperparameter_cast_to_float16_as_numpy():
-    from chainer_fastpath.optimizers import _kernels
     rng = numpy.random.RandomState(1)
     samples = numpy.concatenate([
         [1e-8, 6.1035e-05, 6.103515625e-05, 2.98023223876953125e-08,
@@ -377,10 +376,10 @@ def test_stock_reproduces_what_is_compared(name, dtype):
 
 # One pass over large arrays: chunks before a failing one stay the kernel's,
 # stock finishes the rest. Sizes around the 16 KB stack save (the stack
-# holds 4096 float32 of SGD's parameter), the chunk of 2048 elements and
-# odd tails; every size but the first takes the chunked paths for float32.
-CHUNK = 2048
-CHUNK_SIZES = (4095, 2 * CHUNK + 1, 5 * CHUNK, 5 * CHUNK + 7)
+# holds 4096 float32 of SGD's parameter), whole chunks and odd tails; every
+# size but the first takes the chunked paths for float32.
+CHUNK = _kernels._CHUNK
+CHUNK_SIZES = (4095, 4096 + 1, 40 * CHUNK, 40 * CHUNK + 7)
 
 
 class ChunkedModel(chainer.Link):
@@ -441,7 +440,7 @@ def train_chunked(name, dtype, mode, n, steps=7):
 @pytest.mark.parametrize('dtype', DTYPES, ids=lambda d: d.__name__)
 @pytest.mark.parametrize('name', sorted(OPTIMIZERS))
 def test_failing_chunk_same_as_stock(name, dtype, mode):
-    for n in (5 * CHUNK + 7,) if mode != 'default' else CHUNK_SIZES:
+    for n in (40 * CHUNK + 7,) if mode != 'default' else CHUNK_SIZES:
         check_same(lambda: train_chunked(name, dtype, mode, n), **FAST)
 
 
@@ -452,13 +451,12 @@ def test_stock_finishes_after_the_failing_chunk(name, dtype):
     """Under errstate 'warn', an update that fails past its first chunk
     keeps the chunks before it and stock finishes it (the case the
     comparisons above are about); under 'raise', stock redoes it all."""
-    from chainer_fastpath.optimizers import _kernels
     chainer_fastpath.enable(**FAST)
     try:
         before = _kernels._finished_by_stock()
-        stock_error = train_chunked(name, dtype, 'warn', 5 * CHUNK + 7)[1]
+        stock_error = train_chunked(name, dtype, 'warn', 40 * CHUNK + 7)[1]
         finished = _kernels._finished_by_stock() - before
-        train_chunked(name, dtype, 'raise', 5 * CHUNK + 7)
+        train_chunked(name, dtype, 'raise', 40 * CHUNK + 7)
         assert _kernels._finished_by_stock() - before == finished
     finally:
         chainer_fastpath.disable()
@@ -486,7 +484,6 @@ def test_stock_finishes_after_the_failing_chunk(name, dtype):
         warnings, 'showwarning', lambda *a, **k: None), False),
 ])
 def test_one_pass_only_where_nothing_raises(errstate, setup, one_pass):
-    from chainer_fastpath.optimizers import _kernels
     with warnings.catch_warnings(record=True):
         warnings.simplefilter('always')
         if setup is not None:
