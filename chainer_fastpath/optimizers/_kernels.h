@@ -189,7 +189,7 @@ static inline float cfp_rh(float x) { return cfp_h2f(cfp_f2h(x)); }
 #if defined(__GNUC__) && defined(__x86_64__) && defined(__linux__)            \
     && defined(__has_attribute)
 #if __has_attribute(target_clones)
-#define CFP_CLONES __attribute__((target_clones("avx2", "default")))
+#define CFP_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
 #endif
 #endif
 #ifndef CFP_CLONES

@@ -376,10 +376,10 @@ def test_stock_reproduces_what_is_compared(name, dtype):
 
 # One pass over large arrays: chunks before a failing one stay the kernel's,
 # stock finishes the rest. Sizes around the 16 KB stack save (the stack
-# holds 4096 float32 of SGD's parameter), whole chunks and odd tails; every
-# size but the first takes the chunked paths for float32.
-CHUNK = _kernels._CHUNK
-CHUNK_SIZES = (4095, 4096 + 1, 40 * CHUNK, 40 * CHUNK + 7)
+# holds 4096 float32 of SGD's parameter), the chunk of 2048 elements and
+# odd tails; every size but the first takes the chunked paths for float32.
+CHUNK = 2048
+CHUNK_SIZES = (4095, 2 * CHUNK + 1, 5 * CHUNK, 5 * CHUNK + 7)
 
 
 class ChunkedModel(chainer.Link):
@@ -390,11 +390,12 @@ class ChunkedModel(chainer.Link):
                 numpy.random.uniform(-1, 1, n).astype(dtype))
 
 
-def chunk_specials(rng, dtype, link, opt, step):
+def chunk_specials(rng, dtype, link, opt, step, places=None):
     """Sets ``link.w.grad`` for ``step``: ordinary gradients, but for one
-    special element in the first, a middle or the last chunk: a value that
-    overflows, a NaN or infinity in the gradient, a NaN in the parameter or
-    in a state, a tiny value that underflows."""
+    special element in the first, a middle or the last chunk (or at
+    ``places(n)[step % 3]``): a value that overflows, a NaN or infinity in
+    the gradient, a NaN in the parameter or in a state, a tiny value that
+    underflows."""
     p = link.w
     n = p.size
     # The last step's specials and what they spread to go, so that each
@@ -402,7 +403,7 @@ def chunk_specials(rng, dtype, link, opt, step):
     for a in [p.array] + list((p.update_rule.state or {}).values()):
         a[~(abs(a) < 100)] = 0.25
     g = rng.uniform(-1, 1, n).astype(dtype)
-    where = (3, n // 2 + 1, n - 1)[step % 3]
+    where = (places or (lambda n: (3, n // 2 + 1, n - 1)))(n)[step % 3]
     kind = step % 6
     if kind == 0:
         p.array[where] = numpy.finfo(dtype).max * 0.97
@@ -440,8 +441,30 @@ def train_chunked(name, dtype, mode, n, steps=7):
 @pytest.mark.parametrize('dtype', DTYPES, ids=lambda d: d.__name__)
 @pytest.mark.parametrize('name', sorted(OPTIMIZERS))
 def test_failing_chunk_same_as_stock(name, dtype, mode):
-    for n in (40 * CHUNK + 7,) if mode != 'default' else CHUNK_SIZES:
+    for n in (5 * CHUNK + 7,) if mode != 'default' else CHUNK_SIZES:
         check_same(lambda: train_chunked(name, dtype, mode, n), **FAST)
+
+
+# The kernels' chunks: a special on the last element of the first chunk,
+# the first of the second and the first of the last (a partial one), in
+# parameters just past the 16 KB stack save.
+def kernel_chunk_places(n):
+    chunk = _kernels._CHUNK
+    return (chunk - 1, chunk, n - n % chunk)
+
+
+@pytest.mark.parametrize('mode', ('default', 'warn', 'raise'))
+@pytest.mark.parametrize('dtype', DTYPES, ids=lambda d: d.__name__)
+@pytest.mark.parametrize('name', sorted(OPTIMIZERS))
+def test_failing_kernel_chunk_edges_same_as_stock(name, dtype, mode):
+    n = (4096 // _kernels._CHUNK + 1) * _kernels._CHUNK + 5
+
+    def specials(*args):
+        chunk_specials(*args, places=kernel_chunk_places)
+
+    check_same(lambda: train_in_mode(
+        name, dtype, mode, 7, lambda dtype: ChunkedModel(dtype, n),
+        specials), **FAST)
 
 
 # float16 updates underflow in their first chunk already under 'warn'.
@@ -454,9 +477,9 @@ def test_stock_finishes_after_the_failing_chunk(name, dtype):
     chainer_fastpath.enable(**FAST)
     try:
         before = _kernels._finished_by_stock()
-        stock_error = train_chunked(name, dtype, 'warn', 40 * CHUNK + 7)[1]
+        stock_error = train_chunked(name, dtype, 'warn', 5 * CHUNK + 7)[1]
         finished = _kernels._finished_by_stock() - before
-        train_chunked(name, dtype, 'raise', 40 * CHUNK + 7)
+        train_chunked(name, dtype, 'raise', 5 * CHUNK + 7)
         assert _kernels._finished_by_stock() - before == finished
     finally:
         chainer_fastpath.disable()
