@@ -747,19 +747,18 @@ static inline int cfp_chunk_out(int rule, int dtype, Py_ssize_t off,
 }
 
 /* What cfp_run would return for the same arguments, found without
- * writing the arrays `w`: the kernel runs chunk by chunk, the new values
- * of the `nw` arrays it updates going to `scratch` (cfp_scratch_bytes);
- * arrays it writes that are not in `w` are fresh outputs, which the run in
- * place writes again. The kernels are elementwise, so each element's bits
+ * writing the `nw` arrays it updates in place: the kernel runs chunk by
+ * chunk, their new values going to `scratch` (cfp_scratch_bytes); other
+ * arrays it writes are fresh outputs, which the run in place writes
+ * again. The kernels are elementwise, so each element's bits
  * are those of the run in place. `p` has CFP_MAX_OPERANDS entries, NULL
  * where unused. */
 static int cfp_check(int rule, int dtype, Py_ssize_t n, char *const *p,
-                     const double *s, const int *f, int nw, char *const *w,
-                     int itemsize, char *scratch, int watch)
+                     const double *s, const int *f, int nw, int itemsize,
+                     char *scratch, int watch)
 {
     char *o[CFP_MAX_OPERANDS];
     Py_ssize_t off, m;
-    (void)w;
     if (watch) {
         cfp_clear_flags(watch);
     }

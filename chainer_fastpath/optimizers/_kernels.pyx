@@ -67,8 +67,8 @@ cdef extern from "_kernels.h" nogil:
         CFP_CHUNK, CFP_MAX_OPERANDS
     Py_ssize_t cfp_scratch_bytes(int nw, int itemsize)
     int cfp_check(int rule, int dtype, Py_ssize_t n, char **p,
-                  const double *s, const int *f, int nw, char **w,
-                  int itemsize, char *scratch, int watch)
+                  const double *s, const int *f, int nw, int itemsize,
+                  char *scratch, int watch)
     void cfp_run_in_place(int rule, int dtype, Py_ssize_t n, char **p,
                           const double *s, const int *f)
     int cfp_run_chunks(int rule, int dtype, Py_ssize_t n, char **p,
@@ -453,7 +453,7 @@ cdef str _launch(int rule, Arrays *A, double *s, int *f, bint in_place,
                                    A.bits // 8, scratch, watch, &A.done)
         else:
             with nogil:
-                r = cfp_check(rule, A.dtype, A.n, A.lo, s, f, nw, w,
+                r = cfp_check(rule, A.dtype, A.n, A.lo, s, f, nw,
                               A.bits // 8, scratch, watch)
                 if r == CFP_DONE:
                     cfp_run_in_place(rule, A.dtype, A.n, A.lo, s, f)
