@@ -65,15 +65,19 @@ cdef extern from "_kernels.h" nogil:
                 Py_ssize_t nbytes, char *save, int watch)
     enum:
         CFP_CHUNK, CFP_MAX_OPERANDS
+    Py_ssize_t cfp_scratch_bytes(int nw, int itemsize)
     int cfp_check(int rule, int dtype, Py_ssize_t n, char **p,
-                  const double *s, const int *f, int nw, char **w,
-                  int itemsize, char *scratch, int watch)
+                  const double *s, const int *f, int nw, int itemsize,
+                  char *scratch, int watch)
     void cfp_run_in_place(int rule, int dtype, Py_ssize_t n, char **p,
                           const double *s, const int *f)
     int cfp_run_chunks(int rule, int dtype, Py_ssize_t n, char **p,
                        const double *s, const int *f, int nw, char **w,
                        int itemsize, char *save, int watch, Py_ssize_t *done)
 
+
+# Elements per chunk of the large updates (for the tests).
+_CHUNK = CFP_CHUNK
 
 # Arrays at least this large are updated with the GIL released.
 DEF NOGIL_SIZE = 16384
@@ -442,7 +446,7 @@ cdef str _launch(int rule, Arrays *A, double *s, int *f, bint in_place,
         # chunk by chunk, where stock can finish from the failing chunk on
         # (nothing can raise); otherwise checked chunk by chunk first, then
         # run in place.
-        scratch = <char *>PyMem_RawMalloc(nw * CFP_CHUNK * (A.bits // 8))
+        scratch = <char *>PyMem_RawMalloc(cfp_scratch_bytes(nw, A.bits // 8))
         if scratch == NULL:
             return 'out of memory'
         if plain and _quiet_errstate(watch):
@@ -451,7 +455,7 @@ cdef str _launch(int rule, Arrays *A, double *s, int *f, bint in_place,
                                    A.bits // 8, scratch, watch, &A.done)
         else:
             with nogil:
-                r = cfp_check(rule, A.dtype, A.n, A.lo, s, f, nw, w,
+                r = cfp_check(rule, A.dtype, A.n, A.lo, s, f, nw,
                               A.bits // 8, scratch, watch)
                 if r == CFP_DONE:
                     cfp_run_in_place(rule, A.dtype, A.n, A.lo, s, f)

@@ -14,6 +14,7 @@ import pytest
 import chainer
 
 import chainer_fastpath
+from chainer_fastpath.optimizers import _kernels
 from chainer_fastpath.testing import bits, check_same
 
 from test_optimizers import FAST, OPTIMIZERS
@@ -232,7 +233,6 @@ def test_nan_bits_and_signed_zeros_same_as_stock(name, dtype):
 
 
 def test_float16_conversion_raises_numpys_flags():
-    from chainer_fastpath.optimizers import _kernels
     rng = numpy.random.RandomState(0)
     # around the largest float16, the smallest normal and subnormal ones
     edges = numpy.array([65504, 65519.99, 65520, 70000, 6.1035e-05,
@@ -257,7 +257,6 @@ def test_float16_conversion_raises_numpys_flags():
 
 
 def test_hyperparameter_cast_to_float16_as_numpy():
-    from chainer_fastpath.optimizers import _kernels
     rng = numpy.random.RandomState(1)
     samples = numpy.concatenate([
         [1e-8, 6.1035e-05, 6.103515625e-05, 2.98023223876953125e-08,
@@ -391,11 +390,12 @@ class ChunkedModel(chainer.Link):
                 numpy.random.uniform(-1, 1, n).astype(dtype))
 
 
-def chunk_specials(rng, dtype, link, opt, step):
+def chunk_specials(rng, dtype, link, opt, step, places=None):
     """Sets ``link.w.grad`` for ``step``: ordinary gradients, but for one
-    special element in the first, a middle or the last chunk: a value that
-    overflows, a NaN or infinity in the gradient, a NaN in the parameter or
-    in a state, a tiny value that underflows."""
+    special element in the first, a middle or the last chunk (or at
+    ``places(n)[step % 3]``): a value that overflows, a NaN or infinity in
+    the gradient, a NaN in the parameter or in a state, a tiny value that
+    underflows."""
     p = link.w
     n = p.size
     # The last step's specials and what they spread to go, so that each
@@ -403,7 +403,7 @@ def chunk_specials(rng, dtype, link, opt, step):
     for a in [p.array] + list((p.update_rule.state or {}).values()):
         a[~(abs(a) < 100)] = 0.25
     g = rng.uniform(-1, 1, n).astype(dtype)
-    where = (3, n // 2 + 1, n - 1)[step % 3]
+    where = (places or (lambda n: (3, n // 2 + 1, n - 1)))(n)[step % 3]
     kind = step % 6
     if kind == 0:
         p.array[where] = numpy.finfo(dtype).max * 0.97
@@ -445,6 +445,28 @@ def test_failing_chunk_same_as_stock(name, dtype, mode):
         check_same(lambda: train_chunked(name, dtype, mode, n), **FAST)
 
 
+# The kernels' chunks: a special on the last element of the first chunk,
+# the first of the second and the first of the last (a partial one), in
+# parameters just past the 16 KB stack save.
+def kernel_chunk_places(n):
+    chunk = _kernels._CHUNK
+    return (chunk - 1, chunk, n - n % chunk)
+
+
+@pytest.mark.parametrize('mode', ('default', 'warn', 'raise'))
+@pytest.mark.parametrize('dtype', DTYPES, ids=lambda d: d.__name__)
+@pytest.mark.parametrize('name', sorted(OPTIMIZERS))
+def test_failing_kernel_chunk_edges_same_as_stock(name, dtype, mode):
+    n = (4096 // _kernels._CHUNK + 1) * _kernels._CHUNK + 5
+
+    def specials(*args):
+        chunk_specials(*args, places=kernel_chunk_places)
+
+    check_same(lambda: train_in_mode(
+        name, dtype, mode, 7, lambda dtype: ChunkedModel(dtype, n),
+        specials), **FAST)
+
+
 # float16 updates underflow in their first chunk already under 'warn'.
 @pytest.mark.parametrize('dtype', DTYPES[1:], ids=lambda d: d.__name__)
 @pytest.mark.parametrize('name', sorted(OPTIMIZERS))
@@ -452,7 +474,6 @@ def test_stock_finishes_after_the_failing_chunk(name, dtype):
     """Under errstate 'warn', an update that fails past its first chunk
     keeps the chunks before it and stock finishes it (the case the
     comparisons above are about); under 'raise', stock redoes it all."""
-    from chainer_fastpath.optimizers import _kernels
     chainer_fastpath.enable(**FAST)
     try:
         before = _kernels._finished_by_stock()
@@ -486,7 +507,6 @@ def test_stock_finishes_after_the_failing_chunk(name, dtype):
         warnings, 'showwarning', lambda *a, **k: None), False),
 ])
 def test_one_pass_only_where_nothing_raises(errstate, setup, one_pass):
-    from chainer_fastpath.optimizers import _kernels
     with warnings.catch_warnings(record=True):
         warnings.simplefilter('always')
         if setup is not None:
