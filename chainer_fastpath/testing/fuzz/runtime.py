@@ -339,12 +339,17 @@ def _replaceable():
     from chainer_fastpath.testing.fuzz import grammar
     for owner, name, _ in grammar.REPLACED:
         pairs.append((_resolve(owner), name))
-    for name in dir(optimizers):
-        rule = getattr(optimizers, name)
-        if isinstance(rule, type) and issubclass(
-                rule, chainer.optimizer.UpdateRule):
-            for method in ('update', 'update_core', 'update_core_cpu'):
-                pairs.append((rule, method))
+    # Every rule class (chainer.optimizers exports the optimizers, not
+    # their rules): a program may assign a rule's inherited method to its
+    # class, which must not outlive the program.
+    rules, todo = [], [chainer.optimizer.UpdateRule]
+    while todo:
+        cls = todo.pop()
+        rules.append(cls)
+        todo.extend(cls.__subclasses__())
+    for rule in rules:
+        for method in ('update', 'update_core', 'update_core_cpu'):
+            pairs.append((rule, method))
     return pairs
 
 

@@ -131,3 +131,20 @@ def test_skipped_categories_are_not_drawn():
     for _ in range(300):
         data = bytes(rng.getrandbits(8) for _ in range(grammar.SIZE))
         assert not (grammar.build(data, skip).features & skip)
+
+
+def test_a_rule_class_attribute_a_program_leaves_is_removed():
+    # A program may assign an update rule's inherited method to the rule's
+    # class (its replacement's restore); the next program in the worker must
+    # find the class as it was, or it would run stock's update patched.
+    from chainer.optimizers import sgd
+
+    from chainer_fastpath.testing.fuzz import execute
+    from chainer_fastpath.testing.fuzz.program import DEFAULT_CONFIG
+
+    assert 'update' not in vars(sgd.SGDRule)
+    code = execute.compile_program(
+        '_p = optimizers.sgd.SGDRule.update\n'
+        'optimizers.sgd.SGDRule.update = _p\n')
+    execute.run_once(code, DEFAULT_CONFIG)
+    assert 'update' not in vars(sgd.SGDRule)
