@@ -75,8 +75,10 @@ cdef object _backward(object func, tuple indexes, tuple grad_outputs):
         return NOT_HANDLED
     x0, x1 = xs
     dtype = x0.dtype
-    if (dtype.kind != 'f' or x1.dtype != dtype or gy.dtype != dtype
-            or x1.shape != x0.shape):
+    # Native byte order: NumPy's x0 - x1 of swapped inputs is native, which
+    # stock's Mul of it and gy then rejects.
+    if (dtype.kind != 'f' or not dtype.isnative or x1.dtype != dtype
+            or gy.dtype != dtype or x1.shape != x0.shape):
         return NOT_HANDLED
     shape = x0.shape
     if func.reduce == 'sum_along_second_axis':
