@@ -90,8 +90,11 @@ cdef object _forward(object node, tuple inputs, ConfigView config):
             or col.dtype != x.dtype or col.shape != (C, kh, kw, N, ih, iw)):
         return NOT_HANDLED
     if not cfp_c_aligned(col):
-        # The loop loads items as C floats, aligned only; copied, the
-        # replacement is still called once, as stock calls it.
+        # The loop loads items as C floats, aligned only. NumPy's
+        # tensordot makes aligned arrays, and one a hook rebinds sends the
+        # node to stock before this (_fast_call); a replacement the audit
+        # cannot see (rebound from another thread) may not: copied, it is
+        # still called once, as stock calls it.
         col = col.copy()
     try:
         img = _empty((N, C, hp, wp), dtype=x.dtype)
