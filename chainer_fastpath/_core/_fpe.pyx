@@ -171,7 +171,11 @@ cdef object quiet_begin():
         return None
     saved = _geterrobj()
     recorder = _Recorder()
-    _seterrobj([umath.UFUNC_BUFSIZE_DEFAULT, _CALL_ALL, recorder])
+    # The buffer size stays the thread's: it splits a reduction's rows
+    # (numpy.setbufsize), so it changes the sums' bits.
+    cdef Py_ssize_t size = buffer_size()
+    _seterrobj([size if size else umath.UFUNC_BUFSIZE_DEFAULT, _CALL_ALL,
+                recorder])
     return saved, recorder
 
 

@@ -11,6 +11,11 @@ writes them. They run between ``quiet_begin`` and ``quiet_end``: where NumPy
 would act on a floating-point exception, or a call raises, the node's own
 code runs. Nothing is changed before that is known: the running averages
 are updated on copies, written back last.
+
+Where ``x`` is C-contiguous with the channels on axis 1 and every array of
+one float type, the passes over ``x`` and ``gy`` are the kernels of
+``_batch_norm.h``: the same operations and NumPy's own add loop on the same
+rows, without the temporaries.
 """
 import numpy
 
@@ -20,16 +25,64 @@ from chainer.functions.normalization import batch_normalization as bn
 from chainer_fastpath._core._attrs cimport retain_inputs, retain_outputs
 from chainer_fastpath._core._audit cimport StockMethods
 from chainer_fastpath._core._config cimport ConfigView
-from chainer_fastpath._core._fpe cimport acts, quiet_begin, quiet_end
+from chainer_fastpath._core._fpe cimport (
+    acts, all_flags, buffer_size, clear_flags, fetestexcept, quiet_begin,
+    quiet_end)
 from chainer_fastpath._core._grads cimport (
     grad_array, grad_requires_grad, new_grad)
 from chainer_fastpath._core._ndarray cimport (
-    CFP_NPY_DOUBLE, CFP_NPY_FLOAT, CFP_NPY_HALF, CFP_NPY_WRITEABLE,
-    builtin_typenum, cfp_flags, numpy_struct_matches)
+    CFP_NPY_ALIGNED, CFP_NPY_DOUBLE, CFP_NPY_FLOAT, CFP_NPY_HALF,
+    CFP_NPY_WRITEABLE, builtin_typenum, canonical, cfp_c_aligned, cfp_data,
+    cfp_dims, cfp_flags, cfp_nd, cfp_strides, cfp_typenum, new_shaped,
+    numpy_struct_matches)
 from chainer_fastpath._core._registry cimport (
     NOT_HANDLED, compiled, forward_callees)
 from chainer_fastpath._core._retained cimport (
     requires_grad_of, retained_inputs)
+from chainer_fastpath._core._ufunc_loop cimport Reduction, UfuncLoop
+from libc.stdlib cimport free, malloc
+
+cdef extern from "_batch_norm.h" nogil:
+    ctypedef void (*cfp_bn_loop)(char **args, const Py_ssize_t *dimensions,
+                                 const Py_ssize_t *steps, void *data)
+    void cfp_bn_sums_f(cfp_bn_loop add, void *data, const float *x,
+                       Py_ssize_t n, Py_ssize_t c, Py_ssize_t hw, float *sums)
+    void cfp_bn_sums_d(cfp_bn_loop add, void *data, const double *x,
+                       Py_ssize_t n, Py_ssize_t c, Py_ssize_t hw,
+                       double *sums)
+    void cfp_bn_sq_dev_sums_f(cfp_bn_loop add, void *data, const float *x,
+                              const float *mean, Py_ssize_t n, Py_ssize_t c,
+                              Py_ssize_t hw, float *sums, float *scratch)
+    void cfp_bn_sq_dev_sums_d(cfp_bn_loop add, void *data, const double *x,
+                              const double *mean, Py_ssize_t n, Py_ssize_t c,
+                              Py_ssize_t hw, double *sums, double *scratch)
+    void cfp_bn_apply_f(const float *x, const float *mean,
+                        const float *inv_std, const float *gamma,
+                        const float *beta, Py_ssize_t n, Py_ssize_t c,
+                        Py_ssize_t hw, float *y)
+    void cfp_bn_apply_d(const double *x, const double *mean,
+                        const double *inv_std, const double *gamma,
+                        const double *beta, Py_ssize_t n, Py_ssize_t c,
+                        Py_ssize_t hw, double *y)
+    void cfp_bn_grad_sums_f(cfp_bn_loop add, void *data, const float *x,
+                            const float *gy, const float *mean,
+                            const float *inv_std, Py_ssize_t n, Py_ssize_t c,
+                            Py_ssize_t hw, float *ggamma, float *gbeta,
+                            float *scratch)
+    void cfp_bn_grad_sums_d(cfp_bn_loop add, void *data, const double *x,
+                            const double *gy, const double *mean,
+                            const double *inv_std, Py_ssize_t n,
+                            Py_ssize_t c, Py_ssize_t hw, double *ggamma,
+                            double *gbeta, double *scratch)
+    void cfp_bn_grad_x_f(const float *x, const float *gy, const float *mean,
+                         const float *inv_std, const float *gamma,
+                         const float *ggamma, const float *gbeta, float inv_m,
+                         Py_ssize_t n, Py_ssize_t c, Py_ssize_t hw, float *gx)
+    void cfp_bn_grad_x_d(const double *x, const double *gy,
+                         const double *mean, const double *inv_std,
+                         const double *gamma, const double *ggamma,
+                         const double *gbeta, double inv_m, Py_ssize_t n,
+                         Py_ssize_t c, Py_ssize_t hw, double *gx)
 
 cdef type _ndarray = numpy.ndarray
 cdef object _promote_types = numpy.promote_types
@@ -43,9 +96,11 @@ cdef object _np_maximum = numpy.maximum
 # What ndarray.sum and numpy.core._methods call, without the Python
 # function around them.
 cdef object _add_reduce = numpy.add.reduce
+cdef object _empty_like = numpy.empty_like
 cdef object _may_share_memory = getattr(
     numpy.may_share_memory, '_implementation', numpy.may_share_memory)
 cdef object _SLICE = slice(None)
+cdef Reduction _add = Reduction(numpy.add)
 
 # What stock's forwards read from their module per call: the classes its
 # ``_impl_selector`` and ``FixedBatchNormalization.forward`` build, and
@@ -181,12 +236,18 @@ cdef object _apply_bn_fwd(object x, object mean, object inv_std,
 
 ctypedef tuple (*values_t)(tuple args)
 
+# The flags the kernels raised in the ``_quietly`` call running now (which
+# holds the GIL throughout): errstate's recorder sees only NumPy's calls.
+cdef int _kernel_raised = 0
+
 
 cdef tuple _quietly(values_t values, tuple args):
     """``values(args)`` with NumPy acting on no floating-point exception;
     None where a call raised, or raised a flag NumPy would act on: the
     node's own code then runs, and raises or acts from stock's line."""
+    global _kernel_raised
     cdef int raised = 0
+    _kernel_raised = 0
     saved = quiet_begin()
     try:
         out = values(args)
@@ -194,9 +255,229 @@ cdef tuple _quietly(values_t values, tuple args):
         return None
     finally:
         raised = quiet_end(saved)
-    if acts(raised):
+    if acts(raised | _kernel_raised):
         return None
     return out
+
+
+# -- The kernels of _batch_norm.h ----------------------------------------
+
+ctypedef struct _Blocks:
+    # x's memory as n blocks of c rows of hw items, of float type
+    # ``typenum``: C-contiguous (channels first), or n * hw blocks of c
+    # items (hw 1) where the channels are the last axis in memory.
+    Py_ssize_t n, c, hw
+    int typenum
+
+
+cdef bint _blocks(object x, tuple axis, bint sums, _Blocks *b) except -1:
+    """Whether ``x`` (an ndarray of ``_float``) can go to the kernels for
+    statistics over ``axis``, its channels on axis 1, and, with ``sums``,
+    whether NumPy's reduction of it runs the rows the kernels run: more
+    than one channel (NumPy merges a single one into one row), rows of
+    channels first no longer than NumPy's buffer (which splits them).
+    Sets ``b``."""
+    if not canonical(x):
+        return False
+    cdef int typenum = cfp_typenum(x)
+    cdef int nd = cfp_nd(x)
+    if typenum != CFP_NPY_FLOAT and typenum != CFP_NPY_DOUBLE:
+        return False
+    if nd < 2 or len(axis) != nd - 1 or axis[0] != 0:
+        return False
+    cdef Py_ssize_t *dims = cfp_dims(x)
+    cdef Py_ssize_t k, hw = 1
+    for k in range(2, nd):
+        if axis[k - 1] != k:
+            return False
+        hw *= dims[k]
+    if dims[0] * dims[1] * hw == 0:
+        return False
+    b.typenum = typenum
+    b.c = dims[1]
+    if cfp_c_aligned(x):
+        b.n = dims[0]
+        b.hw = hw
+        return not sums or (b.c >= 2 and hw <= buffer_size())
+    # Of channels last, only arrays without unit axes: NumPy's outputs
+    # give those strides of their own choosing.
+    if cfp_flags(x) & CFP_NPY_ALIGNED and _channels_last(x):
+        b.n = dims[0] * hw
+        b.hw = 1
+        return not sums or b.c >= 2
+    return False
+
+
+cdef bint _channels_last(object x):
+    # Whether x.transpose(0, 2, ..., 1) is C-contiguous (the layout of a
+    # convolution's output) and x has no unit axis.
+    cdef int nd = cfp_nd(x), k
+    cdef Py_ssize_t *dims = cfp_dims(x)
+    cdef Py_ssize_t *strides = cfp_strides(x)
+    cdef Py_ssize_t expected = 4 if cfp_typenum(x) == CFP_NPY_FLOAT else 8
+    for k in [1] + list(range(nd - 1, 1, -1)) + [0]:
+        if dims[k] == 1 or strides[k] != expected:
+            return False
+        expected *= dims[k]
+    return True
+
+
+cdef bint _like(object a, object x, _Blocks *b) except -1:
+    """Whether ``a`` is an ndarray the kernels can read beside ``x``: of its
+    type, and of shape (c,) and C-contiguous (``x`` None), or of ``x``'s
+    shape and strides."""
+    if (type(a) is not _ndarray or not canonical(a)
+            or not cfp_flags(a) & CFP_NPY_ALIGNED
+            or cfp_typenum(a) != b.typenum):
+        return False
+    if x is None:
+        return (cfp_nd(a) == 1 and cfp_dims(a)[0] == b.c
+                and cfp_c_aligned(a))
+    cdef int nd = cfp_nd(x), k
+    if cfp_nd(a) != nd:
+        return False
+    for k in range(nd):
+        if (cfp_dims(a)[k] != cfp_dims(x)[k]
+                or cfp_strides(a)[k] != cfp_strides(x)[k]):
+            return False
+    return True
+
+
+def kernel_blocks(x, axis):
+    """``(n, c, hw)``, the blocks the kernels see the ndarray ``x`` as for
+    statistics over ``axis`` (a tuple), or None where NumPy's calls compute
+    them; for the tests."""
+    cdef _Blocks b
+    if (type(x) is not _ndarray or not numpy_struct_matches()
+            or not _blocks(x, axis, True, &b)):
+        return None
+    return b.n, b.c, b.hw
+
+
+cdef UfuncLoop _add_loop(_Blocks *b):
+    # NumPy's add loop of x's type; its absence was checked by the caller.
+    return _add.for_type(b.typenum)
+
+
+cdef inline void _begin_kernel() noexcept nogil:
+    clear_flags(all_flags())
+
+
+cdef inline void _end_kernel() noexcept nogil:
+    global _kernel_raised
+    _kernel_raised |= fetestexcept(all_flags())
+
+
+cdef object _new_sums(object x, _Blocks *b):
+    # An uninitialized (c,) array of x's dtype; the kernels clear it.
+    sums = new_shaped(x, 1, &b.c)
+    if sums is None:
+        raise MemoryError
+    return sums
+
+
+cdef object _kernel_sums(object x, _Blocks *b):
+    # add.reduce(x, axis)
+    cdef UfuncLoop loop = _add_loop(b)
+    sums = _new_sums(x, b)
+    _begin_kernel()
+    if b.typenum == CFP_NPY_FLOAT:
+        cfp_bn_sums_f(<cfp_bn_loop>loop.function, loop.data,
+                      <float *>cfp_data(x), b.n, b.c, b.hw,
+                      <float *>cfp_data(sums))
+    else:
+        cfp_bn_sums_d(<cfp_bn_loop>loop.function, loop.data,
+                      <double *>cfp_data(x), b.n, b.c, b.hw,
+                      <double *>cfp_data(sums))
+    _end_kernel()
+    return sums
+
+
+cdef void *_scratch(_Blocks *b) except NULL:
+    # A block of c * hw items of x's type.
+    cdef void *p = malloc(b.c * b.hw * (
+        4 if b.typenum == CFP_NPY_FLOAT else 8))
+    if p == NULL:
+        raise MemoryError
+    return p
+
+
+cdef object _kernel_sq_dev_sums(object x, object mean, _Blocks *b):
+    # add.reduce((x - mean) ** 2, axis), as d = x - mean; d * d
+    cdef UfuncLoop loop = _add_loop(b)
+    sums = _new_sums(x, b)
+    cdef void *scratch = _scratch(b)
+    _begin_kernel()
+    if b.typenum == CFP_NPY_FLOAT:
+        cfp_bn_sq_dev_sums_f(<cfp_bn_loop>loop.function, loop.data,
+                             <float *>cfp_data(x), <float *>cfp_data(mean),
+                             b.n, b.c, b.hw, <float *>cfp_data(sums),
+                             <float *>scratch)
+    else:
+        cfp_bn_sq_dev_sums_d(<cfp_bn_loop>loop.function, loop.data,
+                             <double *>cfp_data(x), <double *>cfp_data(mean),
+                             b.n, b.c, b.hw, <double *>cfp_data(sums),
+                             <double *>scratch)
+    _end_kernel()
+    free(scratch)
+    return sums
+
+
+cdef object _kernel_apply(object x, object mean, object inv_std,
+                          object gamma, object beta, _Blocks *b):
+    # _apply_bn_fwd(x, mean, inv_std, gamma, beta), every operand expanded
+    y = _empty_like(x)     # x's layout, as the ufuncs' outputs
+    _begin_kernel()
+    if b.typenum == CFP_NPY_FLOAT:
+        cfp_bn_apply_f(<float *>cfp_data(x), <float *>cfp_data(mean),
+                       <float *>cfp_data(inv_std), <float *>cfp_data(gamma),
+                       <float *>cfp_data(beta), b.n, b.c, b.hw,
+                       <float *>cfp_data(y))
+    else:
+        cfp_bn_apply_d(<double *>cfp_data(x), <double *>cfp_data(mean),
+                       <double *>cfp_data(inv_std),
+                       <double *>cfp_data(gamma), <double *>cfp_data(beta),
+                       b.n, b.c, b.hw, <double *>cfp_data(y))
+    _end_kernel()
+    return y
+
+
+cdef tuple _kernel_grads(object x, object gamma, object gy, object mean,
+                         object inv_std, double inv_m, _Blocks *b):
+    # _bn_grads: gx, ggamma, gbeta
+    cdef UfuncLoop loop = _add_loop(b)
+    ggamma = _new_sums(x, b)
+    gbeta = _new_sums(x, b)
+    gx = _empty_like(x)
+    cdef void *scratch = _scratch(b)
+    _begin_kernel()
+    if b.typenum == CFP_NPY_FLOAT:
+        cfp_bn_grad_sums_f(<cfp_bn_loop>loop.function, loop.data,
+                           <float *>cfp_data(x), <float *>cfp_data(gy),
+                           <float *>cfp_data(mean),
+                           <float *>cfp_data(inv_std), b.n, b.c, b.hw,
+                           <float *>cfp_data(ggamma),
+                           <float *>cfp_data(gbeta), <float *>scratch)
+        cfp_bn_grad_x_f(<float *>cfp_data(x), <float *>cfp_data(gy),
+                        <float *>cfp_data(mean), <float *>cfp_data(inv_std),
+                        <float *>cfp_data(gamma), <float *>cfp_data(ggamma),
+                        <float *>cfp_data(gbeta), <float>inv_m, b.n, b.c,
+                        b.hw, <float *>cfp_data(gx))
+    else:
+        cfp_bn_grad_sums_d(<cfp_bn_loop>loop.function, loop.data,
+                           <double *>cfp_data(x), <double *>cfp_data(gy),
+                           <double *>cfp_data(mean),
+                           <double *>cfp_data(inv_std), b.n, b.c, b.hw,
+                           <double *>cfp_data(ggamma),
+                           <double *>cfp_data(gbeta), <double *>scratch)
+        cfp_bn_grad_x_d(<double *>cfp_data(x), <double *>cfp_data(gy),
+                        <double *>cfp_data(mean), <double *>cfp_data(inv_std),
+                        <double *>cfp_data(gamma), <double *>cfp_data(ggamma),
+                        <double *>cfp_data(gbeta), inv_m, b.n, b.c, b.hw,
+                        <double *>cfp_data(gx))
+    _end_kernel()
+    free(scratch)
+    return gx, ggamma, gbeta
 
 
 # -- BatchNormalization --------------------------------------------------
@@ -207,12 +488,26 @@ cdef tuple _train_values(tuple args):
     x, gamma, beta, axis, expander, eps, decay, running_mean, running_var = (
         args)
     cdef Py_ssize_t m
+    cdef _Blocks blocks
     interm_dtype = _promote_types(x.dtype, gamma.dtype)
-    g = gamma[expander].astype(interm_dtype, copy=False)
-    b = beta[expander].astype(interm_dtype, copy=False)
-    mean, var = _mean_and_var(x, axis, interm_dtype)
-    inv_std = _reciprocal(_sqrt(var + eps, dtype=interm_dtype))
-    y = _apply_bn_fwd(x, mean[expander], inv_std[expander], g, b)
+    if (_blocks(x, axis, True, &blocks) and _like(gamma, None, &blocks)
+            and _like(beta, None, &blocks)):
+        # _mean_and_var's values: one sum serves as both of its means.
+        rcount = _count(x, axis)
+        mean = _kernel_sums(x, &blocks)
+        mean = _true_divide(mean, rcount, out=mean, casting='unsafe',
+                            subok=False)
+        var = _kernel_sq_dev_sums(x, mean, &blocks)
+        var = _true_divide(var, _np_maximum(rcount - 0, 0), out=var,
+                           casting='unsafe', subok=False)
+        inv_std = _reciprocal(_sqrt(var + eps, dtype=interm_dtype))
+        y = _kernel_apply(x, mean, inv_std, gamma, beta, &blocks)
+    else:
+        g = gamma[expander].astype(interm_dtype, copy=False)
+        b = beta[expander].astype(interm_dtype, copy=False)
+        mean, var = _mean_and_var(x, axis, interm_dtype)
+        inv_std = _reciprocal(_sqrt(var + eps, dtype=interm_dtype))
+        y = _apply_bn_fwd(x, mean[expander], inv_std[expander], g, b)
     new_mean = new_var = None
     if running_mean is not None:
         m = x.size // gamma.size
@@ -309,6 +604,12 @@ cdef tuple _bn_grads(tuple args):
     # GeneralBatchNormalizationImpl.backward on NumPy arrays: gx, ggamma,
     # gbeta.
     axis, m, expander, x, gamma, gy, mean, inv_std = args
+    cdef _Blocks blocks
+    if (_blocks(x, axis, True, &blocks) and _like(gy, x, &blocks)
+            and _like(gamma, None, &blocks) and _like(mean, None, &blocks)
+            and _like(inv_std, None, &blocks)):
+        return _kernel_grads(x, gamma, gy, mean, inv_std,
+                             gamma.dtype.type(1. / m), &blocks)
     x_hat = _x_hat(x, mean[expander], inv_std[expander])
     if x_hat.dtype != _promote_types(x.dtype, gamma.dtype):
         raise AssertionError     # stock's assertion
@@ -393,11 +694,17 @@ cdef object _grad_forward(object node, tuple inputs, ConfigView config):
 cdef tuple _fixed_values(tuple args):
     # The generic branch of FixedBatchNormalization.forward: y, inv_var,
     # inv_std.
-    x, gamma, beta, mean, var, expander, eps = args
+    x, gamma, beta, mean, var, axis, expander, eps = args
+    cdef _Blocks blocks
     inv_var = _reciprocal(var + eps)
     inv_std = _sqrt(inv_var, dtype=inv_var.dtype)
-    y = _apply_bn_fwd(x, mean[expander], inv_std[expander],
-                      gamma[expander], beta[expander])
+    if (_blocks(x, axis, False, &blocks) and _like(gamma, None, &blocks)
+            and _like(beta, None, &blocks) and _like(mean, None, &blocks)
+            and _like(inv_std, None, &blocks)):
+        y = _kernel_apply(x, mean, inv_std, gamma, beta, &blocks)
+    else:
+        y = _apply_bn_fwd(x, mean[expander], inv_std[expander],
+                          gamma[expander], beta[expander])
     return y, inv_var, inv_std
 
 
@@ -418,8 +725,8 @@ cdef object _fixed_forward(object node, tuple inputs, ConfigView config):
     if axes is None:
         return NOT_HANDLED
     axis, key_axis, expander = axes
-    out = _quietly(_fixed_values, (x, gamma, beta, mean, var, expander,
-                                   node.eps))
+    out = _quietly(_fixed_values, (x, gamma, beta, mean, var, axis,
+                                   expander, node.eps))
     if out is None:
         return NOT_HANDLED
     y, inv_var, inv_std = out

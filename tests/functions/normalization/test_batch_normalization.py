@@ -16,6 +16,8 @@ from chainer_fastpath.testing import (
     applied, applied_state, check_error_same, check_same, strided_variable,
     variable as _v, warned)
 from chainer_fastpath.testing.cases import function_tests
+from chainer_fastpath.functions.normalization.batch_normalization import (
+    kernel_blocks)
 
 _f16, _f32, _f64 = numpy.float16, numpy.float32, numpy.float64
 
@@ -79,6 +81,23 @@ def _transposed(*shape):
     return chainer.Variable(_v(*shape).array.T)
 
 
+def _laid_out(layout, *shape, dtype=_f32):
+    """An array of ``shape`` in memory as ``layout`` says: 'c'
+    (C-contiguous), 'last' (channels last, as a convolution's output), or
+    'padded' (the inner window of a C-contiguous array, as a convolution's
+    input gradient)."""
+    if layout == 'last':
+        order = (0,) + tuple(range(2, len(shape))) + (1,)
+        a = numpy.random.uniform(-1, 1, [shape[k] for k in order])
+        return a.astype(dtype).transpose(numpy.argsort(order))
+    if layout == 'padded':
+        a = numpy.random.uniform(
+            -1, 1, shape[:2] + tuple(n + 2 for n in shape[2:]))
+        return a.astype(dtype)[(slice(None),) * 2
+                               + (slice(1, -1),) * (len(shape) - 2)]
+    return numpy.random.uniform(-1, 1, shape).astype(dtype)
+
+
 def _link(train):
     def fn(x):
         link = L.BatchNormalization(x.shape[1], dtype=x.dtype)
@@ -137,11 +156,21 @@ APPLY_CASES = {
     'fixed_strided': lambda: (_fixed(), [strided_variable(4, 3)]
                               + _params(3)),
     'fixed_one_sample': lambda: (_fixed(), [_v(1, 3)] + _params(3)),
+    'fixed_channels_last': lambda: (_fixed(), [
+        chainer.Variable(_laid_out('last', 4, 3, 5, 2))] + _params(3)),
+    'fixed_one_channel': lambda: (_fixed(), [_v(3, 1, 4, 4)] + _params(1)),
+    'fixed_specials': lambda: (_quietly(_fixed()), [
+        _with(_v(4, 3, 2, 2), numpy.nan, numpy.inf, -0.0)] + _params(3)),
     'fixed_empty': lambda: (_fixed(), [_v(0, 3)] + _params(3)),
     'fixed_nan': lambda: (_quietly(_fixed()), [
         _with(_v(4, 3), numpy.nan, -numpy.inf)] + _params(3)),
     'fixed_variables': lambda: (_fixed_variables, [_v(4, 3)] + _params(3) + [
         _v(3), _v(3, low=0.5, high=2)]),
+    'bn_channels_last': lambda: (_bn(), [
+        chainer.Variable(_laid_out('last', 4, 3, 5, 2))] + _params(3)),
+    'bn_long_rows': lambda: (_bn(), [_v(2, 3, 1, 300)] + _params(3)),
+    'bn_specials': lambda: (_quietly(_bn()), [
+        _with(_v(4, 3, 2, 2), numpy.nan, numpy.inf, -0.0)] + _params(3)),
     'link_train': lambda: (_link(True), [_v(6, 3, 2, 2)]),
     'link_test': lambda: (_link(False), [_v(6, 3, 2, 2)]),
     'link_train_float16': lambda: (_link(True), [_v(5, 4, dtype=_f16)]),
@@ -164,6 +193,10 @@ BACKWARD_CASES = {
     'bn_axis': _grad_case(_bn(axis=(0, 1)), 3, 4, 2, params=2),
     'bn_mixed': _grad_case(_bn(), 5, 3, gamma_dtype=_f32),
     'bn_running': _grad_case(lambda x, g, b: _running()(x, g, b)[0], 5, 3),
+    'bn_long_rows': _grad_case(_bn(), 2, 3, 1, 200),
+    'bn_channels_last': lambda d: applied(
+        _bn(), chainer.Variable(_laid_out('last', 3, 4, 3, 5, dtype=d)),
+        _v(4, dtype=d), _v(4, dtype=d)),
     'fixed_2d': _grad_case(_fixed(), 6, 3),
     'fixed_4d': _grad_case(_fixed(), 2, 3, 2, 2),
     'fixed_mixed': _grad_case(_fixed(), 5, 3, gamma_dtype=_f64),
@@ -199,9 +232,11 @@ globals().update(function_tests(
     compiled_forward=dict(
         dict.fromkeys(['bn_2d', 'bn_4d', 'bn_axis_tuple', 'bn_float16',
                        'bn_x16_gamma32', 'bn_running', 'bn_running_mixed',
-                       'link_train'], bn.BatchNormalization.forward),
+                       'bn_channels_last', 'bn_long_rows', 'link_train'],
+                      bn.BatchNormalization.forward),
         **dict.fromkeys(['fixed_2d', 'fixed_4d', 'fixed_float16',
-                         'fixed_x16_gamma32', 'link_test'],
+                         'fixed_x16_gamma32', 'fixed_channels_last',
+                         'fixed_one_channel', 'link_test'],
                         bn.FixedBatchNormalization.forward))))
 
 
@@ -265,6 +300,103 @@ def test_errors_leave_running_averages_as_stock():
         return None, mean, var
     stock, _ = check_same(fn)
     assert stock[0] is not None
+
+
+# -- the kernels' passes over x and gy --------------------------------------
+
+# Shapes about NumPy's reduction order: rows of every pairwise-sum branch,
+# a row as long as NumPy's buffer and one longer (NumPy's calls then), one
+# channel (NumPy's), one sample, unit axes.
+KERNEL_SHAPES = [(4, 3, 5, 6), (2, 3, 1, 300), (3, 2, 1, 8192),
+                 (2, 2, 1, 8193), (3, 1, 4, 4), (1, 3, 5, 5), (6, 4),
+                 (5, 3, 1, 1), (3, 4, 7), (2, 5, 3, 129)]
+
+
+def _train_step(shape, dtype, x_layout, gy_layout):
+    # Forward with running averages, backward, and the layouts stock's
+    # outputs have.
+    def fn():
+        x = chainer.Variable(_laid_out(x_layout, *shape, dtype=dtype))
+        g, b = _params(shape[1], dtype)
+        mean, var = _stats(shape[1], dtype)
+        y = F.batch_normalization(x, g, b, running_mean=mean,
+                                  running_var=var)
+        y.grad = _laid_out(gy_layout, *shape, dtype=dtype)
+        y.backward()
+        return (y.array, y.array.strides, x.grad, x.grad.strides, g.grad,
+                b.grad, mean, var)
+    return fn
+
+
+@pytest.mark.parametrize('dtype', [_f32, _f64])
+@pytest.mark.parametrize('shape', KERNEL_SHAPES, ids=str)
+@pytest.mark.parametrize('x_layout, gy_layout', [
+    ('c', 'c'), ('last', 'last'), ('last', 'c'), ('padded', 'c')])
+def test_kernel_passes_same_as_stock(shape, dtype, x_layout, gy_layout):
+    check_same(_train_step(shape, dtype, x_layout, gy_layout))
+
+
+@pytest.mark.parametrize('bufsize', [16, 8192, 16384])
+@pytest.mark.parametrize('shape', [(2, 3, 1, 300), (2, 2, 1, 9000)],
+                         ids=str)
+def test_kernel_follows_numpys_buffer_size(shape, bufsize):
+    def fn():
+        old = numpy.setbufsize(bufsize)
+        try:
+            return _train_step(shape, _f32, 'c', 'c')()
+        finally:
+            numpy.setbufsize(old)
+    check_same(fn)
+
+
+@pytest.mark.parametrize('shape, layout, blocks', [
+    ((4, 3, 5, 6), 'c', (4, 3, 30)),
+    ((4, 3, 5, 6), 'last', (120, 3, 1)),
+    ((6, 4), 'c', (6, 4, 1)),
+    ((3, 2, 1, 8192), 'c', (3, 2, 8192)),
+    ((2, 2, 1, 8193), 'c', None),       # a row longer than the buffer
+    ((2, 2, 3, 3000), 'last', (18000, 2, 1)),
+    ((3, 1, 4, 4), 'c', None),          # one channel
+    ((4, 3, 5, 6), 'padded', None),
+    ((4, 3, 1, 6), 'last', None),       # unit axis: outputs' strides
+])
+def test_kernels_take_the_layouts_they_reproduce(shape, layout, blocks):
+    # The differential tests pass either way; this says which way.
+    x = _laid_out(layout, *shape)
+    axis = (0,) + tuple(range(2, len(shape)))
+    assert kernel_blocks(x, axis) == blocks
+
+
+def test_kernels_follow_a_smaller_buffer():
+    x = _laid_out('c', 2, 3, 1, 300)
+    old = numpy.setbufsize(16)
+    try:
+        assert kernel_blocks(x, (0, 2, 3)) is None
+    finally:
+        numpy.setbufsize(old)
+    assert kernel_blocks(x, (0, 2, 3)) == (2, 3, 300)
+
+
+@pytest.mark.parametrize('mode', ['ignore', 'warn', 'raise'])
+@pytest.mark.parametrize('layout', ['c', 'last'])
+@pytest.mark.parametrize('where', ['x', 'gy'])
+def test_kernel_special_values_as_stock(where, layout, mode):
+    def fn():
+        x = chainer.Variable(_laid_out(layout, 4, 3, 5, 5))
+        gy = _laid_out(layout, 4, 3, 5, 5)
+        (x.array if where == 'x' else gy).ravel(order='K')[
+            [0, 7, 20, 33, 41]] = [numpy.nan, numpy.inf, -numpy.inf, -0.0,
+                                   1e-45]
+        g, b = _params(3)
+
+        def step():
+            y = F.batch_normalization(x, g, b)
+            y.grad = gy
+            y.backward()
+            return y.array, x.grad, g.grad, b.grad
+        with numpy.errstate(all=mode):
+            return warned(step)
+    check_same(fn)
 
 
 # -- warnings, errors, floating-point exceptions ----------------------------
