@@ -310,3 +310,31 @@ cdef bint _has_nan(const _bits_t[::1] a, _bits_t exponent,
         found |= (((a[i] & exponent) == exponent)
                   & ((a[i] & mantissa) != 0))
     return found
+
+
+cdef bint dense_transposed(object a):
+    """Whether the ndarray ``a``'s items fill its memory in some order of
+    its axes, strides positive, and no axis is of length 1: a transpose of
+    a C-contiguous array. A ufunc's output given ``a`` (and operands of
+    its layout) has that order: ``empty_like(a)``'s strides. (Of an axis
+    of length 1, NumPy's outputs choose the stride by their own rules.)"""
+    cdef int nd = cfp_nd(a), _k, j, best
+    cdef Py_ssize_t *dims = cfp_dims(a)
+    cdef Py_ssize_t *strides = cfp_strides(a)
+    cdef Py_ssize_t expected = cfp_elsize(a)
+    cdef unsigned long long used = 0
+    if nd > 64:
+        return False
+    for _k in range(nd):
+        # The axis of the smallest stride not yet used must step over
+        # what the axes before it cover.
+        best = -1
+        for j in range(nd):
+            if not (used >> j) & 1 and (
+                    best < 0 or strides[j] < strides[best]):
+                best = j
+        if dims[best] == 1 or strides[best] != expected:
+            return False
+        used |= 1ULL << best
+        expected *= dims[best]
+    return True
