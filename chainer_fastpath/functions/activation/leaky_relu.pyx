@@ -29,6 +29,7 @@ cdef type _float16 = numpy.float16
 cdef type _float32 = numpy.float32
 cdef type _float64 = numpy.float64
 cdef object _np_multiply = numpy.multiply
+cdef object _copyto = numpy.copyto
 cdef object _result_type = numpy.result_type
 cdef object _finfo = numpy.finfo
 # The slopes whose ``slope >= 0`` runs no code of anybody's: the backward
@@ -64,6 +65,51 @@ ctypedef fused real:
     double
 
 
+cdef void _blend_f(float *a, const float *cond, Py_ssize_t n,
+                   float s) noexcept nogil:
+    # _scale without a branch: each element multiplied by the slope where
+    # selected, by 1.0 elsewhere (exact, and raising no flag but on a
+    # signaling NaN), the product kept where selected, the element's own
+    # bits elsewhere. The signs of a layer's outputs are as good as random:
+    # _scale's branch mispredicts on every other element.
+    cdef Py_ssize_t i
+    cdef uint32_t u, magnitude, selected, factor, product, kept, s_bits
+    cdef float f, p
+    memcpy(&s_bits, &s, 4)
+    for i in range(n):
+        memcpy(&u, &cond[i], 4)
+        magnitude = u & 0x7fffffffu
+        selected = 0u - <uint32_t>((magnitude <= 0x7f800000u)
+                                   & ((u >> 31) | (magnitude == 0)))
+        factor = (s_bits & selected) | (0x3f800000u & ~selected)
+        memcpy(&f, &factor, 4)
+        p = a[i] * f
+        memcpy(&product, &p, 4)
+        memcpy(&kept, &a[i], 4)
+        kept = (product & selected) | (kept & ~selected)
+        memcpy(&a[i], &kept, 4)
+
+
+cdef void _blend_d(double *a, const double *cond, Py_ssize_t n,
+                   double s) noexcept nogil:
+    cdef Py_ssize_t i
+    cdef uint64_t u, magnitude, selected, factor, product, kept, s_bits
+    cdef double f, p
+    memcpy(&s_bits, &s, 8)
+    for i in range(n):
+        memcpy(&u, &cond[i], 8)
+        magnitude = u & 0x7fffffffffffffffu
+        selected = 0u - <uint64_t>((magnitude <= 0x7ff0000000000000u)
+                                   & ((u >> 63) | (magnitude == 0)))
+        factor = (s_bits & selected) | (0x3ff0000000000000u & ~selected)
+        memcpy(&f, &factor, 8)
+        p = a[i] * f
+        memcpy(&product, &p, 8)
+        memcpy(&kept, &a[i], 8)
+        kept = (product & selected) | (kept & ~selected)
+        memcpy(&a[i], &kept, 8)
+
+
 cdef void _scale(real *a, const real *cond, Py_ssize_t n,
                  real s) noexcept nogil:
     cdef Py_ssize_t i
@@ -77,15 +123,17 @@ cdef void _scale(real *a, const real *cond, Py_ssize_t n,
             a[i] = a[i] * s
 
 
-cdef bint _scaled_in_c(object a, object cond, object slope,
+cdef bint _scaled_in_c(object a, object cond, object slope, object source,
                        int *raised) except -1:
     """``a[cond <= 0] *= slope`` in one pass, where the multiplications are
     float32's or float64's with ``slope`` cast to that dtype, as NumPy's
     are for a float slope; False (nothing done) for other operands. The
-    products are NumPy's own: one rounding each, made only where the
-    element is selected, so the flags raised are the gathered multiply's.
-    A NaN slope is left to NumPy: of two NaNs, which one a product keeps
-    is its loop's choice."""
+    products are NumPy's own: one rounding each. ``a`` is a copy of
+    ``source``: where the pass without a branch raised a flag (which a
+    signaling NaN not selected may have), ``a`` is copied again and the
+    pass that multiplies only the selected elements runs, so the flags
+    raised are the gathered multiply's. A NaN slope is left to NumPy: of
+    two NaNs, which one a product keeps is its loop's choice."""
     if (not numpy_struct_matches() or type(cond) is not _ndarray
             or (type(slope) is not float and type(slope) is not _float16
                 and type(slope) is not _float32
@@ -109,6 +157,17 @@ cdef bint _scaled_in_c(object a, object cond, object slope,
         return False
     cdef char *a_data = cfp_data(a)
     cdef char *cond_data = cfp_data(cond)
+    cdef int flags
+    with nogil:
+        clear_flags(all_flags())
+        if typenum == CFP_NPY_FLOAT:
+            _blend_f(<float *>a_data, <const float *>cond_data, n, <float>s)
+        else:
+            _blend_d(<double *>a_data, <const double *>cond_data, n, s)
+        flags = fetestexcept(all_flags())
+    if not flags:
+        return True
+    _copyto(a, source)
     with nogil:
         clear_flags(all_flags())
         if typenum == CFP_NPY_FLOAT:
@@ -134,11 +193,12 @@ cdef bint _casts_quietly(object slope, object dtype) except -1:
     return info.tiny <= abs(s) <= info.max
 
 
-cdef object _scaled_where_not_positive(object a, object cond, object slope):
-    """``a[cond <= 0] *= slope`` on a new array ``a``; False where NumPy
-    would have acted on a floating-point exception."""
+cdef object _scaled_where_not_positive(object a, object cond, object slope,
+                                       object source):
+    """``a[cond <= 0] *= slope`` on ``a``, a new copy of ``source``; False
+    where NumPy would have acted on a floating-point exception."""
     cdef int raised = 0
-    if _scaled_in_c(a, cond, slope, &raised):
+    if _scaled_in_c(a, cond, slope, source, &raised):
         return not acts(raised)
     if (_result_type(a.dtype, slope) != a.dtype
             or not _casts_quietly(slope, a.dtype)):
@@ -162,7 +222,7 @@ cdef object _forward(object node, tuple inputs, ConfigView config):
         return NOT_HANDLED
     y = x.copy()
     # ``x <= 0`` read from the copy: the same bits, and contiguous.
-    if not _scaled_where_not_positive(y, y, node.slope):
+    if not _scaled_where_not_positive(y, y, node.slope, x):
         return NOT_HANDLED
     if node.slope >= 0:
         retain_outputs(node, (0,))
@@ -202,7 +262,7 @@ cdef object _backward(object func, tuple indexes, tuple grad_outputs):
             or cond.shape != gy.shape):
         return NOT_HANDLED
     gx = gy.copy()
-    if not _scaled_where_not_positive(gx, cond, slope):
+    if not _scaled_where_not_positive(gx, cond, slope, gy):
         return NOT_HANDLED
     return (new_grad(gx, grad_requires_grad(gy_var)),)
 
