@@ -26,7 +26,8 @@ SHAPES = ((3,), (2, 3), (), (1,), (0,), (3, 2), (2, 1), (1, 3), (2, 0),
           (2, 3, 1), (2, 1, 3), (4,), (1, 1))
 FLOATS = ('float32', 'float64', 'float16')
 DTYPES = FLOATS + ('int32', 'int64', 'int8', 'uint8', 'bool')
-LAYOUTS = ('C', 'F', 'strided', 'readonly', 'misaligned', 'swapped')
+LAYOUTS = ('C', 'F', 'last', 'strided', 'readonly', 'misaligned',
+           'swapped')
 VALUES = ('normal', 'special', 'big')
 WRAPPERS = ('Variable', 'ndarray', 'Parameter', 'MyVariable', 'MyParameter')
 SCALARS = ('2', '0.5', '-1', '0', '3.0', 'numpy.float32(2)',

@@ -51,7 +51,8 @@ _SPECIAL = numpy.array([0.0, -0.0, 1.0, -1.0, numpy.inf, -numpy.inf,
 
 def arr(shape, dtype='float32', layout='C', values='normal'):
     """A NumPy array of ``shape`` and ``dtype`` laid out as ``layout``: 'C',
-    'F', 'strided' (every other element of a larger array), 'readonly',
+    'F', 'last' (axis 1 last in memory, as a convolution's output),
+    'strided' (every other element of a larger array), 'readonly',
     'misaligned' (data at an odd address) or 'swapped' (the other byte
     order); ``values`` 'normal' (uniform in [-1, 1)), 'special' (zeros,
     infinities, NaNs, subnormals, overflowing numbers) or 'big'."""
@@ -71,6 +72,10 @@ def arr(shape, dtype='float32', layout='C', values='normal'):
         a = base.astype(dtype).reshape(shape)
     if layout == 'F':
         return numpy.asfortranarray(a)
+    if layout == 'last' and a.ndim > 2:
+        order = (0,) + tuple(range(2, a.ndim)) + (1,)
+        return numpy.ascontiguousarray(a.transpose(order)).transpose(
+            numpy.argsort(order))
     if layout == 'strided':
         wide = numpy.zeros(a.shape[:-1] + (2 * a.shape[-1],), dtype) \
             if a.ndim else numpy.zeros(2, dtype)
