@@ -97,6 +97,7 @@ cdef object _np_maximum = numpy.maximum
 # function around them.
 cdef object _add_reduce = numpy.add.reduce
 cdef object _empty_like = numpy.empty_like
+cdef object _ascontiguousarray = numpy.ascontiguousarray
 cdef object _may_share_memory = getattr(
     numpy.may_share_memory, '_implementation', numpy.may_share_memory)
 cdef object _SLICE = slice(None)
@@ -605,11 +606,19 @@ cdef tuple _bn_grads(tuple args):
     # gbeta.
     axis, m, expander, x, gamma, gy, mean, inv_std = args
     cdef _Blocks blocks
-    if (_blocks(x, axis, True, &blocks) and _like(gy, x, &blocks)
+    cdef bint same = _blocks(x, axis, True, &blocks) and _like(gy, x, &blocks)
+    # Else a convolution's output x (channels last, or a window of its
+    # padded image) and its gradient gy in C order: gy * x_hat and gx are
+    # then C-ordered (where operands' layouts differ, NumPy's iterator keeps
+    # C order), and the sums run over them and gy as over arrays of gy's
+    # layout. x's values are then read from a copy in that layout.
+    if ((same or (cfp_c_aligned(gy) and _blocks(gy, axis, True, &blocks)
+                  and canonical(x) and cfp_typenum(x) == blocks.typenum))
             and _like(gamma, None, &blocks) and _like(mean, None, &blocks)
             and _like(inv_std, None, &blocks)):
-        return _kernel_grads(x, gamma, gy, mean, inv_std,
-                             gamma.dtype.type(1. / m), &blocks)
+        return _kernel_grads(x if same else _ascontiguousarray(x), gamma, gy,
+                             mean, inv_std, gamma.dtype.type(1. / m),
+                             &blocks)
     x_hat = _x_hat(x, mean[expander], inv_std[expander])
     if x_hat.dtype != _promote_types(x.dtype, gamma.dtype):
         raise AssertionError     # stock's assertion

@@ -83,9 +83,12 @@ def _transposed(*shape):
 
 def _laid_out(layout, *shape, dtype=_f32):
     """An array of ``shape`` in memory as ``layout`` says: 'c'
-    (C-contiguous), 'last' (channels last, as a convolution's output), or
-    'padded' (the inner window of a C-contiguous array, as a convolution's
-    input gradient)."""
+    (C-contiguous), 'last' (channels last, as a convolution's output),
+    'reversed' (a transpose), or 'padded' (the inner window of a
+    C-contiguous array, as a convolution's input gradient)."""
+    if layout == 'reversed':
+        a = numpy.random.uniform(-1, 1, shape[::-1])
+        return a.astype(dtype).T
     if layout == 'last':
         order = (0,) + tuple(range(2, len(shape))) + (1,)
         a = numpy.random.uniform(-1, 1, [shape[k] for k in order])
@@ -331,7 +334,9 @@ def _train_step(shape, dtype, x_layout, gy_layout):
 @pytest.mark.parametrize('dtype', [_f32, _f64])
 @pytest.mark.parametrize('shape', KERNEL_SHAPES, ids=str)
 @pytest.mark.parametrize('x_layout, gy_layout', [
-    ('c', 'c'), ('last', 'last'), ('last', 'c'), ('padded', 'c')])
+    ('c', 'c'), ('last', 'last'), ('last', 'c'), ('padded', 'c'),
+    ('reversed', 'c'), ('c', 'last'), ('last', 'padded'),
+    ('padded', 'padded')])
 def test_kernel_passes_same_as_stock(shape, dtype, x_layout, gy_layout):
     check_same(_train_step(shape, dtype, x_layout, gy_layout))
 
