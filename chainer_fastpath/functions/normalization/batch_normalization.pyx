@@ -235,28 +235,24 @@ cdef object _apply_bn_fwd(object x, object mean, object inv_std,
     return y.astype(x.dtype)
 
 
-ctypedef tuple (*values_t)(tuple args)
-
-# The flags the kernels raised in the ``_quietly`` call running now (which
-# holds the GIL throughout): errstate's recorder sees only NumPy's calls.
-cdef int _kernel_raised = 0
+ctypedef tuple (*values_t)(tuple args, int *kernel_raised)
 
 
 cdef tuple _quietly(values_t values, tuple args):
-    """``values(args)`` with NumPy acting on no floating-point exception;
-    None where a call raised, or raised a flag NumPy would act on: the
-    node's own code then runs, and raises or acts from stock's line."""
-    global _kernel_raised
-    cdef int raised = 0
-    _kernel_raised = 0
+    """``values(args, &flags)`` with NumPy acting on no floating-point
+    exception; None where a call raised, or raised a flag NumPy would act
+    on (errstate's recorder sees NumPy's calls, ``flags`` collects what the
+    kernels raised): the node's own code then runs, and raises or acts from
+    stock's line."""
+    cdef int raised = 0, kernel_raised = 0
     saved = quiet_begin()
     try:
-        out = values(args)
+        out = values(args, &kernel_raised)
     except Exception:
         return None
     finally:
         raised = quiet_end(saved)
-    if acts(raised | _kernel_raised):
+    if acts(raised | kernel_raised):
         return None
     return out
 
@@ -360,15 +356,6 @@ cdef UfuncLoop _add_loop(_Blocks *b):
     return _add.for_type(b.typenum)
 
 
-cdef inline void _begin_kernel() noexcept nogil:
-    clear_flags(all_flags())
-
-
-cdef inline void _end_kernel() noexcept nogil:
-    global _kernel_raised
-    _kernel_raised |= fetestexcept(all_flags())
-
-
 cdef object _new_sums(object x, _Blocks *b):
     # An uninitialized (c,) array of x's dtype; the kernels clear it.
     sums = new_shaped(x, 1, &b.c)
@@ -377,11 +364,11 @@ cdef object _new_sums(object x, _Blocks *b):
     return sums
 
 
-cdef object _kernel_sums(object x, _Blocks *b):
+cdef object _kernel_sums(object x, _Blocks *b, int *raised):
     # add.reduce(x, axis)
     cdef UfuncLoop loop = _add_loop(b)
     sums = _new_sums(x, b)
-    _begin_kernel()
+    clear_flags(all_flags())
     if b.typenum == CFP_NPY_FLOAT:
         cfp_bn_sums_f(<cfp_bn_loop>loop.function, loop.data,
                       <float *>cfp_data(x), b.n, b.c, b.hw,
@@ -390,7 +377,7 @@ cdef object _kernel_sums(object x, _Blocks *b):
         cfp_bn_sums_d(<cfp_bn_loop>loop.function, loop.data,
                       <double *>cfp_data(x), b.n, b.c, b.hw,
                       <double *>cfp_data(sums))
-    _end_kernel()
+    raised[0] |= fetestexcept(all_flags())
     return sums
 
 
@@ -403,12 +390,13 @@ cdef void *_scratch(_Blocks *b) except NULL:
     return p
 
 
-cdef object _kernel_sq_dev_sums(object x, object mean, _Blocks *b):
+cdef object _kernel_sq_dev_sums(object x, object mean, _Blocks *b,
+                                int *raised):
     # add.reduce((x - mean) ** 2, axis), as d = x - mean; d * d
     cdef UfuncLoop loop = _add_loop(b)
     sums = _new_sums(x, b)
     cdef void *scratch = _scratch(b)
-    _begin_kernel()
+    clear_flags(all_flags())
     if b.typenum == CFP_NPY_FLOAT:
         cfp_bn_sq_dev_sums_f(<cfp_bn_loop>loop.function, loop.data,
                              <float *>cfp_data(x), <float *>cfp_data(mean),
@@ -419,16 +407,16 @@ cdef object _kernel_sq_dev_sums(object x, object mean, _Blocks *b):
                              <double *>cfp_data(x), <double *>cfp_data(mean),
                              b.n, b.c, b.hw, <double *>cfp_data(sums),
                              <double *>scratch)
-    _end_kernel()
+    raised[0] |= fetestexcept(all_flags())
     free(scratch)
     return sums
 
 
 cdef object _kernel_apply(object x, object mean, object inv_std,
-                          object gamma, object beta, _Blocks *b):
+                          object gamma, object beta, _Blocks *b, int *raised):
     # _apply_bn_fwd(x, mean, inv_std, gamma, beta), every operand expanded
     y = _empty_like(x)     # x's layout, as the ufuncs' outputs
-    _begin_kernel()
+    clear_flags(all_flags())
     if b.typenum == CFP_NPY_FLOAT:
         cfp_bn_apply_f(<float *>cfp_data(x), <float *>cfp_data(mean),
                        <float *>cfp_data(inv_std), <float *>cfp_data(gamma),
@@ -439,19 +427,20 @@ cdef object _kernel_apply(object x, object mean, object inv_std,
                        <double *>cfp_data(inv_std),
                        <double *>cfp_data(gamma), <double *>cfp_data(beta),
                        b.n, b.c, b.hw, <double *>cfp_data(y))
-    _end_kernel()
+    raised[0] |= fetestexcept(all_flags())
     return y
 
 
 cdef tuple _kernel_grads(object x, object gamma, object gy, object mean,
-                         object inv_std, double inv_m, _Blocks *b):
+                         object inv_std, double inv_m, _Blocks *b,
+                         int *raised):
     # _bn_grads: gx, ggamma, gbeta
     cdef UfuncLoop loop = _add_loop(b)
     ggamma = _new_sums(x, b)
     gbeta = _new_sums(x, b)
     gx = _empty_like(x)
     cdef void *scratch = _scratch(b)
-    _begin_kernel()
+    clear_flags(all_flags())
     if b.typenum == CFP_NPY_FLOAT:
         cfp_bn_grad_sums_f(<cfp_bn_loop>loop.function, loop.data,
                            <float *>cfp_data(x), <float *>cfp_data(gy),
@@ -476,14 +465,14 @@ cdef tuple _kernel_grads(object x, object gamma, object gy, object mean,
                         <double *>cfp_data(gamma), <double *>cfp_data(ggamma),
                         <double *>cfp_data(gbeta), inv_m, b.n, b.c, b.hw,
                         <double *>cfp_data(gx))
-    _end_kernel()
+    raised[0] |= fetestexcept(all_flags())
     free(scratch)
     return gx, ggamma, gbeta
 
 
 # -- BatchNormalization --------------------------------------------------
 
-cdef tuple _train_values(tuple args):
+cdef tuple _train_values(tuple args, int *kernel_raised):
     # GeneralBatchNormalizationImpl.forward on NumPy arrays: y, mean, var,
     # inv_std, and the new running averages (copies, or None).
     x, gamma, beta, axis, expander, eps, decay, running_mean, running_var = (
@@ -495,14 +484,15 @@ cdef tuple _train_values(tuple args):
             and _like(beta, None, &blocks)):
         # _mean_and_var's values: one sum serves as both of its means.
         rcount = _count(x, axis)
-        mean = _kernel_sums(x, &blocks)
+        mean = _kernel_sums(x, &blocks, kernel_raised)
         mean = _true_divide(mean, rcount, out=mean, casting='unsafe',
                             subok=False)
-        var = _kernel_sq_dev_sums(x, mean, &blocks)
+        var = _kernel_sq_dev_sums(x, mean, &blocks, kernel_raised)
         var = _true_divide(var, _np_maximum(rcount - 0, 0), out=var,
                            casting='unsafe', subok=False)
         inv_std = _reciprocal(_sqrt(var + eps, dtype=interm_dtype))
-        y = _kernel_apply(x, mean, inv_std, gamma, beta, &blocks)
+        y = _kernel_apply(x, mean, inv_std, gamma, beta, &blocks,
+                          kernel_raised)
     else:
         g = gamma[expander].astype(interm_dtype, copy=False)
         b = beta[expander].astype(interm_dtype, copy=False)
@@ -601,7 +591,7 @@ cdef tuple _grad_axes(object axis, object expander, object x, object gamma,
     return axis, x.size // n
 
 
-cdef tuple _bn_grads(tuple args):
+cdef tuple _bn_grads(tuple args, int *kernel_raised):
     # GeneralBatchNormalizationImpl.backward on NumPy arrays: gx, ggamma,
     # gbeta.
     axis, m, expander, x, gamma, gy, mean, inv_std = args
@@ -611,14 +601,16 @@ cdef tuple _bn_grads(tuple args):
     # padded image) and its gradient gy in C order: gy * x_hat and gx are
     # then C-ordered (where operands' layouts differ, NumPy's iterator keeps
     # C order), and the sums run over them and gy as over arrays of gy's
-    # layout. x's values are then read from a copy in that layout.
+    # layout. x's values are then read from a copy in that layout (x
+    # aligned: NumPy's copy is, and x C-contiguous is not copied).
     if ((same or (cfp_c_aligned(gy) and _blocks(gy, axis, True, &blocks)
-                  and canonical(x) and cfp_typenum(x) == blocks.typenum))
+                  and canonical(x) and cfp_typenum(x) == blocks.typenum
+                  and cfp_flags(x) & CFP_NPY_ALIGNED))
             and _like(gamma, None, &blocks) and _like(mean, None, &blocks)
             and _like(inv_std, None, &blocks)):
         return _kernel_grads(x if same else _ascontiguousarray(x), gamma, gy,
                              mean, inv_std, gamma.dtype.type(1. / m),
-                             &blocks)
+                             &blocks, kernel_raised)
     x_hat = _x_hat(x, mean[expander], inv_std[expander])
     if x_hat.dtype != _promote_types(x.dtype, gamma.dtype):
         raise AssertionError     # stock's assertion
@@ -700,7 +692,7 @@ cdef object _grad_forward(object node, tuple inputs, ConfigView config):
 
 # -- FixedBatchNormalization ---------------------------------------------
 
-cdef tuple _fixed_values(tuple args):
+cdef tuple _fixed_values(tuple args, int *kernel_raised):
     # The generic branch of FixedBatchNormalization.forward: y, inv_var,
     # inv_std.
     x, gamma, beta, mean, var, axis, expander, eps = args
@@ -710,7 +702,8 @@ cdef tuple _fixed_values(tuple args):
     if (_blocks(x, axis, False, &blocks) and _like(gamma, None, &blocks)
             and _like(beta, None, &blocks) and _like(mean, None, &blocks)
             and _like(inv_std, None, &blocks)):
-        y = _kernel_apply(x, mean, inv_std, gamma, beta, &blocks)
+        y = _kernel_apply(x, mean, inv_std, gamma, beta, &blocks,
+                          kernel_raised)
     else:
         y = _apply_bn_fwd(x, mean[expander], inv_std[expander],
                           gamma[expander], beta[expander])
@@ -774,7 +767,7 @@ cdef tuple _fixed_grads(object node, tuple arrays):
         inv_std if given else None, inv_var))
 
 
-cdef tuple _fixed_grad_values(tuple args):
+cdef tuple _fixed_grad_values(tuple args, int *kernel_raised):
     # FixedBatchNormalizationGrad.forward on NumPy arrays.
     axis, expander, x, gamma, mean, var, gy, eps, inv_std, inv_var = args
     if inv_std is None:

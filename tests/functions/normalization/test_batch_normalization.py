@@ -13,8 +13,8 @@ import chainer.links as L
 from chainer.functions.normalization import batch_normalization as bn
 
 from chainer_fastpath.testing import (
-    applied, applied_state, check_error_same, check_same, strided_variable,
-    variable as _v, warned)
+    applied, applied_state, check_error_same, check_same, misaligned,
+    strided_variable, variable as _v, warned)
 from chainer_fastpath.testing.cases import function_tests
 from chainer_fastpath.functions.normalization.batch_normalization import (
     kernel_blocks)
@@ -84,8 +84,11 @@ def _transposed(*shape):
 def _laid_out(layout, *shape, dtype=_f32):
     """An array of ``shape`` in memory as ``layout`` says: 'c'
     (C-contiguous), 'last' (channels last, as a convolution's output),
-    'reversed' (a transpose), or 'padded' (the inner window of a
-    C-contiguous array, as a convolution's input gradient)."""
+    'reversed' (a transpose), 'padded' (the inner window of a
+    C-contiguous array, as a convolution's input gradient) or 'misaligned'
+    (C-contiguous at an odd address)."""
+    if layout == 'misaligned':
+        return misaligned(_laid_out('c', *shape, dtype=dtype))
     if layout == 'reversed':
         a = numpy.random.uniform(-1, 1, shape[::-1])
         return a.astype(dtype).T
@@ -336,7 +339,7 @@ def _train_step(shape, dtype, x_layout, gy_layout):
 @pytest.mark.parametrize('x_layout, gy_layout', [
     ('c', 'c'), ('last', 'last'), ('last', 'c'), ('padded', 'c'),
     ('reversed', 'c'), ('c', 'last'), ('last', 'padded'),
-    ('padded', 'padded')])
+    ('padded', 'padded'), ('misaligned', 'c'), ('c', 'misaligned')])
 def test_kernel_passes_same_as_stock(shape, dtype, x_layout, gy_layout):
     check_same(_train_step(shape, dtype, x_layout, gy_layout))
 
