@@ -151,18 +151,97 @@ cdef class Binary(FloatLoops):
 
     cdef object quiet(self, object a, object b, int *raised):
         """``_fpe.quiet2(self.ufunc, a, b, raised)``, by the loop where
-        ``call`` takes the operands."""
+        ``call`` or ``call_apart`` takes the operands."""
         y = self.call(a, b, raised)
+        if y is None:
+            y = self.call_apart(a, b, None, raised)
         if y is None:
             y = quiet2(self.ufunc, a, b, raised)
         return y
 
     cdef object quiet_in_place(self, object a, object b, int *raised):
         """``_fpe.quiet_into(self.ufunc, a, b, a, raised)``, by the loop
-        where ``into`` takes the operands; returns ``a``."""
+        where ``into`` or ``call_apart`` takes the operands; returns
+        ``a``."""
         if self.into(a, b, raised):
             return a
+        if self.call_apart(a, b, a, raised) is not None:
+            return a
         return quiet_into(self.ufunc, a, b, a, raised)
+
+    def apart(self, a, b, in_place=False):
+        """``(self.call_apart(a, b, a if in_place else None), raised
+        flags)``, for the tests."""
+        cdef int raised = 0
+        out = self.call_apart(a, b, a if in_place else None, &raised)
+        return out, raised
+
+    cdef object call_apart(self, object a, object b, object out,
+                           int *raised):
+        """``ufunc(a, b)`` (``out`` None) or ``ufunc(a, b, out=a)``
+        (``out`` is ``a``) for 2-d operands of one shape whose rows are
+        each contiguous and lie apart in order (the rows of a column
+        window of a wider array, as a gradient split from a stacked one
+        is), at least one of them not C-contiguous, as NumPy's buffered
+        iterator runs it: the output C-ordered (``a`` itself in place),
+        the loop called over the flattened elements in runs of NumPy's
+        buffer size, each operand not C-contiguous gathered into a buffer
+        per run. With NumPy's error handling off, adding the flags it
+        raised to ``raised``; None (nothing done) for other operands, or
+        where ``out`` is ``a`` and ``a`` is not C-contiguous and writeable
+        or ``b`` overlaps it, or rows are longer than the buffer (NumPy
+        then reads them in place, in runs of its own choosing)."""
+        cdef UfuncLoop loop = self._loop_of(a, b)
+        if loop is None or cfp_nd(a) != 2 or cfp_nd(b) != 2:
+            return None
+        cdef Py_ssize_t rows = cfp_dims(a)[0], cols = cfp_dims(a)[1]
+        cdef Py_ssize_t itemsize = _itemsize(a)
+        cdef Py_ssize_t run = buffer_size()
+        if (cfp_dims(b)[0] != rows or cfp_dims(b)[1] != cols or rows < 2
+                or cols < 2 or cols > run
+                or not _rows_apart(a, itemsize) or not _rows_apart(b, itemsize)
+                or (cfp_flags(a) & cfp_flags(b) & CFP_NPY_C_CONTIGUOUS)):
+            return None
+        cdef Py_ssize_t total = rows * cols
+        if out is None:
+            out = new_shaped(a, 2, cfp_dims(a))
+            if out is None:
+                return None
+        elif (cfp_flags(a) & _WRITABLE_C_ALIGNED != _WRITABLE_C_ALIGNED
+              or _spans_meet(a, b, itemsize)):
+            return None
+        cdef char *buffers[2]
+        cdef tuple operands = (a, b)
+        cdef int k
+        cdef Py_ssize_t size = min(run, total) * itemsize
+        for k in range(2):
+            buffers[k] = NULL
+            if not cfp_flags(operands[k]) & CFP_NPY_C_CONTIGUOUS:
+                buffers[k] = <char *>malloc(size)
+                if buffers[k] == NULL:
+                    free(buffers[0])
+                    return None
+        cdef Py_ssize_t steps[3]
+        steps[0] = steps[1] = steps[2] = itemsize
+        cdef char *args[3]
+        cdef Py_ssize_t start = 0, count
+        clear_flags(all_flags())
+        while start < total:
+            count = min(run, total - start)
+            for k in range(2):
+                if buffers[k] == NULL:
+                    args[k] = cfp_data(operands[k]) + start * itemsize
+                else:
+                    _gather_rows_run(buffers[k], operands[k], start, count,
+                                     cols, itemsize)
+                    args[k] = buffers[k]
+            args[2] = cfp_data(out) + start * itemsize
+            loop.function(args, &count, steps, loop.data)
+            start += count
+        raised[0] |= fetestexcept(all_flags())
+        free(buffers[0])
+        free(buffers[1])
+        return out
 
     cdef object call(self, object a, object b, int *raised):
         """``ufunc(a, b)`` with NumPy's error handling off, adding the
@@ -347,6 +426,43 @@ cdef class Binary(FloatLoops):
         raised[0] |= fetestexcept(all_flags())
         free(buffer)
         return True
+
+
+cdef bint _rows_apart(object a, Py_ssize_t itemsize):
+    """Whether the aligned 2-d ndarray ``a``'s rows are each contiguous and
+    follow one another in order without overlapping: C-contiguous, or the
+    rows of a column window of a wider array."""
+    return (cfp_flags(a) & CFP_NPY_ALIGNED and cfp_strides(a)[1] == itemsize
+            and cfp_strides(a)[0] >= cfp_dims(a)[1] * itemsize)
+
+
+cdef bint _spans_meet(object a, object b, Py_ssize_t itemsize):
+    """Whether the memory spans of ``_rows_apart`` arrays ``a`` and ``b``
+    (first item to last) meet."""
+    cdef char *a_low = cfp_data(a)
+    cdef char *b_low = cfp_data(b)
+    cdef char *a_high = a_low + (cfp_dims(a)[0] - 1) * cfp_strides(a)[0] + (
+        cfp_dims(a)[1] * itemsize)
+    cdef char *b_high = b_low + (cfp_dims(b)[0] - 1) * cfp_strides(b)[0] + (
+        cfp_dims(b)[1] * itemsize)
+    return a_low < b_high and b_low < a_high
+
+
+cdef void _gather_rows_run(char *buffer, object a, Py_ssize_t start,
+                           Py_ssize_t count, Py_ssize_t cols,
+                           Py_ssize_t itemsize):
+    """Copies the ``_rows_apart`` array ``a``'s flattened items ``start`` to
+    ``start + count`` into ``buffer``, a row's run at a time."""
+    cdef char *data = cfp_data(a)
+    cdef Py_ssize_t row_stride = cfp_strides(a)[0]
+    cdef Py_ssize_t row = start // cols, col = start % cols, n, done = 0
+    while done < count:
+        n = min(cols - col, count - done)
+        memcpy(buffer + done * itemsize,
+               data + row * row_stride + col * itemsize, n * itemsize)
+        done += n
+        row += 1
+        col = 0
 
 
 cdef void _repeat_into(char *buffer, Py_ssize_t count, const char *b,

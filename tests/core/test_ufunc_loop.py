@@ -313,6 +313,95 @@ def buffer_size(request):
     numpy.setbufsize(old)
 
 
+def _window(rows, cols, dtype, rng):
+    # The rows of a column window of a wider array (a gradient split from a
+    # stacked one).
+    return _specials(dtype, rows * (cols + 7), rng).reshape(
+        rows, cols + 7)[:, 2:2 + cols]
+
+
+def _whole(rows, cols, dtype, rng):
+    return _specials(dtype, rows * cols, rng).reshape(rows, cols)
+
+
+# name -> (rows, columns, how a is made, how b is made)
+APART_LAYOUTS = {
+    'b_window': (6, 37, _whole, _window),
+    'a_window': (6, 37, _window, _whole),
+    'both_windows': (5, 33, _window, _window),
+    'two_runs': (300, 37, _whole, _window),         # more than a buffer
+    'square': (256, 256, _whole, _window),
+    'long_rows': (3, 9000, _whole, _window),        # rows over the buffer
+}
+
+
+@pytest.mark.parametrize('in_place', [False, True])
+@pytest.mark.parametrize('layout', sorted(APART_LAYOUTS))
+@pytest.mark.parametrize('dtype', DTYPES)
+@pytest.mark.parametrize('ufunc', UFUNCS, ids=lambda u: u.__name__)
+def test_apart_same_bits_as_the_ufunc(ufunc, dtype, layout, in_place,
+                                      buffer_size):
+    # NumPy buffers the operand whose rows lie apart and calls its loop in
+    # runs of its buffer size over the flattened elements; where two NaNs
+    # meet, the loop's branch decides which stays.
+    rows, cols, make_a, make_b = APART_LAYOUTS[layout]
+    rng = numpy.random.RandomState(2)
+    a, b = make_a(rows, cols, dtype, rng), make_b(rows, cols, dtype, rng)
+    with numpy.errstate(all='ignore'):
+        expected = ufunc(a, b)
+    out, _ = Binary(ufunc).apart(a, b, in_place)
+    if cols > buffer_size or (in_place and not a.flags.c_contiguous):
+        assert out is None      # NumPy's own runs, or a is not writable so
+        return
+    assert out is not None
+    if in_place:
+        assert out is a
+    assert out.flags.c_contiguous and out.strides == expected.strides
+    assert bits(out) == bits(expected)
+
+
+@pytest.mark.parametrize('dtype', DTYPES)
+def test_apart_where_every_element_meets_two_nans(dtype):
+    a = numpy.full((40, 300), numpy.nan, dtype)
+    b = numpy.full((40, 310), -numpy.nan, dtype)[:, 5:305]
+    expected = numpy.add(a, b)
+    out, _ = Binary(numpy.add).apart(a, b)
+    assert bits(out) == bits(expected)
+
+
+@pytest.mark.parametrize('values', [
+    ([3e38, 1.0], [3e38, 2.0]),             # overflow
+    ([numpy.inf, 1.0], [-numpy.inf, 0.0]),  # invalid
+    ([1.0, 2.0], [3.0, 4.0]),               # none
+])
+def test_apart_raises_the_ufuncs_flags(values):
+    a = numpy.array([values[0]] * 3, numpy.float32)
+    b = numpy.array([values[1] + [0.0]] * 3, numpy.float32)[:, :2]
+    flags = []
+    with numpy.errstate(all='call',
+                        call=lambda kind, flag: flags.append(flag)):
+        numpy.add(a, b)
+    out, raised = Binary(numpy.add).apart(a, b)
+    assert out is not None and raised == fenv_flags(sum(set(flags)))
+
+
+@pytest.mark.parametrize('case', [
+    lambda r: (r.rand(4, 6), r.rand(4, 6)),                 # both C: call's
+    lambda r: (r.rand(4, 6), r.rand(6, 4).T),               # a transpose
+    lambda r: (r.rand(4, 6), r.rand(4, 12)[:, ::2]),        # strided rows
+    lambda r: (r.rand(4, 6), r.rand(4, 7).astype('f4')[:, :6]),
+    lambda r: (r.rand(1, 6), r.rand(1, 7)[:, :6]),          # one row
+    lambda r: (r.rand(4, 1), r.rand(4, 2)[:, :1]),          # one column
+    lambda r: (r.rand(4, 6), numpy.lib.stride_tricks.as_strided(
+        r.rand(40), (4, 6), (16, 8))),                      # rows overlap
+    lambda r: (r.rand(2, 3, 4), r.rand(2, 3, 5)[..., :4]),  # 3-d
+], ids=['both_c', 'transposed', 'strided_rows', 'dtypes', 'one_row',
+        'one_column', 'overlapping_rows', 'three_d'])
+def test_apart_leaves_other_operands_to_the_ufunc(case):
+    a, b = case(numpy.random.RandomState(0))
+    assert Binary(numpy.add).apart(a, b) == (None, 0)
+
+
 @pytest.mark.parametrize('keepdims', [False, True])
 @pytest.mark.parametrize('shape', REDUCE_SHAPES, ids=str)
 @pytest.mark.parametrize('dtype', DTYPES)
