@@ -13,8 +13,9 @@ Each sample is counted as arithmetic when its function is one of:
 - this project's C loops (``cfp_*``): the optimizer kernels, which do the
   arithmetic of NumPy's per-parameter update loops, the convolution
   patches, which do the copies of stock's ``im2col``, and the passes of
-  batch normalization and of ReLU's gradient, which do the elementwise
-  arithmetic of stock's NumPy calls (their sums run NumPy's own loop).
+  batch normalization, ReLU's gradient and LeakyReLU, which do the
+  elementwise arithmetic of stock's NumPy calls (batch normalization's
+  sums run NumPy's own loop).
 
 Everything else (the interpreter, Chainer's and NumPy's Python-facing
 code, this project's glue, the kernel, the allocator) is overhead. The

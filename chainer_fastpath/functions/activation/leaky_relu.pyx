@@ -24,6 +24,12 @@ from chainer_fastpath._core._objects cimport node_data
 from chainer_fastpath._core._registry cimport NOT_HANDLED, compiled
 from chainer_fastpath._core._retained cimport array_of, retained_output
 
+cdef extern from "_leaky_relu.h" nogil:
+    void cfp_leaky_relu_blend_f(float *a, const float *cond, Py_ssize_t n,
+                                float s)
+    void cfp_leaky_relu_blend_d(double *a, const double *cond, Py_ssize_t n,
+                                double s)
+
 cdef type _ndarray = numpy.ndarray
 cdef type _float16 = numpy.float16
 cdef type _float32 = numpy.float32
@@ -65,51 +71,6 @@ ctypedef fused real:
     double
 
 
-cdef void _blend_f(float *a, const float *cond, Py_ssize_t n,
-                   float s) noexcept nogil:
-    # _scale without a branch: each element multiplied by the slope where
-    # selected, by 1.0 elsewhere (exact, and raising no flag but on a
-    # signaling NaN), the product kept where selected, the element's own
-    # bits elsewhere. The signs of a layer's outputs are as good as random:
-    # _scale's branch mispredicts on every other element.
-    cdef Py_ssize_t i
-    cdef uint32_t u, magnitude, selected, factor, product, kept, s_bits
-    cdef float f, p
-    memcpy(&s_bits, &s, 4)
-    for i in range(n):
-        memcpy(&u, &cond[i], 4)
-        magnitude = u & 0x7fffffffu
-        selected = 0u - <uint32_t>((magnitude <= 0x7f800000u)
-                                   & ((u >> 31) | (magnitude == 0)))
-        factor = (s_bits & selected) | (0x3f800000u & ~selected)
-        memcpy(&f, &factor, 4)
-        p = a[i] * f
-        memcpy(&product, &p, 4)
-        memcpy(&kept, &a[i], 4)
-        kept = (product & selected) | (kept & ~selected)
-        memcpy(&a[i], &kept, 4)
-
-
-cdef void _blend_d(double *a, const double *cond, Py_ssize_t n,
-                   double s) noexcept nogil:
-    cdef Py_ssize_t i
-    cdef uint64_t u, magnitude, selected, factor, product, kept, s_bits
-    cdef double f, p
-    memcpy(&s_bits, &s, 8)
-    for i in range(n):
-        memcpy(&u, &cond[i], 8)
-        magnitude = u & 0x7fffffffffffffffu
-        selected = 0u - <uint64_t>((magnitude <= 0x7ff0000000000000u)
-                                   & ((u >> 63) | (magnitude == 0)))
-        factor = (s_bits & selected) | (0x3ff0000000000000u & ~selected)
-        memcpy(&f, &factor, 8)
-        p = a[i] * f
-        memcpy(&product, &p, 8)
-        memcpy(&kept, &a[i], 8)
-        kept = (product & selected) | (kept & ~selected)
-        memcpy(&a[i], &kept, 8)
-
-
 cdef void _scale(real *a, const real *cond, Py_ssize_t n,
                  real s) noexcept nogil:
     cdef Py_ssize_t i
@@ -129,11 +90,11 @@ cdef bint _scaled_in_c(object a, object cond, object slope, object source,
     float32's or float64's with ``slope`` cast to that dtype, as NumPy's
     are for a float slope; False (nothing done) for other operands. The
     products are NumPy's own: one rounding each. ``a`` is a copy of
-    ``source``: where the pass without a branch raised a flag (which a
-    signaling NaN not selected may have), ``a`` is copied again and the
-    pass that multiplies only the selected elements runs, so the flags
-    raised are the gathered multiply's. A NaN slope is left to NumPy: of
-    two NaNs, which one a product keeps is its loop's choice."""
+    ``source``: where the pass without a branch (``_leaky_relu.h``) raised
+    a flag (which a signaling NaN not selected may have), ``a`` is copied
+    again and the pass that multiplies only the selected elements runs, so
+    the flags raised are the gathered multiply's. A NaN slope is left to
+    NumPy: of two NaNs, which one a product keeps is its loop's choice."""
     if (not numpy_struct_matches() or type(cond) is not _ndarray
             or (type(slope) is not float and type(slope) is not _float16
                 and type(slope) is not _float32
@@ -161,9 +122,11 @@ cdef bint _scaled_in_c(object a, object cond, object slope, object source,
     with nogil:
         clear_flags(all_flags())
         if typenum == CFP_NPY_FLOAT:
-            _blend_f(<float *>a_data, <const float *>cond_data, n, <float>s)
+            cfp_leaky_relu_blend_f(<float *>a_data, <const float *>cond_data,
+                                   n, <float>s)
         else:
-            _blend_d(<double *>a_data, <const double *>cond_data, n, s)
+            cfp_leaky_relu_blend_d(<double *>a_data, <const double *>cond_data,
+                                   n, s)
         flags = fetestexcept(all_flags())
     if not flags:
         return True
