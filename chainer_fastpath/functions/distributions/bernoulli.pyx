@@ -24,6 +24,10 @@ from chainer_fastpath._core._registry cimport NOT_HANDLED, compiled
 cdef type _ndarray = numpy.ndarray
 cdef object _utils = chainer.utils
 cdef object _exp = numpy.exp
+cdef object _add = numpy.add
+cdef object _subtract = numpy.subtract
+cdef object _multiply = numpy.multiply
+cdef object _negative = numpy.negative
 cdef object _log = numpy.log
 cdef object _isinf = numpy.isinf
 cdef object _bitwise_and = numpy.bitwise_and
@@ -55,7 +59,12 @@ cdef object _forward(object node, tuple inputs, ConfigView config):
     cdef int raised
     saved = quiet_begin()
     try:
-        y = logit * (x - 1) - _log(_exp(-logit) + 1)
+        # Stock's ``logit * (x - 1) - log(exp(-logit) + 1)`` by the ufuncs
+        # its operators call: an operator on an array only this code holds
+        # has NumPy look for a temporary to reuse, which from compiled code
+        # means walking the C stack (backtrace) per call, for nothing.
+        y = _subtract(_multiply(logit, _subtract(x, 1)),
+                      _log(_add(_exp(_negative(logit)), 1)))
         y = _utils.force_array(y)
         logit_isinf = _isinf(logit)
         ispinf = _bitwise_and(logit_isinf, logit > 0)
