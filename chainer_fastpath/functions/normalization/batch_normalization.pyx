@@ -270,10 +270,10 @@ ctypedef struct _Blocks:
 cdef bint _blocks(object x, tuple axis, bint sums, _Blocks *b) except -1:
     """Whether ``x`` (an ndarray of ``_float``) can go to the kernels for
     statistics over ``axis``, its channels on axis 1, and, with ``sums``,
-    whether NumPy's reduction of it runs the rows the kernels run: more
-    than one channel (NumPy merges a single one into one row), rows of
-    channels first no longer than NumPy's buffer (which splits them).
-    Sets ``b``."""
+    whether NumPy's reduction of it runs the rows the kernels run (more
+    than one channel: NumPy merges a single one into one row; rows of
+    channels first no longer than NumPy's buffer, which splits them) and
+    its add loop was found. Sets ``b``."""
     if not canonical(x):
         return False
     cdef int typenum = cfp_typenum(x)
@@ -292,16 +292,18 @@ cdef bint _blocks(object x, tuple axis, bint sums, _Blocks *b) except -1:
         return False
     b.typenum = typenum
     b.c = dims[1]
+    if sums and (b.c < 2 or _add.for_type(typenum) is None):
+        return False
     if cfp_c_aligned(x):
         b.n = dims[0]
         b.hw = hw
-        return not sums or (b.c >= 2 and hw <= buffer_size())
+        return not sums or hw <= buffer_size()
     # Of channels last, only arrays without unit axes: NumPy's outputs
     # give those strides of their own choosing.
     if cfp_flags(x) & CFP_NPY_ALIGNED and _channels_last(x):
         b.n = dims[0] * hw
         b.hw = 1
-        return not sums or b.c >= 2
+        return True
     return False
 
 
@@ -352,7 +354,7 @@ def kernel_blocks(x, axis):
 
 
 cdef UfuncLoop _add_loop(_Blocks *b):
-    # NumPy's add loop of x's type; its absence was checked by the caller.
+    # NumPy's add loop of x's type, which _blocks with sums found.
     return _add.for_type(b.typenum)
 
 
