@@ -342,6 +342,34 @@ cdef bint _like(object a, object x, _Blocks *b) except -1:
     return True
 
 
+cdef bint _has_nan(object a, _Blocks *b) except -1:
+    # Whether the (c,) array ``a`` of the kernels' type holds a NaN.
+    cdef Py_ssize_t k
+    cdef const float *f = <const float *>cfp_data(a)
+    cdef const double *d = <const double *>cfp_data(a)
+    for k in range(b.c):
+        if b.typenum == CFP_NPY_FLOAT:
+            if f[k] != f[k]:
+                return True
+        elif d[k] != d[k]:
+            return True
+    return False
+
+
+cdef bint _nan_free(tuple channels, _Blocks *b) except -1:
+    """Whether no (c,) array of ``channels`` holds a NaN. Of two NaNs, which
+    one a product or a sum keeps is the choice of the NumPy loop that makes
+    it (its SIMD code may take the operands the other way round, and does
+    for two arrays): the kernels run only where no operation meets two.
+    An operand per channel without NaN, beside an x without NaN (a NaN in
+    x makes its channel's mean NaN) or a gy without NaN (a NaN in gy makes
+    its channel's gbeta NaN), leaves each operation at most one."""
+    for a in channels:
+        if _has_nan(a, b):
+            return False
+    return True
+
+
 def kernel_blocks(x, axis):
     """``(n, c, hw)``, the blocks the kernels see the ndarray ``x`` as for
     statistics over ``axis`` (a tuple), or None where NumPy's calls compute
@@ -436,11 +464,13 @@ cdef object _kernel_apply(object x, object mean, object inv_std,
 cdef tuple _kernel_grads(object x, object gamma, object gy, object mean,
                          object inv_std, double inv_m, _Blocks *b,
                          int *raised):
-    # _bn_grads: gx, ggamma, gbeta
+    # _bn_grads: gx, ggamma, gbeta; None where an operation could meet two
+    # NaNs (_nan_free): NumPy's calls then run.
+    if not _nan_free((mean, inv_std, gamma), b):
+        return None
     cdef UfuncLoop loop = _add_loop(b)
     ggamma = _new_sums(x, b)
     gbeta = _new_sums(x, b)
-    gx = _empty_like(x)
     cdef void *scratch = _scratch(b)
     clear_flags(all_flags())
     if b.typenum == CFP_NPY_FLOAT:
@@ -450,11 +480,6 @@ cdef tuple _kernel_grads(object x, object gamma, object gy, object mean,
                            <float *>cfp_data(inv_std), b.n, b.c, b.hw,
                            <float *>cfp_data(ggamma),
                            <float *>cfp_data(gbeta), <float *>scratch)
-        cfp_bn_grad_x_f(<float *>cfp_data(x), <float *>cfp_data(gy),
-                        <float *>cfp_data(mean), <float *>cfp_data(inv_std),
-                        <float *>cfp_data(gamma), <float *>cfp_data(ggamma),
-                        <float *>cfp_data(gbeta), <float>inv_m, b.n, b.c,
-                        b.hw, <float *>cfp_data(gx))
     else:
         cfp_bn_grad_sums_d(<cfp_bn_loop>loop.function, loop.data,
                            <double *>cfp_data(x), <double *>cfp_data(gy),
@@ -462,14 +487,45 @@ cdef tuple _kernel_grads(object x, object gamma, object gy, object mean,
                            <double *>cfp_data(inv_std), b.n, b.c, b.hw,
                            <double *>cfp_data(ggamma),
                            <double *>cfp_data(gbeta), <double *>scratch)
+    raised[0] |= fetestexcept(all_flags())
+    free(scratch)
+    if (not _nan_free((ggamma, gbeta), b)
+            or not _products_nan_free(gamma, inv_std, b)):
+        return None
+    gx = _empty_like(x)
+    clear_flags(all_flags())
+    if b.typenum == CFP_NPY_FLOAT:
+        cfp_bn_grad_x_f(<float *>cfp_data(x), <float *>cfp_data(gy),
+                        <float *>cfp_data(mean), <float *>cfp_data(inv_std),
+                        <float *>cfp_data(gamma), <float *>cfp_data(ggamma),
+                        <float *>cfp_data(gbeta), <float>inv_m, b.n, b.c,
+                        b.hw, <float *>cfp_data(gx))
+    else:
         cfp_bn_grad_x_d(<double *>cfp_data(x), <double *>cfp_data(gy),
                         <double *>cfp_data(mean), <double *>cfp_data(inv_std),
                         <double *>cfp_data(gamma), <double *>cfp_data(ggamma),
                         <double *>cfp_data(gbeta), inv_m, b.n, b.c, b.hw,
                         <double *>cfp_data(gx))
     raised[0] |= fetestexcept(all_flags())
-    free(scratch)
     return gx, ggamma, gbeta
+
+
+cdef bint _products_nan_free(object gamma, object inv_std,
+                             _Blocks *b) except -1:
+    # Whether no gamma * inv_std (gx's factor) is 0 * inf, both NaN-free;
+    # compared, not multiplied: no flag raised.
+    cdef Py_ssize_t k
+    cdef double g, s
+    for k in range(b.c):
+        if b.typenum == CFP_NPY_FLOAT:
+            g = (<const float *>cfp_data(gamma))[k]
+            s = (<const float *>cfp_data(inv_std))[k]
+        else:
+            g = (<const double *>cfp_data(gamma))[k]
+            s = (<const double *>cfp_data(inv_std))[k]
+        if (g == 0 and s - s != 0) or (s == 0 and g - g != 0):
+            return False
+    return True
 
 
 # -- BatchNormalization --------------------------------------------------
@@ -482,6 +538,7 @@ cdef tuple _train_values(tuple args, int *kernel_raised):
     cdef Py_ssize_t m
     cdef _Blocks blocks
     interm_dtype = _promote_types(x.dtype, gamma.dtype)
+    mean = y = None
     if (_blocks(x, axis, True, &blocks) and _like(gamma, None, &blocks)
             and _like(beta, None, &blocks)):
         # _mean_and_var's values: one sum serves as both of its means.
@@ -489,17 +546,22 @@ cdef tuple _train_values(tuple args, int *kernel_raised):
         mean = _kernel_sums(x, &blocks, kernel_raised)
         mean = _true_divide(mean, rcount, out=mean, casting='unsafe',
                             subok=False)
+        if _has_nan(mean, &blocks):
+            mean = None     # a NaN in x: _nan_free's rule
+    if mean is not None:
         var = _kernel_sq_dev_sums(x, mean, &blocks, kernel_raised)
         var = _true_divide(var, _np_maximum(rcount - 0, 0), out=var,
                            casting='unsafe', subok=False)
         inv_std = _reciprocal(_sqrt(var + eps, dtype=interm_dtype))
-        y = _kernel_apply(x, mean, inv_std, gamma, beta, &blocks,
-                          kernel_raised)
+        if _nan_free((inv_std, gamma, beta), &blocks):
+            y = _kernel_apply(x, mean, inv_std, gamma, beta, &blocks,
+                              kernel_raised)
     else:
-        g = gamma[expander].astype(interm_dtype, copy=False)
-        b = beta[expander].astype(interm_dtype, copy=False)
         mean, var = _mean_and_var(x, axis, interm_dtype)
         inv_std = _reciprocal(_sqrt(var + eps, dtype=interm_dtype))
+    if y is None:
+        g = gamma[expander].astype(interm_dtype, copy=False)
+        b = beta[expander].astype(interm_dtype, copy=False)
         y = _apply_bn_fwd(x, mean[expander], inv_std[expander], g, b)
     new_mean = new_var = None
     if running_mean is not None:
@@ -610,9 +672,11 @@ cdef tuple _bn_grads(tuple args, int *kernel_raised):
                   and cfp_flags(x) & CFP_NPY_ALIGNED))
             and _like(gamma, None, &blocks) and _like(mean, None, &blocks)
             and _like(inv_std, None, &blocks)):
-        return _kernel_grads(x if same else _ascontiguousarray(x), gamma, gy,
-                             mean, inv_std, gamma.dtype.type(1. / m),
-                             &blocks, kernel_raised)
+        grads = _kernel_grads(x if same else _ascontiguousarray(x), gamma,
+                              gy, mean, inv_std, gamma.dtype.type(1. / m),
+                              &blocks, kernel_raised)
+        if grads is not None:
+            return grads
     x_hat = _x_hat(x, mean[expander], inv_std[expander])
     if x_hat.dtype != _promote_types(x.dtype, gamma.dtype):
         raise AssertionError     # stock's assertion
@@ -703,7 +767,8 @@ cdef tuple _fixed_values(tuple args, int *kernel_raised):
     inv_std = _sqrt(inv_var, dtype=inv_var.dtype)
     if (_blocks(x, axis, False, &blocks) and _like(gamma, None, &blocks)
             and _like(beta, None, &blocks) and _like(mean, None, &blocks)
-            and _like(inv_std, None, &blocks)):
+            and _like(inv_std, None, &blocks)
+            and _nan_free((mean, inv_std, gamma, beta), &blocks)):
         y = _kernel_apply(x, mean, inv_std, gamma, beta, &blocks,
                           kernel_raised)
     else:

@@ -407,6 +407,40 @@ def test_kernel_special_values_as_stock(where, layout, mode):
     check_same(fn)
 
 
+_NANS = (numpy.nan, -numpy.nan, numpy.inf, -numpy.inf)
+
+
+@pytest.mark.parametrize('dtype', [_f32, _f64])
+@pytest.mark.parametrize('layout', ['c', 'last'])
+@pytest.mark.parametrize('where', ['x', 'gy', 'gamma', 'beta', 'x_inf'])
+def test_kernel_nans_of_both_signs_as_stock(where, layout, dtype):
+    # Of two NaNs an operation meets, NumPy's loops keep the one of their
+    # own choosing: x's NaN beside its channel's NaN statistics, gy's
+    # beside x_hat's, a NaN parameter beside a NaN element.
+    def fn():
+        x = _laid_out(layout, 3, 2, 4, 5, dtype=dtype)
+        gy = _laid_out(layout, 3, 2, 4, 5, dtype=dtype)
+        g, b = (v.array for v in _params(2, dtype))
+        flat = {'x': x, 'gy': gy}.get(where, x).ravel(order='K')
+        if where in ('x', 'gy'):
+            flat[[1, 5, 22, 40, 63, 77]] = _NANS[:2] * 3
+        elif where == 'x_inf':
+            flat[[1, 2, 3, 41]] = _NANS[2:] + (numpy.inf, -numpy.inf)
+        else:
+            {'gamma': g, 'beta': b}[where][0] = -numpy.nan
+            flat[[3, 44]] = _NANS[:2]
+        x = chainer.Variable(x)
+        mean, var = _stats(2, dtype)
+        with numpy.errstate(all='ignore'):
+            y = F.batch_normalization(x, chainer.Variable(g),
+                                      chainer.Variable(b))
+            y.grad = gy
+            y.backward()
+            fixed = F.fixed_batch_normalization(x, g, b, mean, var)
+        return y.array, x.grad, fixed.array
+    check_same(fn)
+
+
 # -- warnings, errors, floating-point exceptions ----------------------------
 
 @pytest.mark.parametrize('shape, axis, c', [
