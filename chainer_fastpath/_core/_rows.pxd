@@ -1,5 +1,3 @@
-from libc.string cimport memcpy
-
 ctypedef fused real:
     float
     double
@@ -9,30 +7,65 @@ ctypedef fused row_index:
     Py_ssize_t
 
 
+cdef extern from "_rows.h" nogil:
+    void cfp_gather_rows_fi(const char *W, Py_ssize_t s0, Py_ssize_t s1,
+                            const int *rows, Py_ssize_t n, Py_ssize_t units,
+                            float *out)
+    void cfp_gather_rows_fp(const char *W, Py_ssize_t s0, Py_ssize_t s1,
+                            const Py_ssize_t *rows, Py_ssize_t n,
+                            Py_ssize_t units, float *out)
+    void cfp_gather_rows_di(const char *W, Py_ssize_t s0, Py_ssize_t s1,
+                            const int *rows, Py_ssize_t n, Py_ssize_t units,
+                            double *out)
+    void cfp_gather_rows_dp(const char *W, Py_ssize_t s0, Py_ssize_t s1,
+                            const Py_ssize_t *rows, Py_ssize_t n,
+                            Py_ssize_t units, double *out)
+    void cfp_add_outer_rows_fi(char *gW, Py_ssize_t s0, Py_ssize_t s1,
+                               const int *rows, const float *g, Py_ssize_t n,
+                               const char *x, Py_ssize_t xs, Py_ssize_t units)
+    void cfp_add_outer_rows_fp(char *gW, Py_ssize_t s0, Py_ssize_t s1,
+                               const Py_ssize_t *rows, const float *g,
+                               Py_ssize_t n, const char *x, Py_ssize_t xs,
+                               Py_ssize_t units)
+    void cfp_add_outer_rows_di(char *gW, Py_ssize_t s0, Py_ssize_t s1,
+                               const int *rows, const double *g, Py_ssize_t n,
+                               const char *x, Py_ssize_t xs, Py_ssize_t units)
+    void cfp_add_outer_rows_dp(char *gW, Py_ssize_t s0, Py_ssize_t s1,
+                               const Py_ssize_t *rows, const double *g,
+                               Py_ssize_t n, const char *x, Py_ssize_t xs,
+                               Py_ssize_t units)
+    void cfp_store_row_f(char *out, Py_ssize_t stride, const float *row,
+                         Py_ssize_t units)
+    void cfp_store_row_d(char *out, Py_ssize_t stride, const double *row,
+                         Py_ssize_t units)
+
+
 cdef inline void gather_rows(const char *W, Py_ssize_t s0, Py_ssize_t s1,
                              const row_index *rows, Py_ssize_t n,
                              Py_ssize_t units, real *out) noexcept nogil:
     """``out[...] = W[rows]``: rows of the 2-d array at ``W`` (byte
     strides ``s0``, ``s1``) into C-contiguous ``out``; every row in
     range."""
-    cdef Py_ssize_t k, j
-    cdef const char *row
-    for k in range(n):
-        row = W + rows[k] * s0
-        if s1 == sizeof(real):
-            memcpy(out + k * units, row, units * sizeof(real))
+    if real is float:
+        if row_index is int:
+            cfp_gather_rows_fi(W, s0, s1, rows, n, units, out)
         else:
-            for j in range(units):
-                out[k * units + j] = (<const real *>(row + j * s1))[0]
+            cfp_gather_rows_fp(W, s0, s1, rows, n, units, out)
+    else:
+        if row_index is int:
+            cfp_gather_rows_di(W, s0, s1, rows, n, units, out)
+        else:
+            cfp_gather_rows_dp(W, s0, s1, rows, n, units, out)
 
 
 cdef inline void store_row(char *out, Py_ssize_t stride, const real *row,
                            Py_ssize_t units) noexcept nogil:
     """``out[:] = row``, ``out`` a 1-d run of ``units`` elements
     ``stride`` bytes apart."""
-    cdef Py_ssize_t j
-    for j in range(units):
-        (<real *>(out + j * stride))[0] = row[j]
+    if real is float:
+        cfp_store_row_f(out, stride, row, units)
+    else:
+        cfp_store_row_d(out, stride, row, units)
 
 
 cdef inline void add_outer_rows(char *gW, Py_ssize_t s0, Py_ssize_t s1,
@@ -40,10 +73,15 @@ cdef inline void add_outer_rows(char *gW, Py_ssize_t s0, Py_ssize_t s1,
                                 Py_ssize_t n, const char *x, Py_ssize_t xs,
                                 Py_ssize_t units) noexcept nogil:
     """``gW[rows[k]] += g[k] * x`` for each k in order, as NumPy's
-    ``gW[ik] += ig * x`` (a product, then a sum) does row by row."""
-    cdef Py_ssize_t j, k
-    cdef real *target
-    for k in range(n):
-        for j in range(units):
-            target = <real *>(gW + rows[k] * s0 + j * s1)
-            target[0] = target[0] + g[k] * (<const real *>(x + j * xs))[0]
+    ``gW[ik] += ig * x`` (a product, then a sum) does row by row; ``gW``
+    and ``x`` do not overlap."""
+    if real is float:
+        if row_index is int:
+            cfp_add_outer_rows_fi(gW, s0, s1, rows, g, n, x, xs, units)
+        else:
+            cfp_add_outer_rows_fp(gW, s0, s1, rows, g, n, x, xs, units)
+    else:
+        if row_index is int:
+            cfp_add_outer_rows_di(gW, s0, s1, rows, g, n, x, xs, units)
+        else:
+            cfp_add_outer_rows_dp(gW, s0, s1, rows, g, n, x, xs, units)

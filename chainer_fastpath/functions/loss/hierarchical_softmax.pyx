@@ -128,6 +128,12 @@ cdef Py_ssize_t _paths_length(const char *tp, Py_ssize_t ts, const int *b,
     return total
 
 
+cdef list _prefixes(object a, Py_ssize_t longest):
+    """``[a[:0], a[:1], ..., a[:longest]]``: the per-sample views, made
+    once per call rather than once per sample."""
+    return [a[:n] for n in range(longest + 1)]
+
+
 cdef _Tree _tree(object function, object x, object t, object W):
     """The checked operands; None where stock's loops would see anything
     but float32 or float64 inputs of one dtype, labels inside the tree and
@@ -214,6 +220,8 @@ cdef bint _forward_rows(_Tree tree, _Loops loops, int flags,
     cdef Py_ssize_t s0 = cfp_strides(W)[0], s1 = cfp_strides(W)[1]
     cdef const int *paths = <const int *>cfp_data(tree.paths)
     cdef const real *codes = <const real *>cfp_data(tree.codes)
+    cdef list ws = _prefixes(w_array, tree.max_length)
+    cdef list vs = _prefixes(v_array, tree.max_length)
     cdef real zero = 0
     cdef real total = 0
     cdef char *args[3]
@@ -228,7 +236,7 @@ cdef bint _forward_rows(_Tree tree, _Loops loops, int flags,
         begin = tree.begin[i]
         if n:
             gather_rows(Wp, s0, s1, paths + begin, n, tree.units, w)
-            _dot(w_array[:n], x[i], v_array[:n])
+            _dot(ws[n], x[i], vs[n])
         clear_flags(flags)
         for k in range(n):
             v[k] = -(v[k] * codes[begin + k])
@@ -290,6 +298,8 @@ cdef bint _backward_rows(_Tree tree, _Loops loops, int flags, real gloss,
     cdef real *row = <real *>cfp_data(gx_row)
     cdef const int *paths = <const int *>cfp_data(tree.paths)
     cdef const real *codes = <const real *>cfp_data(tree.codes)
+    cdef list ws = _prefixes(w_array, tree.max_length)
+    cdef list vs = _prefixes(v_array, tree.max_length)
     cdef real ng = -gloss
     cdef real one = 1
     cdef real c
@@ -305,7 +315,7 @@ cdef bint _backward_rows(_Tree tree, _Loops loops, int flags, real gloss,
         if n:
             gather_rows(Wp, s0, s1, paths + begin, n, units, w)
             xi = x[i]
-            _dot(w_array[:n], xi, v_array[:n])
+            _dot(ws[n], xi, vs[n])
         clear_flags(flags)
         for k in range(n):
             v[k] = v[k] * codes[begin + k]
@@ -316,7 +326,7 @@ cdef bint _backward_rows(_Tree tree, _Loops loops, int flags, real gloss,
         if fetestexcept(flags):
             return False
         if n:
-            _dot(v_array[:n], w_array[:n], gx_row)
+            _dot(vs[n], ws[n], gx_row)
         else:
             memset(row, 0, units * sizeof(real))   # what dot gives for n 0
         store_row(gxp + i * gxs0, gxs1, row, units)

@@ -1,0 +1,86 @@
+/*
+ * The row moves of the embedding-style losses (hierarchical_softmax.pyx,
+ * negative_sampling.pyx), declared for Cython by _rows.pxd: stock's gather
+ * ``W[rows]``, its row store ``gx[i] = row`` and its scatter-add
+ * ``gW[ik] += ig * x``, one product then one sum per item as NumPy's two
+ * loops round them (no contraction: setup.py builds with
+ * -ffp-contract=off). Rows of unit stride take a loop the compiler
+ * vectorises; the names start with cfp_ so that a profile counts them as
+ * the arithmetic they replace.
+ */
+#ifndef CHAINER_FASTPATH_ROWS_H
+#define CHAINER_FASTPATH_ROWS_H
+
+#include <string.h>
+#include <Python.h>
+
+/* out[k] = W[rows[k]] for k < n: rows of the 2-d array at W (byte strides
+ * s0, s1) into C-contiguous out; every row in range. */
+#define CFP_DEFINE_GATHER_ROWS(SUFFIX, T, INDEX)                              \
+static __attribute__((noinline, unused)) void cfp_gather_rows_##SUFFIX(      \
+    const char *W, Py_ssize_t s0, Py_ssize_t s1, const INDEX *rows,           \
+    Py_ssize_t n, Py_ssize_t units, T *out)                                   \
+{                                                                             \
+    Py_ssize_t k, j;                                                          \
+    for (k = 0; k < n; k++) {                                                 \
+        const char *row = W + rows[k] * s0;                                   \
+        if (s1 == (Py_ssize_t)sizeof(T)) {                                    \
+            memcpy(out + k * units, row, units * sizeof(T));                  \
+        } else {                                                              \
+            for (j = 0; j < units; j++)                                       \
+                out[k * units + j] = *(const T *)(row + j * s1);              \
+        }                                                                     \
+    }                                                                         \
+}
+
+/* gW[rows[k]] += g[k] * x for each k in order (a row may come twice). */
+#define CFP_DEFINE_ADD_OUTER_ROWS(SUFFIX, T, INDEX)                           \
+static __attribute__((noinline, unused)) void cfp_add_outer_rows_##SUFFIX(   \
+    char *gW, Py_ssize_t s0, Py_ssize_t s1, const INDEX *rows, const T *g,    \
+    Py_ssize_t n, const char *x, Py_ssize_t xs, Py_ssize_t units)             \
+{                                                                             \
+    Py_ssize_t k, j;                                                          \
+    for (k = 0; k < n; k++) {                                                 \
+        char *row = gW + rows[k] * s0;                                        \
+        const T gk = g[k];                                                    \
+        if (s1 == (Py_ssize_t)sizeof(T) && xs == (Py_ssize_t)sizeof(T)) {     \
+            T *restrict target = (T *)row;                                    \
+            const T *restrict source = (const T *)x;                          \
+            for (j = 0; j < units; j++)                                       \
+                target[j] = target[j] + gk * source[j];                       \
+        } else {                                                              \
+            for (j = 0; j < units; j++) {                                     \
+                T *target = (T *)(row + j * s1);                              \
+                *target = *target + gk * *(const T *)(x + j * xs);            \
+            }                                                                 \
+        }                                                                     \
+    }                                                                         \
+}
+
+/* out[j] = row[j]: out a 1-d run of units items stride bytes apart. */
+#define CFP_DEFINE_STORE_ROW(SUFFIX, T)                                       \
+static __attribute__((noinline, unused)) void cfp_store_row_##SUFFIX(        \
+    char *out, Py_ssize_t stride, const T *row, Py_ssize_t units)             \
+{                                                                             \
+    Py_ssize_t j;                                                             \
+    if (stride == (Py_ssize_t)sizeof(T)) {                                    \
+        memcpy(out, row, units * sizeof(T));                                  \
+        return;                                                               \
+    }                                                                         \
+    for (j = 0; j < units; j++)                                               \
+        *(T *)(out + j * stride) = row[j];                                    \
+}
+
+/* Suffixes: f float, d double; i int rows, p Py_ssize_t rows. */
+CFP_DEFINE_GATHER_ROWS(fi, float, int)
+CFP_DEFINE_GATHER_ROWS(fp, float, Py_ssize_t)
+CFP_DEFINE_GATHER_ROWS(di, double, int)
+CFP_DEFINE_GATHER_ROWS(dp, double, Py_ssize_t)
+CFP_DEFINE_ADD_OUTER_ROWS(fi, float, int)
+CFP_DEFINE_ADD_OUTER_ROWS(fp, float, Py_ssize_t)
+CFP_DEFINE_ADD_OUTER_ROWS(di, double, int)
+CFP_DEFINE_ADD_OUTER_ROWS(dp, double, Py_ssize_t)
+CFP_DEFINE_STORE_ROW(f, float)
+CFP_DEFINE_STORE_ROW(d, double)
+
+#endif
