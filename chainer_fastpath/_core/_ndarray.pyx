@@ -214,17 +214,24 @@ cdef bint adds_zeros_exactly(object acc) except -1:
     no -0.0 (which + 0.0 makes +0.0) and no signaling NaN (which it makes
     quiet, raising invalid). Its items are read as C integers, so a
     misaligned ``acc`` is not taken."""
-    if (type(acc) is not _ndarray or not acc.flags.c_contiguous
-            or not acc.flags.aligned
-            or (acc.dtype != _float32 and acc.dtype != _float64)):
+    if (type(acc) is not _ndarray or not _struct_matches
+            or (cfp_flags(acc) & (CFP_NPY_C_CONTIGUOUS | CFP_NPY_ALIGNED)
+                != (CFP_NPY_C_CONTIGUOUS | CFP_NPY_ALIGNED))):
         return False
-    if acc.dtype == _float32:
+    cdef int typenum = builtin_typenum(acc)
+    cdef Py_ssize_t n = 1
+    cdef int k
+    for k in range(cfp_nd(acc)):
+        n *= cfp_dims(acc)[k]
+    if typenum == CFP_NPY_FLOAT:
         return not _has_bits[uint32_t](
-            acc.reshape(-1).view(numpy.uint32), 0x80000000u, 0x7f800000u,
+            <const uint32_t *>cfp_data(acc), n, 0x80000000u, 0x7f800000u,
             0x00400000u)
-    return not _has_bits[uint64_t](
-        acc.reshape(-1).view(numpy.uint64), 0x8000000000000000u,
-        0x7ff0000000000000u, 0x0008000000000000u)
+    if typenum == CFP_NPY_DOUBLE:
+        return not _has_bits[uint64_t](
+            <const uint64_t *>cfp_data(acc), n, 0x8000000000000000u,
+            0x7ff0000000000000u, 0x0008000000000000u)
+    return False
 
 
 ctypedef fused _bits_t:
@@ -234,14 +241,14 @@ ctypedef fused _bits_t:
 
 @cython.boundscheck(False)
 @cython.wraparound(False)
-cdef bint _has_bits(const _bits_t[::1] a, _bits_t neg_zero, _bits_t exponent,
-                    _bits_t quiet) noexcept nogil:
+cdef bint _has_bits(const _bits_t *a, Py_ssize_t n, _bits_t neg_zero,
+                    _bits_t exponent, _bits_t quiet) noexcept nogil:
     # Any -0.0, or any NaN (all exponent bits, some mantissa bit) whose
     # quiet bit is clear.
     cdef Py_ssize_t i
     cdef _bits_t v, mantissa = exponent ^ (neg_zero - 1)
     cdef bint found = False
-    for i in range(a.shape[0]):
+    for i in range(n):
         v = a[i]
         found |= (v == neg_zero) | (((v & exponent) == exponent)
                                     & ((v & mantissa) != 0)
