@@ -1,7 +1,8 @@
 /*
- * The row moves of the embedding-style losses (hierarchical_softmax.pyx,
- * negative_sampling.pyx), declared for Cython by _rows.pxd: stock's gather
- * ``W[rows]``, its row store ``gx[i] = row`` and its scatter-add
+ * The row moves of the embeddings and the losses over their rows
+ * (embed_id.pyx, hierarchical_softmax.pyx, negative_sampling.pyx), declared
+ * for Cython by _rows.pxd: stock's gather ``W[rows]``, its row store
+ * ``gx[i] = row``, its scatter-adds ``gW[ix] += igy`` and
  * ``gW[ik] += ig * x``, one product then one sum per item as NumPy's two
  * loops round them (no contraction: setup.py builds with
  * -ffp-contract=off). Rows of unit stride take a loop the compiler
@@ -71,6 +72,31 @@ static __attribute__((noinline, unused)) void cfp_store_row_##SUFFIX(        \
         *(T *)(out + j * stride) = row[j];                                    \
 }
 
+/* gW[x[i]] += gy[i] for each i < n in order (a row may come twice),
+ * skipping the label ignore where has_ignore, a negative index counted from
+ * the end; gW (rows, cols) and gy (n, cols) C-contiguous, every index in
+ * range. Returns whether a sum is a NaN. */
+#define CFP_DEFINE_SCATTER_ADD_ROWS(SUFFIX, T)                                \
+static __attribute__((noinline, unused)) int cfp_scatter_add_rows_##SUFFIX(  \
+    T *gW, Py_ssize_t rows, Py_ssize_t cols, const long long *x,              \
+    Py_ssize_t n, const T *gy, int has_ignore, long long ignore)              \
+{                                                                             \
+    Py_ssize_t i, j;                                                          \
+    int nan = 0;                                                              \
+    for (i = 0; i < n; i++) {                                                 \
+        if (has_ignore && x[i] == ignore)                                     \
+            continue;                                                         \
+        T *restrict target = gW + (x[i] < 0 ? x[i] + rows : x[i]) * cols;     \
+        const T *restrict source = gy + i * cols;                             \
+        for (j = 0; j < cols; j++) {                                          \
+            T v = target[j] + source[j];                                      \
+            nan |= v != v;                                                    \
+            target[j] = v;                                                    \
+        }                                                                     \
+    }                                                                         \
+    return nan;                                                               \
+}
+
 /* Suffixes: f float, d double; i int rows, p Py_ssize_t rows. */
 CFP_DEFINE_GATHER_ROWS(fi, float, int)
 CFP_DEFINE_GATHER_ROWS(fp, float, Py_ssize_t)
@@ -82,5 +108,7 @@ CFP_DEFINE_ADD_OUTER_ROWS(di, double, int)
 CFP_DEFINE_ADD_OUTER_ROWS(dp, double, Py_ssize_t)
 CFP_DEFINE_STORE_ROW(f, float)
 CFP_DEFINE_STORE_ROW(d, double)
+CFP_DEFINE_SCATTER_ADD_ROWS(f, float)
+CFP_DEFINE_SCATTER_ADD_ROWS(d, double)
 
 #endif

@@ -38,6 +38,14 @@ cdef extern from "_rows.h" nogil:
                          Py_ssize_t units)
     void cfp_store_row_d(char *out, Py_ssize_t stride, const double *row,
                          Py_ssize_t units)
+    bint cfp_scatter_add_rows_f(float *gW, Py_ssize_t rows, Py_ssize_t cols,
+                                const long long *x, Py_ssize_t n,
+                                const float *gy, bint has_ignore,
+                                long long ignore)
+    bint cfp_scatter_add_rows_d(double *gW, Py_ssize_t rows, Py_ssize_t cols,
+                                const long long *x, Py_ssize_t n,
+                                const double *gy, bint has_ignore,
+                                long long ignore)
 
 
 cdef inline void gather_rows(const char *W, Py_ssize_t s0, Py_ssize_t s1,

@@ -18,6 +18,8 @@ from chainer_fastpath._core._grads cimport (
 from chainer_fastpath._core._registry cimport NOT_HANDLED, compiled
 from chainer_fastpath._core._retained cimport (
     retained_inputs, retained_inputs_require_grad)
+from chainer_fastpath._core._rows cimport (
+    cfp_scatter_add_rows_d, cfp_scatter_add_rows_f)
 
 cdef type _ndarray = numpy.ndarray
 cdef object _empty = numpy.empty
@@ -108,28 +110,22 @@ cdef bint _indices_in_range(const long long[::1] x, bint has_ignore,
     return True
 
 
-@cython.boundscheck(False)
-@cython.wraparound(False)
 cdef bint _scatter_rows(_float_t[:, ::1] gW, const long long[::1] x,
                         const _float_t[:, ::1] gy, bint has_ignore,
                         long long ignore) noexcept nogil:
     # for ix, igy in zip(x, gy): gW[ix] += igy, skipping the ignore label;
     # one IEEE add per element, in stock's order. True when a sum is a NaN,
     # whose payload NumPy's add chooses (its vector loops may differ).
-    cdef Py_ssize_t i, j, r, rows = gW.shape[0], cols = gW.shape[1]
-    cdef _float_t v
-    cdef bint nan = False
-    for i in range(x.shape[0]):
-        if has_ignore and x[i] == ignore:
-            continue
-        r = x[i]
-        if r < 0:
-            r += rows
-        for j in range(cols):
-            v = gW[r, j] + gy[i, j]
-            nan |= v != v
-            gW[r, j] = v
-    return nan
+    if x.shape[0] == 0 or gW.shape[1] == 0:
+        return False
+    if _float_t is float:
+        return cfp_scatter_add_rows_f(&gW[0, 0], gW.shape[0], gW.shape[1],
+                                      &x[0], x.shape[0], &gy[0, 0],
+                                      has_ignore, ignore)
+    else:
+        return cfp_scatter_add_rows_d(&gW[0, 0], gW.shape[0], gW.shape[1],
+                                      &x[0], x.shape[0], &gy[0, 0],
+                                      has_ignore, ignore)
 
 
 cdef object _grad_forward(object node, tuple inputs, ConfigView config):
