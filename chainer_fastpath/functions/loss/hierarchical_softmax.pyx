@@ -20,6 +20,7 @@ import numpy
 from chainer.links.loss import hierarchical_softmax
 
 from chainer_fastpath._core._attrs cimport retain_inputs
+from chainer_fastpath._core._blas cimport gemv
 from chainer_fastpath._core._grads cimport grad_array
 from chainer_fastpath._core._ndarray cimport (
     CFP_NPY_ALIGNED, CFP_NPY_C_CONTIGUOUS, CFP_NPY_DOUBLE, CFP_NPY_FLOAT,
@@ -218,6 +219,8 @@ cdef bint _forward_rows(_Tree tree, _Loops loops, int flags,
     cdef real *v = <real *>cfp_data(v_array)
     cdef const char *Wp = cfp_data(W)
     cdef Py_ssize_t s0 = cfp_strides(W)[0], s1 = cfp_strides(W)[1]
+    cdef const char *xp = cfp_data(x)
+    cdef Py_ssize_t xs0 = cfp_strides(x)[0], xs1 = cfp_strides(x)[1]
     cdef const int *paths = <const int *>cfp_data(tree.paths)
     cdef const real *codes = <const real *>cfp_data(tree.codes)
     cdef list ws = _prefixes(w_array, tree.max_length)
@@ -236,7 +239,9 @@ cdef bint _forward_rows(_Tree tree, _Loops loops, int flags,
         begin = tree.begin[i]
         if n:
             gather_rows(Wp, s0, s1, paths + begin, n, tree.units, w)
-            _dot(ws[n], x[i], vs[n])
+            if not gemv(tree.typenum, False, <char *>w, n, tree.units,
+                        xp + i * xs0, xs1, <char *>v):
+                _dot(ws[n], x[i], vs[n])
         clear_flags(flags)
         for k in range(n):
             v[k] = -(v[k] * codes[begin + k])
@@ -314,8 +319,9 @@ cdef bint _backward_rows(_Tree tree, _Loops loops, int flags, real gloss,
         begin = tree.begin[i]
         if n:
             gather_rows(Wp, s0, s1, paths + begin, n, units, w)
-            xi = x[i]
-            _dot(ws[n], xi, vs[n])
+            if not gemv(tree.typenum, False, <char *>w, n, units,
+                        xp + i * xs0, xs1, <char *>v):
+                _dot(ws[n], x[i], vs[n])
         clear_flags(flags)
         for k in range(n):
             v[k] = v[k] * codes[begin + k]
@@ -326,7 +332,9 @@ cdef bint _backward_rows(_Tree tree, _Loops loops, int flags, real gloss,
         if fetestexcept(flags):
             return False
         if n:
-            _dot(vs[n], ws[n], gx_row)
+            if not gemv(tree.typenum, True, <char *>w, n, units, <char *>v,
+                        sizeof(real), <char *>row):
+                _dot(vs[n], ws[n], gx_row)
         else:
             memset(row, 0, units * sizeof(real))   # what dot gives for n 0
         store_row(gxp + i * gxs0, gxs1, row, units)

@@ -14,6 +14,7 @@ import numpy
 from chainer.functions.loss import negative_sampling
 
 from chainer_fastpath._core._attrs cimport retain_inputs
+from chainer_fastpath._core._blas cimport gemv
 from chainer_fastpath._core._ndarray cimport (
     CFP_NPY_ALIGNED, CFP_NPY_DOUBLE, CFP_NPY_FLOAT, CFP_NPY_INT, CFP_NPY_LONG,
     aligned_array, builtin_typenum, cfp_data, cfp_dims, cfp_flags, cfp_nd,
@@ -127,13 +128,16 @@ cdef bint _grad_rows(_Rows rows, UfuncLoop exp, int flags, object x,
     cdef char *args[2]
     cdef Py_ssize_t steps[2]
     cdef Py_ssize_t r, i, k
+    cdef int typenum = CFP_NPY_FLOAT if real is float else CFP_NPY_DOUBLE
     steps[0] = steps[1] = sizeof(real)
     args[0] = <char *>f
     args[1] = <char *>e
     for r in range(rows.n_rows):
         i = rows.rows[r]
         gather_rows(Wp, s0, s1, &rows.samples[r, 0], m, units, w)
-        _dot(w_array, x[i], f_array)
+        if not gemv(typenum, False, <char *>w, m, units, xp + i * xs0, xs1,
+                    <char *>f):
+            _dot(w_array, x[i], f_array)
         igy = (<const real *>(<const char *>gloss + i * gloss_stride))[0]
         clear_flags(flags)
         f[0] = f[0] * minus_one
@@ -153,7 +157,9 @@ cdef bint _grad_rows(_Rows rows, UfuncLoop exp, int flags, object x,
                 or _nan_in(w, sizeof(real), m * units)
                 or _nan_in(<const real *>(xp + i * xs0), xs1, units)):
             return False
-        _dot(f_array, w_array, gx_row)
+        if not gemv(typenum, True, <char *>w, m, units, <char *>f,
+                    sizeof(real), cfp_data(gx_row)):
+            _dot(f_array, w_array, gx_row)
         store_row(gxp + i * gxs0, gxs1, row, units)
         clear_flags(flags)
         add_outer_rows(gWp, gs0, gs1, &rows.samples[r, 0], f, m,
