@@ -25,11 +25,14 @@ from libc.stdint cimport int64_t, uintptr_t
 from libc.string cimport memset
 
 from chainer_fastpath._core._ndarray cimport (
-    CFP_NPY_DOUBLE, CFP_NPY_FLOAT, cfp_data, cfp_strides)
+    CFP_NPY_C_CONTIGUOUS, CFP_NPY_DOUBLE, CFP_NPY_F_CONTIGUOUS, CFP_NPY_FLOAT,
+    canonical, cfp_data, cfp_descr_of, cfp_dims, cfp_flags, cfp_nd,
+    cfp_strides, cfp_typenum, new_shaped, numpy_struct_matches)
 
 # CBLAS's enums, as every CBLAS header numbers them.
 cdef enum:
     _ROW_MAJOR = 101
+    _COL_MAJOR = 102
     _NO_TRANS = 111
     _TRANS = 112
 
@@ -42,8 +45,21 @@ ctypedef void (*_dgemv_t)(int order, int trans, int64_t m, int64_t n,
                           const double *x, int64_t incx, double beta,
                           double *y, int64_t incy) noexcept nogil
 
+ctypedef void (*_sgemm_t)(int order, int trans_a, int trans_b, int64_t m,
+                          int64_t n, int64_t k, float alpha, const float *a,
+                          int64_t lda, const float *b, int64_t ldb,
+                          float beta, float *c, int64_t ldc) noexcept nogil
+ctypedef void (*_dgemm_t)(int order, int trans_a, int trans_b, int64_t m,
+                          int64_t n, int64_t k, double alpha,
+                          const double *a, int64_t lda, const double *b,
+                          int64_t ldb, double beta, double *c,
+                          int64_t ldc) noexcept nogil
+
 cdef _sgemv_t _sgemv = NULL
 cdef _dgemv_t _dgemv = NULL
+cdef _sgemm_t _sgemm = NULL
+cdef _dgemm_t _dgemm = NULL
+cdef type _ndarray = numpy.ndarray
 
 
 def _numpy_openblas():
@@ -67,17 +83,20 @@ def _numpy_openblas():
 
 
 cdef bint _load() except -1:
-    global _sgemv, _dgemv
+    global _sgemv, _dgemv, _sgemm, _dgemm
     lib = _numpy_openblas()
     if lib is None:
         return False
     try:
-        s = ctypes.cast(lib.cblas_sgemv64_, ctypes.c_void_p).value
-        d = ctypes.cast(lib.cblas_dgemv64_, ctypes.c_void_p).value
+        found = [ctypes.cast(getattr(lib, name), ctypes.c_void_p).value
+                 for name in ('cblas_sgemv64_', 'cblas_dgemv64_',
+                              'cblas_sgemm64_', 'cblas_dgemm64_')]
     except AttributeError:
         return False
-    _sgemv = <_sgemv_t><uintptr_t>s
-    _dgemv = <_dgemv_t><uintptr_t>d
+    _sgemv = <_sgemv_t><uintptr_t>found[0]
+    _dgemv = <_dgemv_t><uintptr_t>found[1]
+    _sgemm = <_sgemm_t><uintptr_t>found[2]
+    _dgemm = <_dgemm_t><uintptr_t>found[3]
     return True
 
 
@@ -97,18 +116,174 @@ cdef bint gemv(int typenum, bint trans, const char *a, Py_ssize_t m,
             or v_stride % itemsize
             or (typenum != CFP_NPY_FLOAT and typenum != CFP_NPY_DOUBLE)):
         return False
-    cdef int op = _TRANS if trans else _NO_TRANS
     # NumPy zeroes its output before the call, which beta 0 then scales.
     memset(out, 0, (n if trans else m) * itemsize)
-    if typenum == CFP_NPY_FLOAT:
-        _sgemv(_ROW_MAJOR, op, m, n, 1.0, <const float *>a, n,
-               <const float *>v, v_stride // itemsize, 0.0, <float *>out, 1)
-    else:
-        _dgemv(_ROW_MAJOR, op, m, n, 1.0, <const double *>a, n,
-               <const double *>v, v_stride // itemsize, 0.0, <double *>out,
-               1)
+    _gemv_call(typenum, _ROW_MAJOR, _TRANS if trans else _NO_TRANS, m, n, a,
+               n, v, v_stride // itemsize, out)
     return True
 
+
+# cblas_matrixproduct's names for the shape of a 2-d operand.
+cdef enum _Shape:
+    _SCALAR, _COLUMN, _ROW, _MATRIX
+
+
+cdef _Shape _shape_of(object a) noexcept:
+    cdef Py_ssize_t *d = cfp_dims(a)
+    if d[0] > 1:
+        return _COLUMN if d[1] == 1 else _MATRIX
+    return _SCALAR if d[1] == 1 else _ROW
+
+
+cdef bint _blas_strides(object a, Py_ssize_t itemsize) noexcept:
+    # NumPy's _bad_strides, negated: items aligned, strides non-negative
+    # multiples of the item size, 0 only along an axis of length 1.
+    cdef int k
+    if <uintptr_t>cfp_data(a) % itemsize:
+        return False
+    for k in range(2):
+        if (cfp_strides(a)[k] < 0 or cfp_strides(a)[k] % itemsize
+                or cfp_strides(a)[k] == 0 and cfp_dims(a)[k] > 1):
+            return False
+    return True
+
+
+cdef inline int64_t _at_least_1(Py_ssize_t n) noexcept nogil:
+    return n if n > 1 else 1
+
+
+cdef object matrix_product(object a, object b):
+    """``numpy.dot(a, b)`` of two matrices (2-d exact ndarrays, one
+    canonical float32 or float64 descr, aligned), by the BLAS call NumPy's
+    ``cblas_matrixproduct`` makes: gemv where one operand is a matrix and
+    the other a row or column, gemm where both are matrices (or a column
+    times a row). None, nothing done, where NumPy would first copy an
+    operand, take another route (a scalar operand, a dot of two vectors,
+    ``syrk`` for a matrix times its own transpose, an empty product) or
+    raise (mismatched shapes), or where the routines are not loaded."""
+    if _sgemm is NULL or not numpy_struct_matches():
+        return None
+    if (type(a) is not _ndarray or type(b) is not _ndarray
+            or cfp_nd(a) != 2 or cfp_nd(b) != 2
+            or cfp_descr_of(a) != cfp_descr_of(b) or not canonical(a)):
+        return None
+    cdef int typenum = cfp_typenum(a)
+    if typenum != CFP_NPY_FLOAT and typenum != CFP_NPY_DOUBLE:
+        return None
+    cdef Py_ssize_t itemsize = 4 if typenum == CFP_NPY_FLOAT else 8
+    cdef Py_ssize_t *da = cfp_dims(a)
+    cdef Py_ssize_t *db = cfp_dims(b)
+    if (da[1] != db[0] or da[1] == 0 or da[0] == 0 or db[1] == 0
+            or not _blas_strides(a, itemsize)
+            or not _blas_strides(b, itemsize)):
+        return None
+    cdef _Shape sa = _shape_of(a), sb = _shape_of(b)
+    if sa == _SCALAR or sb == _SCALAR or (sb == _COLUMN and sa != _MATRIX):
+        return None
+    cdef int fa = cfp_flags(a), fb = cfp_flags(b)
+    cdef bint ca = fa & CFP_NPY_C_CONTIGUOUS, cb = fb & CFP_NPY_C_CONTIGUOUS
+    cdef bint ea = fa & CFP_NPY_F_CONTIGUOUS, eb = fb & CFP_NPY_F_CONTIGUOUS
+    if not (ca or ea) or not (cb or eb):
+        return None     # NumPy would copy it first
+    cdef int trans_a = _NO_TRANS, trans_b = _NO_TRANS
+    cdef int64_t lda, ldb
+    if sa != _MATRIX and sb == _MATRIX or sa == _MATRIX and sb != _MATRIX:
+        pass
+    else:
+        lda = _at_least_1(da[1])
+        ldb = _at_least_1(db[1])
+        if ea:
+            trans_a = _TRANS
+            lda = _at_least_1(da[0])
+        if eb:
+            trans_b = _TRANS
+            ldb = _at_least_1(db[0])
+        if (cfp_data(a) == cfp_data(b) and da[0] == db[1] and da[1] == db[0]
+                and cfp_strides(a)[0] == cfp_strides(b)[1]
+                and cfp_strides(a)[1] == cfp_strides(b)[0]
+                and (trans_a == _TRANS) != (trans_b == _TRANS)):
+            return None     # NumPy's syrk
+    cdef Py_ssize_t dims[2]
+    dims[0] = da[0]
+    dims[1] = db[1]
+    out = new_shaped(a, 2, dims)
+    if out is None:
+        return None
+    cdef char *o = cfp_data(out)
+    memset(o, 0, dims[0] * dims[1] * itemsize)
+    if sa == _MATRIX and sb != _MATRIX:
+        # A matrix times a column: gemv of a.
+        _gemv_at(typenum, _ROW_MAJOR if ca else _COL_MAJOR, _NO_TRANS, a,
+                 _at_least_1(da[1] if ca else da[0]), cfp_data(b),
+                 cfp_strides(b)[0] // itemsize, o)
+    elif sa != _MATRIX and sb == _MATRIX:
+        # A row or column times a matrix: gemv of b transposed.
+        _gemv_at(typenum, _ROW_MAJOR if cb else _COL_MAJOR, _TRANS, b,
+                 _at_least_1(db[1] if cb else db[0]), cfp_data(a),
+                 cfp_strides(a)[1 if sa == _ROW else 0] // itemsize, o)
+    else:
+        _gemm_at(typenum, trans_a, trans_b, a, lda, b, ldb, o,
+                 _at_least_1(dims[1]))
+    return out
+
+
+# NumPy lets other threads run during its BLAS calls; for a product this
+# small the hand-over costs more than the product, and no thread waits long.
+cdef Py_ssize_t _KEEP_THE_LOCK = 1 << 16
+
+
+cdef void _gemm_call(int typenum, int trans_a, int trans_b, int64_t m,
+                     int64_t n, int64_t k, const char *a, int64_t lda,
+                     const char *b, int64_t ldb, char *out,
+                     int64_t ldc) noexcept nogil:
+    # NumPy's gemm helper: row major, alpha 1, beta 0 into out.
+    if typenum == CFP_NPY_FLOAT:
+        _sgemm(_ROW_MAJOR, trans_a, trans_b, m, n, k, 1.0, <const float *>a,
+               lda, <const float *>b, ldb, 0.0, <float *>out, ldc)
+    else:
+        _dgemm(_ROW_MAJOR, trans_a, trans_b, m, n, k, 1.0,
+               <const double *>a, lda, <const double *>b, ldb, 0.0,
+               <double *>out, ldc)
+
+
+cdef void _gemm_at(int typenum, int trans_a, int trans_b, object a,
+                   int64_t lda, object b, int64_t ldb, char *out,
+                   int64_t ldc) noexcept:
+    cdef int64_t m = cfp_dims(a)[0], n = cfp_dims(b)[1], k = cfp_dims(b)[0]
+    cdef const char *pa = cfp_data(a)
+    cdef const char *pb = cfp_data(b)
+    if m * n * k >= _KEEP_THE_LOCK:
+        with nogil:
+            _gemm_call(typenum, trans_a, trans_b, m, n, k, pa, lda, pb, ldb,
+                       out, ldc)
+    else:
+        _gemm_call(typenum, trans_a, trans_b, m, n, k, pa, lda, pb, ldb, out,
+                   ldc)
+
+
+cdef void _gemv_call(int typenum, int order, int trans, int64_t rows,
+                     int64_t cols, const char *m, int64_t lda, const char *v,
+                     int64_t inc, char *out) noexcept nogil:
+    # NumPy's gemv helper: the matrix's own dims, alpha 1, beta 0 into out.
+    if typenum == CFP_NPY_FLOAT:
+        _sgemv(order, trans, rows, cols, 1.0, <const float *>m, lda,
+               <const float *>v, inc, 0.0, <float *>out, 1)
+    else:
+        _dgemv(order, trans, rows, cols, 1.0, <const double *>m, lda,
+               <const double *>v, inc, 0.0, <double *>out, 1)
+
+
+cdef void _gemv_at(int typenum, int order, int trans, object m,
+                   int64_t lda, const char *v, int64_t inc,
+                   char *out) noexcept:
+    cdef int64_t rows = cfp_dims(m)[0], cols = cfp_dims(m)[1]
+    cdef const char *pm = cfp_data(m)
+    if rows * cols >= _KEEP_THE_LOCK:
+        with nogil:
+            _gemv_call(typenum, order, trans, rows, cols, pm, lda, v, inc,
+                       out)
+    else:
+        _gemv_call(typenum, order, trans, rows, cols, pm, lda, v, inc, out)
 
 cdef bint _agrees() except -1:
     # A few products of each dtype, both ways, against numpy.dot: a
@@ -130,11 +305,19 @@ cdef bint _agrees() except -1:
                          cfp_strides(w)[0], cfp_data(out))
                     or out.tobytes() != numpy.dot(w, a).tobytes()):
                 return False
+            b = rng.standard_normal((n, 5)).astype(dtype)
+            for left, right in ((a, b), (a, b.T.copy().T), (a[:1], b),
+                                (a, numpy.ascontiguousarray(v)[:, None])):
+                out = matrix_product(left, right)
+                if (out is None or out.tobytes()
+                        != numpy.dot(left, right).tobytes()):
+                    return False
     return True
 
 
 def gemv_ready():
-    """Whether ``gemv`` takes its cases (else callers use ``numpy.dot``)."""
+    """Whether ``gemv`` and ``matrix_product`` take their cases (else
+    callers use ``numpy.dot``)."""
     return _sgemv is not NULL
 
 
@@ -154,7 +337,14 @@ def product(a, v, bint trans):
         return None
     return out
 
+def product_of_matrices(a, b):
+    """Test hook: ``matrix_product(a, b)``."""
+    return matrix_product(a, b)
+
+
 
 if _load() and not _agrees():
     _sgemv = NULL
     _dgemv = NULL
+    _sgemm = NULL
+    _dgemm = NULL

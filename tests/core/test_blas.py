@@ -46,3 +46,60 @@ def test_shapes_numpy_does_not_give_to_gemv_are_declined(shape):
 def test_a_reversed_vector_is_declined():
     a = numpy.ones((3, 4), numpy.float64)
     assert _blas.product(a, numpy.arange(4.0)[::-1], False) is None
+
+
+def _layouts(rng, shape, dtype):
+    a = rng.standard_normal(shape).astype(dtype)
+    yield a
+    yield numpy.asfortranarray(a)
+    big = rng.standard_normal((shape[0] * 2, shape[1] * 3)).astype(dtype)
+    yield big[::2, ::3]
+
+
+@pytest.mark.parametrize('dtype', [numpy.float32, numpy.float64])
+@pytest.mark.parametrize('left,right,route', [
+    ((4, 3), (3, 5), 'gemm'), ((64, 70), (70, 9), 'gemm'),
+    ((2, 2), (2, 2), 'gemm'), ((4, 1), (1, 5), 'gemm'),
+    ((1, 3), (3, 5), 'gemv'), ((4, 3), (3, 1), 'gemv'),
+    ((1, 3), (3, 1), 'dot'), ((1, 1), (1, 5), 'scalar'),
+    ((4, 3), (4, 3), 'error'),
+])
+def test_matrix_products_are_numpy_dot_bit_for_bit(dtype, left, right,
+                                                   route):
+    # Every layout pair: where the product is taken, its bits and dtype are
+    # numpy.dot's; where declined (None), numpy.dot runs instead. NumPy's
+    # own routes for a dot of two vectors and a scalar operand are
+    # declined, and so are the operands NumPy would copy first (the
+    # strided layout of a matrix).
+    rng = numpy.random.RandomState(2)
+    taken = 0
+    for a in _layouts(rng, left, dtype):
+        for b in _layouts(rng, right, dtype):
+            got = _blas.product_of_matrices(a, b)
+            if got is not None:
+                taken += 1
+                want = numpy.dot(a, b)
+                assert got.dtype == want.dtype and got.shape == want.shape
+                assert got.flags.c_contiguous
+                assert got.tobytes() == want.tobytes()
+    assert (taken > 0) == (route in ('gemm', 'gemv'))
+
+
+def test_a_matrix_times_its_own_transpose_is_left_to_numpy():
+    # NumPy calls syrk there, which need not round as gemm does.
+    a = numpy.random.RandomState(3).standard_normal((5, 4))
+    assert _blas.product_of_matrices(a, a.T) is None
+    assert _blas.product_of_matrices(a.T, a) is None
+    assert _blas.product_of_matrices(a, a.T.copy()) is not None
+
+
+@pytest.mark.parametrize('a,b', [
+    (numpy.ones((2, 3), numpy.float32), numpy.ones((3, 2), numpy.float64)),
+    (numpy.ones((2, 3), numpy.float16), numpy.ones((3, 2), numpy.float16)),
+    (numpy.ones((2, 3), numpy.int64), numpy.ones((3, 2), numpy.int64)),
+    (numpy.ones((2, 0)), numpy.ones((0, 2))),
+    (numpy.ones((3,)), numpy.ones((3, 2))),
+    (numpy.ones((2, 3))[:, ::-1], numpy.ones((3, 2))),
+])
+def test_operands_numpy_treats_otherwise_are_declined(a, b):
+    assert _blas.product_of_matrices(a, b) is None
