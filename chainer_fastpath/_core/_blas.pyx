@@ -337,10 +337,10 @@ def product(a, v, bint trans):
         return None
     return out
 
+
 def product_of_matrices(a, b):
     """Test hook: ``matrix_product(a, b)``."""
     return matrix_product(a, b)
-
 
 
 if _load() and not _agrees():

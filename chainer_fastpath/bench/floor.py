@@ -15,9 +15,10 @@ Each sample is counted as arithmetic when its function is one of:
   patches, which do the copies of stock's ``im2col``, the passes of
   batch normalization, ReLU's gradient and LeakyReLU, which do the
   elementwise arithmetic of stock's NumPy calls (batch normalization's
-  sums run NumPy's own loop), and the row gathers and scatter-adds of the
-  hierarchical softmax and negative sampling, which do stock's fancy
-  indexing copies and its ``gW[ik] += ig * x``.
+  sums run NumPy's own loop), and the row gathers and scatter-adds of
+  EmbedID, the hierarchical softmax and negative sampling, which do
+  stock's fancy indexing copies and its ``gW[ix] += igy`` and
+  ``gW[ik] += ig * x``.
 
 Everything else (the interpreter, Chainer's and NumPy's Python-facing
 code, this project's glue, the kernel, the allocator) is overhead. The
