@@ -2,7 +2,9 @@
 """Compiled ``LinearFunction``: forward and backward on NumPy arrays, and
 ``F.linear``.
 
-NumPy's ``dot`` acts on no floating-point exception; the bias is added with
+The products are NumPy's ``dot``, or for two plain matrices the BLAS call
+it makes (``_core/_blas``), which acts on no floating-point exception
+either; the bias is added with
 NumPy's error handling off (``_fpe``), and where NumPy would act on an
 exception, or a cast or the bias gradient's sum might raise one, the node's
 own code runs.

@@ -8,7 +8,8 @@ calls on its tree path. Here the loop is C and so is every elementwise step
 (``*``, ``-``, ``+``, ``/``, the gathers, the pairwise sums and the
 scatter-add), in stock's order and dtype. What C cannot reproduce stays
 NumPy's own, called per sample on the same shapes as stock's calls: the
-dot products (``numpy.dot``, which picks the BLAS routine), ``exp`` and
+dot products (the gemv call ``numpy.dot`` makes, ``_core/_blas``, or
+``numpy.dot`` where it would take another route), ``exp`` and
 ``logaddexp`` (their NumPy inner loops called directly, ``_ufunc_loop``).
 A floating-point flag that NumPy's errstate watches gives the whole call
 back to stock, which then warns or raises as it does.

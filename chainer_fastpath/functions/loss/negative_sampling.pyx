@@ -4,8 +4,9 @@
 
 Stock loops over the rows in Python, and over each row's samples again.
 Here both loops are C, and so is every elementwise step in stock's order
-and dtype; the dot products stay ``numpy.dot`` per row, on the same shapes
-as stock's, and ``exp`` NumPy's inner loop (``_core/_ufunc_loop``). A
+and dtype; the dot products are NumPy's own per row, on the same shapes as
+stock's (the gemv call ``numpy.dot`` makes, ``_core/_blas``, or
+``numpy.dot``), and ``exp`` NumPy's inner loop (``_core/_ufunc_loop``). A
 floating-point flag that NumPy's errstate watches gives the call back to
 stock.
 """
