@@ -18,8 +18,14 @@ from chainer_fastpath._core._grads cimport (
 from chainer_fastpath._core._registry cimport NOT_HANDLED, compiled
 from chainer_fastpath._core._retained cimport (
     retained_inputs, retained_inputs_require_grad)
+from chainer_fastpath._core._ndarray cimport (
+    CFP_NPY_ALIGNED, CFP_NPY_C_CONTIGUOUS, CFP_NPY_DOUBLE, CFP_NPY_FLOAT,
+    CFP_NPY_INT, CFP_NPY_LONG, CFP_NPY_LONGLONG, builtin_typenum, cfp_data,
+    cfp_dims, cfp_flags, cfp_nd, cfp_strides, new_shaped,
+    numpy_struct_matches)
 from chainer_fastpath._core._rows cimport (
-    cfp_scatter_add_rows_d, cfp_scatter_add_rows_f)
+    cfp_gather_rows_di, cfp_gather_rows_dp, cfp_gather_rows_fi,
+    cfp_gather_rows_fp, cfp_scatter_add_rows_d, cfp_scatter_add_rows_f)
 
 cdef type _ndarray = numpy.ndarray
 cdef object _empty = numpy.empty
@@ -46,7 +52,75 @@ cdef object _forward(object node, tuple inputs, ConfigView config):
     if ignore_label is not None:
         mask = (x == ignore_label)
         return _where(mask[..., None], 0, W[_where(mask, 0, x)]),
-    return W[x],
+    y = _rows_of(W, x)
+    return (W[x] if y is None else y),
+
+
+cdef object _rows_of(object W, object x):
+    """``W[x]`` by row copies (``cfp_gather_rows``) into the array NumPy's
+    indexing makes (C order, W's descr, shape ``x.shape + W.shape[1:]``),
+    for a 2-d float32 or float64 W and C-contiguous int32 or int64 indices,
+    each in ``[0, len(W))``; None elsewhere (a negative index NumPy wraps,
+    one out of range it raises for, another layout of x, a 0-d x, for
+    which NumPy returns a view of W)."""
+    if (type(W) is not _ndarray or type(x) is not _ndarray
+            or not numpy_struct_matches() or cfp_nd(W) != 2
+            or not 1 <= cfp_nd(x) <= 16
+            or cfp_flags(x) & (CFP_NPY_C_CONTIGUOUS | CFP_NPY_ALIGNED)
+            != (CFP_NPY_C_CONTIGUOUS | CFP_NPY_ALIGNED)
+            or not cfp_flags(W) & CFP_NPY_ALIGNED):
+        return None
+    cdef int wt = builtin_typenum(W), xt = builtin_typenum(x)
+    if wt != CFP_NPY_FLOAT and wt != CFP_NPY_DOUBLE:
+        return None
+    cdef Py_ssize_t n = 1, rows = cfp_dims(W)[0], units = cfp_dims(W)[1]
+    cdef Py_ssize_t dims[17]
+    cdef int k, nd = cfp_nd(x)
+    for k in range(nd):
+        dims[k] = cfp_dims(x)[k]
+        n *= dims[k]
+    dims[nd] = units
+    if xt == CFP_NPY_INT:
+        if not _indices_within(<const int *>cfp_data(x), n, rows):
+            return None
+    elif xt == CFP_NPY_LONG or xt == CFP_NPY_LONGLONG:
+        if not _indices_within(<const long long *>cfp_data(x), n, rows):
+            return None
+    else:
+        return None
+    y = new_shaped(W, nd + 1, dims)
+    if y is None:
+        return None
+    cdef const char *w = cfp_data(W)
+    cdef Py_ssize_t s0 = cfp_strides(W)[0], s1 = cfp_strides(W)[1]
+    if xt == CFP_NPY_INT:
+        if wt == CFP_NPY_FLOAT:
+            cfp_gather_rows_fi(w, s0, s1, <const int *>cfp_data(x), n, units,
+                               <float *>cfp_data(y))
+        else:
+            cfp_gather_rows_di(w, s0, s1, <const int *>cfp_data(x), n, units,
+                               <double *>cfp_data(y))
+    elif wt == CFP_NPY_FLOAT:
+        cfp_gather_rows_fp(w, s0, s1, <const Py_ssize_t *>cfp_data(x), n,
+                           units, <float *>cfp_data(y))
+    else:
+        cfp_gather_rows_dp(w, s0, s1, <const Py_ssize_t *>cfp_data(x), n,
+                           units, <double *>cfp_data(y))
+    return y
+
+
+ctypedef fused _index_t:
+    int
+    long long
+
+
+cdef bint _indices_within(const _index_t *x, Py_ssize_t n,
+                          Py_ssize_t rows) noexcept nogil:
+    cdef Py_ssize_t i
+    cdef bint inside = True
+    for i in range(n):
+        inside &= (x[i] >= 0) & (x[i] < rows)
+    return inside
 
 
 ctypedef fused _float_t:

@@ -242,3 +242,43 @@ def test_misaligned_output_gradient_as_stock():
         y.backward()
         return W.grad
     check_same(fn)
+
+
+def _weights(layout, dtype):
+    W = numpy.random.RandomState(4).standard_normal((6, 5)).astype(dtype)
+    if layout == 'fortran':
+        return numpy.asfortranarray(W)
+    if layout == 'reversed':
+        return W[::-1, ::-2]
+    return W
+
+
+@pytest.mark.parametrize('dtype', [numpy.float32, numpy.float64])
+@pytest.mark.parametrize('index_dtype', [numpy.int32, numpy.int64,
+                                         numpy.int16])
+@pytest.mark.parametrize('ids', [
+    [[0, 5, 2], [2, 2, 1]],         # copied row by row
+    [[[1]], [[4]]],
+    [],
+    [[0, -1, 2]],                   # wrapped by NumPy
+])
+@pytest.mark.parametrize('layout', ['c', 'fortran', 'reversed'])
+def test_embed_id_forward_rows_as_numpy_indexing(dtype, index_dtype, ids,
+                                                 layout):
+    # The result's bytes, shape, dtype, strides, and whether it is a view
+    # of W, all as stock's W[x]; ids in a Fortran-ordered array too.
+    def fn(order):
+        W = _weights(layout, dtype)
+        x = numpy.array(ids, index_dtype, order=order)
+        y = F.embed_id(x, W).array
+        return (y, y.strides, numpy.shares_memory(y, W), y.flags.c_contiguous)
+    for order in 'CF':
+        check_same(lambda: fn(order))
+
+
+def test_embed_id_index_out_of_range_raises_as_stock():
+    def fn():
+        with pytest.raises(IndexError) as e:
+            F.embed_id(numpy.array([0, 6], numpy.int32), _weights('c', 'f'))
+        return str(e.value)
+    check_same(fn)
