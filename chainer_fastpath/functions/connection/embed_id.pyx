@@ -24,8 +24,7 @@ from chainer_fastpath._core._ndarray cimport (
     cfp_dims, cfp_flags, cfp_nd, cfp_strides, new_shaped,
     numpy_struct_matches)
 from chainer_fastpath._core._rows cimport (
-    cfp_gather_rows_di, cfp_gather_rows_dp, cfp_gather_rows_fi,
-    cfp_gather_rows_fp, cfp_scatter_add_rows_d, cfp_scatter_add_rows_f)
+    cfp_scatter_add_rows_d, cfp_scatter_add_rows_f, gather_rows)
 
 cdef type _ndarray = numpy.ndarray
 cdef object _empty = numpy.empty
@@ -93,19 +92,17 @@ cdef object _rows_of(object W, object x):
         return None
     cdef const char *w = cfp_data(W)
     cdef Py_ssize_t s0 = cfp_strides(W)[0], s1 = cfp_strides(W)[1]
-    if xt == CFP_NPY_INT:
-        if wt == CFP_NPY_FLOAT:
-            cfp_gather_rows_fi(w, s0, s1, <const int *>cfp_data(x), n, units,
-                               <float *>cfp_data(y))
+    cdef const int *ids32 = <const int *>cfp_data(x)
+    cdef const Py_ssize_t *ids64 = <const Py_ssize_t *>cfp_data(x)
+    if wt == CFP_NPY_FLOAT:
+        if xt == CFP_NPY_INT:
+            gather_rows(w, s0, s1, ids32, n, units, <float *>cfp_data(y))
         else:
-            cfp_gather_rows_di(w, s0, s1, <const int *>cfp_data(x), n, units,
-                               <double *>cfp_data(y))
-    elif wt == CFP_NPY_FLOAT:
-        cfp_gather_rows_fp(w, s0, s1, <const Py_ssize_t *>cfp_data(x), n,
-                           units, <float *>cfp_data(y))
+            gather_rows(w, s0, s1, ids64, n, units, <float *>cfp_data(y))
+    elif xt == CFP_NPY_INT:
+        gather_rows(w, s0, s1, ids32, n, units, <double *>cfp_data(y))
     else:
-        cfp_gather_rows_dp(w, s0, s1, <const Py_ssize_t *>cfp_data(x), n,
-                           units, <double *>cfp_data(y))
+        gather_rows(w, s0, s1, ids64, n, units, <double *>cfp_data(y))
     return y
 
 
