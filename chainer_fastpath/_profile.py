@@ -124,10 +124,12 @@ def classify(frames):
         if kind == 'python':
             return _python_owner(where)
         library = os.path.basename(where)
+        if is_arithmetic(library, name):
+            # BLAS waiting for its threads, say, or this project's C loop
+            # (defined in a header) in a copy of libc's.
+            return 'arithmetic'
         if _HELPERS.match(library):
             continue
-        if is_arithmetic(library, name):
-            return 'arithmetic'     # BLAS waiting for its threads, say
         if 'chainer_fastpath' in where.replace('\\', '/').split('/'):
             return 'compiled'
         if where.replace('\\', '/').split('/')[0] == 'numpy' or (

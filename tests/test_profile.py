@@ -23,6 +23,12 @@ CASES = [
      'arithmetic'),
     ([ROOT, 'FLOAT_add_AVX2 ({})'.format(PY)], 'arithmetic'),
     ([ROOT, '__memmove_avx_unaligned_erms (libc.so.6)'], 'arithmetic'),
+    # this project's loop in a header, in a libc frame py-spy cannot name
+    ([ROOT, '_rows_of (chainer_fastpath/functions/connection/embed_id.pyx:98)',
+      'cfp_gather_rows_fi (chainer_fastpath/_core/_rows.h:146)',
+      '0x7fa9eef8b82a (libc.so.6)'], 'arithmetic'),
+    ([ROOT, 'apply (chainer_fastpath/_fast_call.pyx:120)',
+      'cfp_getattr (chainer_fastpath/_core/_attrs.h:345)'], 'compiled'),
     # then the collector, wherever it runs
     ([ROOT, 'forward (chainer/function_node.py:1)',
       'gc_collect_main (libpython3.11.so.1.0)',

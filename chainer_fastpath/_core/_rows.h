@@ -1,10 +1,10 @@
 /*
  * The row moves of the embeddings and the losses over their rows
- * (embed_id.pyx, hierarchical_softmax.pyx, negative_sampling.pyx), declared
- * for Cython by _rows.pxd: stock's gather ``W[rows]``, its row store
- * ``gx[i] = row``, its scatter-adds ``gW[ix] += igy`` and
- * ``gW[ik] += ig * x``, one product then one sum per item as NumPy's two
- * loops round them (no contraction: setup.py builds with
+ * (embed_id.pyx, hierarchical_softmax.pyx, negative_sampling.pyx) and the
+ * sum of rows over a middle axis (sum.pyx), declared for Cython by
+ * _rows.pxd: stock's gather ``W[rows]``, its row store ``gx[i] = row``, its
+ * scatter-adds ``gW[ix] += igy`` and ``gW[ik] += ig * x``, one product
+ * then one sum per item as NumPy's two loops round them (no contraction: setup.py builds with
  * -ffp-contract=off). Rows of unit stride take a loop the compiler
  * vectorises; the names start with cfp_ so that a profile counts them as
  * the arithmetic they replace.
@@ -74,25 +74,70 @@ static __attribute__((noinline, unused)) void cfp_store_row_##SUFFIX(        \
 
 /* gW[x[i]] += gy[i] for each i < n in order (a row may come twice),
  * skipping the label ignore where has_ignore, a negative index counted from
- * the end; gW (rows, cols) and gy (n, cols) C-contiguous, every index in
- * range. Returns whether a sum is a NaN. */
+ * the end; gW (rows, cols) C-contiguous, every index in range. gy's rows
+ * are its items over nd leading axes (dims, byte strides; their product
+ * n) in C order, each row cols items col_stride bytes apart: a broadcast
+ * gradient is read where it lies. Returns whether a sum is a NaN. */
 #define CFP_DEFINE_SCATTER_ADD_ROWS(SUFFIX, T)                                \
 static __attribute__((noinline, unused)) int cfp_scatter_add_rows_##SUFFIX(  \
     T *gW, Py_ssize_t rows, Py_ssize_t cols, const long long *x,              \
-    Py_ssize_t n, const T *gy, int has_ignore, long long ignore)              \
+    Py_ssize_t n, const char *gy, int nd, const Py_ssize_t *dims,             \
+    const Py_ssize_t *strides, Py_ssize_t col_stride, int has_ignore,         \
+    long long ignore)                                                         \
 {                                                                             \
-    Py_ssize_t i, j;                                                          \
-    int nan = 0;                                                              \
+    Py_ssize_t i, j, index[32] = {0};                                         \
+    const char *row = gy;                                                     \
+    int d, nan = 0;                                                           \
     for (i = 0; i < n; i++) {                                                 \
-        if (has_ignore && x[i] == ignore)                                     \
-            continue;                                                         \
-        T *restrict target = gW + (x[i] < 0 ? x[i] + rows : x[i]) * cols;     \
-        const T *restrict source = gy + i * cols;                             \
-        for (j = 0; j < cols; j++) {                                          \
-            T v = target[j] + source[j];                                      \
-            nan |= v != v;                                                    \
-            target[j] = v;                                                    \
+        if (!(has_ignore && x[i] == ignore)) {                                \
+            T *restrict target = gW + (x[i] < 0 ? x[i] + rows : x[i]) * cols; \
+            if (col_stride == (Py_ssize_t)sizeof(T)) {                        \
+                const T *restrict source = (const T *)row;                    \
+                for (j = 0; j < cols; j++) {                                  \
+                    T v = target[j] + source[j];                              \
+                    nan |= v != v;                                            \
+                    target[j] = v;                                            \
+                }                                                             \
+            } else {                                                          \
+                for (j = 0; j < cols; j++) {                                  \
+                    T v = target[j] + *(const T *)(row + j * col_stride);     \
+                    nan |= v != v;                                            \
+                    target[j] = v;                                            \
+                }                                                             \
+            }                                                                 \
         }                                                                     \
+        for (d = nd - 1; d >= 0; d--) {     /* the next row in C order */     \
+            row += strides[d];                                                \
+            if (++index[d] < dims[d])                                         \
+                break;                                                        \
+            row -= strides[d] * dims[d];                                      \
+            index[d] = 0;                                                     \
+        }                                                                     \
+    }                                                                         \
+    return nan;                                                               \
+}
+
+/* out[o, :] = ((0 + x[o, 0, :]) + x[o, 1, :]) + ... + x[o, n - 1, :] for
+ * o < outer, x (outer, n, inner) and out (outer, inner) C-contiguous: the
+ * sum over a middle axis in NumPy's order, one IEEE add per item and row.
+ * Returns whether a sum is a NaN. */
+#define CFP_DEFINE_SUM_MIDDLE(SUFFIX, T)                                      \
+static __attribute__((noinline, unused)) int cfp_sum_middle_##SUFFIX(        \
+    T *restrict out, const T *restrict x, Py_ssize_t outer, Py_ssize_t n,     \
+    Py_ssize_t inner)                                                         \
+{                                                                             \
+    Py_ssize_t o, k, j;                                                       \
+    int nan = 0;                                                              \
+    for (o = 0; o < outer; o++) {                                             \
+        T *restrict acc = out + o * inner;                                    \
+        const T *restrict rows = x + o * n * inner;                           \
+        for (j = 0; j < inner; j++)                                           \
+            acc[j] = (T)0 + rows[j];                                          \
+        for (k = 1; k < n; k++)                                               \
+            for (j = 0; j < inner; j++)                                       \
+                acc[j] = acc[j] + rows[k * inner + j];                        \
+        for (j = 0; j < inner; j++)                                           \
+            nan |= acc[j] != acc[j];                                          \
     }                                                                         \
     return nan;                                                               \
 }
@@ -110,5 +155,7 @@ CFP_DEFINE_STORE_ROW(f, float)
 CFP_DEFINE_STORE_ROW(d, double)
 CFP_DEFINE_SCATTER_ADD_ROWS(f, float)
 CFP_DEFINE_SCATTER_ADD_ROWS(d, double)
+CFP_DEFINE_SUM_MIDDLE(f, float)
+CFP_DEFINE_SUM_MIDDLE(d, double)
 
 #endif

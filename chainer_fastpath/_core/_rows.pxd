@@ -40,12 +40,20 @@ cdef extern from "_rows.h" nogil:
                          Py_ssize_t units)
     bint cfp_scatter_add_rows_f(float *gW, Py_ssize_t rows, Py_ssize_t cols,
                                 const long long *x, Py_ssize_t n,
-                                const float *gy, bint has_ignore,
+                                const char *gy, int nd, const Py_ssize_t *dims,
+                                const Py_ssize_t *strides,
+                                Py_ssize_t col_stride, bint has_ignore,
                                 long long ignore)
     bint cfp_scatter_add_rows_d(double *gW, Py_ssize_t rows, Py_ssize_t cols,
                                 const long long *x, Py_ssize_t n,
-                                const double *gy, bint has_ignore,
+                                const char *gy, int nd, const Py_ssize_t *dims,
+                                const Py_ssize_t *strides,
+                                Py_ssize_t col_stride, bint has_ignore,
                                 long long ignore)
+    bint cfp_sum_middle_f(float *out, const float *x, Py_ssize_t outer,
+                          Py_ssize_t n, Py_ssize_t inner)
+    bint cfp_sum_middle_d(double *out, const double *x, Py_ssize_t outer,
+                          Py_ssize_t n, Py_ssize_t inner)
 
 
 cdef inline void gather_rows(const char *W, Py_ssize_t s0, Py_ssize_t s1,

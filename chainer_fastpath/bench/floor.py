@@ -18,7 +18,9 @@ Each sample is counted as arithmetic when its function is one of:
   sums run NumPy's own loop), and the row gathers and scatter-adds of
   EmbedID, the hierarchical softmax and negative sampling, which do
   stock's fancy indexing copies and its ``gW[ix] += igy`` and
-  ``gW[ik] += ig * x``.
+  ``gW[ik] += ig * x``, and the sums of rows over a middle axis (``Sum``);
+  not those ``cfp_`` functions that keep the project's own books (its
+  attribute caches, allocation, NaN scans).
 
 Everything else (the interpreter, Chainer's and NumPy's Python-facing
 code, this project's glue, the kernel, the allocator) is overhead. The
@@ -45,6 +47,10 @@ NUMPY_LOOP = re.compile(
     r'|^simd_|^npyv_|pairwise_sum|sum_of_products|^_?(aligned|unaligned|'
     r'contig|strided|swap|cast)_|_to_(contig|strided)|^_contig_to_contig$')
 LIBC_COPY = re.compile(r'^__(memmove|memcpy|memset)_')
+# This project's C functions named cfp_ that are its own bookkeeping, not
+# stock's arithmetic: attribute caches, array allocation, NaN scans.
+PROJECT_BOOKKEEPING = re.compile(
+    r'^cfp_(getattr|setattr|attr_|values_store|new_|has_nan)')
 
 
 def is_arithmetic(dso, symbol):
@@ -55,7 +61,8 @@ def is_arithmetic(dso, symbol):
         return bool(NUMPY_LOOP.search(symbol))
     if dso.startswith('libc.'):
         return bool(LIBC_COPY.search(symbol))
-    return symbol.startswith('cfp_')
+    return (symbol.startswith('cfp_')
+            and not PROJECT_BOOKKEEPING.match(symbol))
 
 
 def available():

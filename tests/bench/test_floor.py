@@ -15,6 +15,7 @@ ARITHMETIC = [
     ('libc.so.6', '__memmove_avx512_unaligned_erms'),
     ('mtrand.cpython-311-x86_64-linux-gnu.so', 'legacy_gauss.part.0'),
     ('_kernels.cpython-311-x86_64-linux-gnu.so', 'cfp_entry_adam_f32'),
+    ('sum.cpython-311-x86_64-linux-gnu.so', 'cfp_sum_middle_f'),
 ]
 OVERHEAD = [
     ('libpython3.11.so.1.0', '_PyEval_EvalFrameDefault'),
@@ -26,6 +27,10 @@ OVERHEAD = [
     ('_fast_call.cpython-311-x86_64-linux-gnu.so',
      '__pyx_pw_16chainer_fastpath_10_fast_call_5apply'),
     ('[kernel.kallsyms]', 'exc_page_fault'),
+    ('sum.cpython-311-x86_64-linux-gnu.so', 'cfp_getattr_slow'),
+    ('linear.cpython-311-x86_64-linux-gnu.so', 'cfp_setattr_slow.constprop.0'),
+    ('_ndarray.cpython-311-x86_64-linux-gnu.so', 'cfp_new_shaped'),
+    ('_kernels.cpython-311-x86_64-linux-gnu.so', 'cfp_has_nan.avx2'),
 ]
 
 

@@ -127,8 +127,10 @@ ctypedef fused _float_t:
 
 cdef class _EmbedGrad:
     """EmbedIDGrad's operands as its NumPy loop reads them: the indices as
-    contiguous int64, the gradient as one contiguous row per index."""
-    cdef object xs, rows_gy, dtype
+    contiguous int64, the gradient one row per index, ``gy`` itself where
+    its last axis is a row, else a contiguous copy of ``gy.reshape(n, -1)``
+    (as stock's)."""
+    cdef object xs, gy, dtype
     cdef bint has_ignore
     cdef long long ignore
 
@@ -163,7 +165,10 @@ cdef _EmbedGrad _embed_grad_operands(object w_shape, object ignore, object x,
     g.ignore = ignore if g.has_ignore else 0
     if not _indices_in_range(g.xs, g.has_ignore, g.ignore, rows):
         return None
-    g.rows_gy = _ascontiguousarray(gy.reshape(n, -1))
+    # A broadcast gradient (the backward of a sum over the rows) is read
+    # where it lies rather than copied.
+    g.gy = (gy if gy.ndim >= 1 and gy.shape[-1] == cols
+            else _ascontiguousarray(gy.reshape(n, -1)))
     g.dtype = gy.dtype
     return g
 
@@ -182,21 +187,33 @@ cdef bint _indices_in_range(const long long[::1] x, bint has_ignore,
 
 
 cdef bint _scatter_rows(_float_t[:, ::1] gW, const long long[::1] x,
-                        const _float_t[:, ::1] gy, bint has_ignore,
-                        long long ignore) noexcept nogil:
-    # for ix, igy in zip(x, gy): gW[ix] += igy, skipping the ignore label;
-    # one IEEE add per element, in stock's order. True when a sum is a NaN,
-    # whose payload NumPy's add chooses (its vector loops may differ).
-    if x.shape[0] == 0 or gW.shape[1] == 0:
+                        object gy, bint has_ignore, long long ignore):
+    # for ix, igy in zip(x, gy.reshape(len(x), -1)): gW[ix] += igy, skipping
+    # the ignore label; one IEEE add per element, in stock's order. True
+    # where stock must compute it: a sum is a NaN, whose payload NumPy's
+    # add chooses (its vector loops may differ), or gy's geometry is no
+    # longer what _embed_grad_operands checked (set in place by code that
+    # ran since); it is read here, where no Python code runs before the
+    # loop.
+    cdef Py_ssize_t n = x.shape[0], cols = gW.shape[1], count = 1
+    if n == 0 or cols == 0:
         return False
+    cdef int k, nd = cfp_nd(gy) - 1
+    for k in range(nd):
+        count *= cfp_dims(gy)[k]
+    if (nd < 0 or nd > 31 or count != n or cfp_dims(gy)[nd] != cols
+            or not cfp_flags(gy) & CFP_NPY_ALIGNED):
+        return True
     if _float_t is float:
-        return cfp_scatter_add_rows_f(&gW[0, 0], gW.shape[0], gW.shape[1],
-                                      &x[0], x.shape[0], &gy[0, 0],
-                                      has_ignore, ignore)
+        return cfp_scatter_add_rows_f(
+            &gW[0, 0], gW.shape[0], cols, &x[0], n, cfp_data(gy), nd,
+            cfp_dims(gy), cfp_strides(gy), cfp_strides(gy)[nd], has_ignore,
+            ignore)
     else:
-        return cfp_scatter_add_rows_d(&gW[0, 0], gW.shape[0], gW.shape[1],
-                                      &x[0], x.shape[0], &gy[0, 0],
-                                      has_ignore, ignore)
+        return cfp_scatter_add_rows_d(
+            &gW[0, 0], gW.shape[0], cols, &x[0], n, cfp_data(gy), nd,
+            cfp_dims(gy), cfp_strides(gy), cfp_strides(gy)[nd], has_ignore,
+            ignore)
 
 
 cdef object _grad_forward(object node, tuple inputs, ConfigView config):
@@ -221,10 +238,10 @@ cdef object _grad_forward(object node, tuple inputs, ConfigView config):
     cdef bint nan
     clear_flags(flags)
     if g.dtype == _float32:
-        nan = _scatter_rows[float](gW, g.xs, g.rows_gy, g.has_ignore,
+        nan = _scatter_rows[float](gW, g.xs, g.gy, g.has_ignore,
                                    g.ignore)
     else:
-        nan = _scatter_rows[double](gW, g.xs, g.rows_gy, g.has_ignore,
+        nan = _scatter_rows[double](gW, g.xs, g.gy, g.has_ignore,
                                     g.ignore)
     if nan or fetestexcept(flags):
         return NOT_HANDLED
@@ -250,16 +267,17 @@ cdef bint _grad_into(object acc, object w_shape, object ignore, object x,
     cdef Py_ssize_t n = len(g.xs)
     if n > 256:    # duplicates are found by comparing each index with
         return False    # those before it
+    rows_gy = _ascontiguousarray(g.gy.reshape(n, -1))
     tmp = _empty((n, (<tuple>w_shape)[1]), dtype=g.dtype)
     order = _empty(n, numpy.intp)
     cdef Py_ssize_t k
     cdef int flags = watched()
     clear_flags(flags)
     if g.dtype == _float32:
-        k = _rows_added[float](acc, g.xs, g.rows_gy, g.has_ignore, g.ignore,
+        k = _rows_added[float](acc, g.xs, rows_gy, g.has_ignore, g.ignore,
                                tmp, order)
     else:
-        k = _rows_added[double](acc, g.xs, g.rows_gy, g.has_ignore,
+        k = _rows_added[double](acc, g.xs, rows_gy, g.has_ignore,
                                 g.ignore, tmp, order)
     if k < 0 or fetestexcept(flags):
         return False

@@ -12,10 +12,16 @@ from chainer_fastpath._core import _attrs
 from chainer_fastpath._core._attrs cimport (
     cfp_attr, cfp_attr_enable, cfp_getattr as get, get_site)
 from chainer_fastpath._core._config cimport ConfigView
-from chainer_fastpath._core._fpe cimport acts, quiet_begin, quiet_end
+from chainer_fastpath._core._fpe cimport (
+    acts, clear_flags, fetestexcept, quiet_begin, quiet_end, watched)
 from chainer_fastpath._core._audit cimport StockMethods
 from chainer_fastpath._core._grads cimport grad_array
+from chainer_fastpath._core._ndarray cimport (
+    CFP_NPY_ALIGNED, CFP_NPY_C_CONTIGUOUS, CFP_NPY_DOUBLE, CFP_NPY_FLOAT,
+    canonical, cfp_data, cfp_dims, cfp_flags, cfp_nd, cfp_typenum,
+    new_shaped, numpy_struct_matches)
 from chainer_fastpath._core._objects cimport bare
+from chainer_fastpath._core._rows cimport cfp_sum_middle_d, cfp_sum_middle_f
 from chainer_fastpath._core._ufunc_loop cimport Reduction
 from chainer_fastpath._core._registry cimport NOT_HANDLED, compiled
 from chainer_fastpath._runtime._public cimport Public
@@ -23,6 +29,7 @@ from chainer_fastpath._runtime._sum_grads cimport spread_grad
 
 cfp_attr_enable(_attrs.FAST)
 
+cdef type _ndarray = numpy.ndarray
 cdef object _asarray = numpy.asarray
 # ndarray.sum(axis, keepdims=k) is numpy.core._methods._sum, which calls
 # numpy.add.reduce(x, axis, None, None, k) with initial and where at their
@@ -49,6 +56,10 @@ cdef object _forward(object node, tuple inputs, ConfigView config):
         y = _sum_all.all(x, keepdims, &raised)
         if y is not None:
             return NOT_HANDLED if acts(raised) else (y,)
+    elif type(axis) is tuple and len(<tuple>axis) == 1:
+        y = _sum_middle(x, (<tuple>axis)[0], keepdims)
+        if y is not None:
+            return y,
     saved = quiet_begin()
     try:
         y = _add_reduce(x, axis, None, None, keepdims)
@@ -59,6 +70,58 @@ cdef object _forward(object node, tuple inputs, ConfigView config):
         if acts(raised):
             return NOT_HANDLED
     return _asarray(y),
+
+
+cdef object _sum_middle(object x, object axis, bint keepdims):
+    """``numpy.add.reduce(x, axis, keepdims=keepdims)`` where rows of at
+    least two items follow ``axis``: NumPy then adds whole rows in order
+    (``cfp_sum_middle``), where over the last axis it sums pairwise. None,
+    with nothing done, unless ``x`` is a C-contiguous, aligned, non-empty
+    ndarray of a canonical float32 or float64 dtype and ``axis`` an int
+    inside it; also where a sum is a NaN (whose payload NumPy's loop
+    chooses) or raises a flag NumPy's error state acts on: NumPy computes
+    those."""
+    if (type(x) is not _ndarray or type(axis) is not int
+            or not numpy_struct_matches() or not canonical(x)
+            or (cfp_typenum(x) != CFP_NPY_FLOAT
+                and cfp_typenum(x) != CFP_NPY_DOUBLE)):
+        return None
+    cdef int need = CFP_NPY_ALIGNED | CFP_NPY_C_CONTIGUOUS
+    cdef int nd = cfp_nd(x), k
+    if cfp_flags(x) & need != need or not -nd <= axis < nd:
+        return None
+    cdef int a = axis + nd if axis < 0 else axis
+    cdef Py_ssize_t outer = 1, inner = 1, n = cfp_dims(x)[a]
+    cdef Py_ssize_t dims[32]
+    cdef int out_nd = 0
+    for k in range(nd):
+        if k < a:
+            outer *= cfp_dims(x)[k]
+        elif k > a:
+            inner *= cfp_dims(x)[k]
+        if k != a:
+            dims[out_nd] = cfp_dims(x)[k]
+            out_nd += 1
+        elif keepdims:
+            dims[out_nd] = 1
+            out_nd += 1
+    if inner < 2 or outer * n == 0:
+        return None
+    y = new_shaped(x, out_nd, dims)
+    if y is None:
+        return None
+    cdef int flags = watched()
+    cdef bint nan
+    clear_flags(flags)
+    if cfp_typenum(x) == CFP_NPY_FLOAT:
+        nan = cfp_sum_middle_f(<float *>cfp_data(y),
+                               <const float *>cfp_data(x), outer, n, inner)
+    else:
+        nan = cfp_sum_middle_d(<double *>cfp_data(y),
+                               <const double *>cfp_data(x), outer, n, inner)
+    if nan or fetestexcept(flags):
+        return None
+    return y
 
 
 cdef object _backward(object func, tuple indexes, tuple grad_outputs):

@@ -46,6 +46,17 @@ BACKWARD_CASES = {
     'embed_id': lambda d: applied(
         lambda W: F.embed_id(numpy.array([0, 3, 3, 1], numpy.int32), W,
                              ignore_label=1), _v(5, 3, dtype=d)),
+    # The gradient comes broadcast from the sum's backward: its rows are
+    # read where they lie, 0 bytes apart.
+    'embed_id_summed_over_words': lambda d: applied(
+        lambda W: F.sum(F.embed_id(_ints(5, 4, 3, 6), W, ignore_label=0),
+                        axis=-2), _v(5, 3, dtype=d)),
+    'embed_id_summed_over_units': lambda d: applied(
+        lambda W: F.sum(F.embed_id(_ints(5, 4, 6), W), axis=-1),
+        _v(5, 3, dtype=d)),
+    'embed_id_transposed_gradient': lambda d: applied(
+        lambda W: F.transpose(F.embed_id(_ints(5, 4, 6), W), (2, 1, 0)),
+        _v(5, 3, dtype=d)),
 }
 
 

@@ -35,6 +35,22 @@ APPLY_CASES = {
     'sum_all_long': lambda: (F.sum, [_v(20011)]),
     'sum_all_keepdims_int': lambda: (lambda a: F.sum(a, keepdims=1),
                                      [_v(3, 4)]),
+    # Over an axis rows follow: NumPy adds whole rows in order.
+    'sum_middle': lambda: (lambda a: F.sum(a, axis=1), [_v(3, 4, 5)]),
+    'sum_middle_keepdims': lambda: (
+        lambda a: F.sum(a, axis=-2, keepdims=True),
+        [_v(2, 3, 7, 6, dtype=numpy.float64)]),
+    'sum_first_axis': lambda: (lambda a: F.sum(a, axis=0), [_v(9, 2)]),
+    'sum_middle_long_rows': lambda: (lambda a: F.sum(a, axis=0),
+                                     [_v(3, 20011)]),
+    'sum_middle_nan': lambda: (lambda a: F.sum(a, axis=0), [
+        chainer.Variable(numpy.array([[1.0, numpy.nan], [-numpy.nan, 2.0],
+                                      [numpy.nan, 1.0]], numpy.float32))]),
+    'sum_middle_negative_zeros': lambda: (
+        lambda a: F.sum(a, axis=1),
+        [chainer.Variable(-numpy.zeros((2, 3, 4), numpy.float32))]),
+    'sum_middle_subnormal': lambda: (lambda a: F.sum(a, axis=0), [
+        chainer.Variable(numpy.full((3, 2), 1e-40, numpy.float32))]),
 }
 
 # name -> f(dtype) building inputs and returning (inputs, output)
@@ -52,12 +68,15 @@ BACKWARD_CASES = {
         lambda a: F.sum(a, axis=-2), strided_variable(3, 4, dtype=d)),
     'sum_axis_empty': lambda d: applied(lambda a: F.sum(a, axis=0),
                                         _v(0, 3, dtype=d)),
+    'sum_middle': lambda d: applied(lambda a: F.sum(a, axis=-2),
+                                    _v(2, 5, 3, dtype=d)),
 }
 
 
 globals().update(function_tests(
     APPLY_CASES, BACKWARD_CASES,
-    second_order=['sum', 'sum_axis', 'sum_axes', 'sum_keepdims'],
+    second_order=['sum', 'sum_axis', 'sum_axes', 'sum_keepdims',
+                  'sum_middle'],
     compiled_forward=dict.fromkeys(APPLY_CASES, sum_mod.Sum.forward)))
 
 
@@ -115,3 +134,21 @@ def test_keepdims_not_a_bool_warns_as_stock(axis, keepdims):
     stock, _ = check_same(lambda: warned(
         lambda: F.sum(x, axis=axis, keepdims=keepdims).array))
     assert stock[1] or type(keepdims) is int
+
+
+@pytest.mark.parametrize('mode', ['warn', 'ignore', 'raise'])
+@pytest.mark.parametrize('rows,flagged', [
+    (numpy.full((2, 3), 3e38, numpy.float32), True),         # overflow
+    (numpy.array([[numpy.inf, 1], [-numpy.inf, 2]]), True),  # invalid
+    (numpy.full((3, 2), 1e-40, numpy.float32), False),       # subnormal
+])
+def test_sum_over_rows_flags_same_as_stock(rows, flagged, mode):
+    # Rows summed in C raise the flags NumPy's loop would; where the error
+    # state acts on one, NumPy sums them again and warns or raises.
+    def fn():
+        with numpy.errstate(all=mode):
+            return F.sum(chainer.Variable(rows), axis=0).array
+    stock, _ = check_same(lambda: warned(fn))
+    error, warnings = stock
+    assert (error is not None or bool(warnings)) == (flagged and
+                                                     mode != 'ignore')
