@@ -13,7 +13,8 @@ classified by its stack:
   above them): the compiled fast path (a module of this package), NumPy's
   C code (its dispatch and allocation), Chainer's Python, NumPy's Python,
   or the program's own Python (its script, the standard library and any
-  other package);
+  other package, and the NumPy calls they make themselves, which no patch
+  of Chainer reaches);
 - imports: a frame of the import system (start-up, mostly).
 
 py-spy samples wall-clock time of running threads; only threads that run
@@ -120,9 +121,12 @@ def classify(frames):
     if any(kind == 'python' and where.startswith('<frozen importlib')
            for kind, _, where in frames):
         return 'imports'
-    for kind, name, where in reversed(frames):
+    for i in range(len(frames) - 1, -1, -1):
+        kind, name, where = frames[i]
         if kind == 'python':
-            return _python_owner(where)
+            owner = _python_owner(where)
+            return (_numpy_caller(frames, i) if owner == 'numpy_python'
+                    else owner)
         library = os.path.basename(where)
         if is_arithmetic(library, name):
             # BLAS waiting for its threads, say, or this project's C loop
@@ -132,11 +136,33 @@ def classify(frames):
             continue
         if 'chainer_fastpath' in where.replace('\\', '/').split('/'):
             return 'compiled'
-        if where.replace('\\', '/').split('/')[0] == 'numpy' or (
-                library.startswith('_multiarray_umath')):
-            return 'numpy_c'
+        if _is_numpy_c(library, where):
+            return _numpy_caller(frames, i)
         return 'other'
     return 'other'
+
+
+def _is_numpy_c(library, where):
+    return (where.replace('\\', '/').split('/')[0] == 'numpy'
+            or library.startswith('_multiarray_umath'))
+
+
+def _numpy_caller(frames, i):
+    """The category of NumPy's work at ``frames[i]``: its own, unless the
+    program's Python called it (through NumPy's Python and C only), whose
+    work it is then: no patch of Chainer reaches it."""
+    own = 'numpy_c' if frames[i][0] == 'native' else 'numpy_python'
+    for kind, name, where in reversed(frames[:i]):
+        if kind == 'python':
+            owner = _python_owner(where)
+            if owner == 'numpy_python':
+                continue
+            return 'program' if owner == 'program' else own
+        library = os.path.basename(where)
+        if _HELPERS.match(library) or _is_numpy_c(library, where):
+            continue
+        return own
+    return own
 
 
 def read_raw(path):

@@ -387,8 +387,9 @@ def format_table(results, with_torch, cpu=None):
                      "samples); arith. to GC: the shares py-spy's samples of "
                      "the patched steps give arithmetic, the compiled fast "
                      "path, NumPy's C code, Chainer's Python, the program's "
-                     'own Python and the cyclic GC (the rest: NumPy\'s '
-                     'Python, other native code).')
+                     'own Python (with the NumPy calls it makes itself) and '
+                     "the cyclic GC (the rest: NumPy's Python, other native "
+                     'code).')
         lines += sorted({'split: n/a, ' + e['split_skipped']
                          for e in results.values() if 'split_skipped' in e})
     skipped = {e['floor_skipped'] for e in results.values()
