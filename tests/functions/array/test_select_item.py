@@ -21,6 +21,16 @@ APPLY_CASES = {
     'select': lambda: (F.select_item, [_v(3, 4), _t(0, 3, 1)]),
     'int64_labels': lambda: (F.select_item,
                              [_v(2, 4), _t(2, 2, dtype=numpy.int64)]),
+    'negative_labels': lambda: (F.select_item, [_v(3, 4), _t(-1, -4, 2)]),
+    'strided_labels': lambda: (F.select_item, [
+        _v(3, 4, dtype=numpy.float64),
+        _t(0, 9, 3, 9, 1, 9, dtype=numpy.int64)[::2]]),
+    'transposed': lambda: (F.select_item,
+                           [chainer.Variable(_v(4, 3).array.T), _t(3, 0, 1)]),
+    'int8_labels': lambda: (F.select_item,
+                            [_v(2, 3), _t(2, -1, dtype=numpy.int8)]),
+    'float16': lambda: (F.select_item,
+                        [_v(3, 2, dtype=numpy.float16), _t(1, 0, 1)]),
 }
 
 # name -> f(dtype) building inputs and returning (inputs, output)
@@ -35,6 +45,12 @@ BACKWARD_CASES = {
     'label_variable': lambda d: applied(
         lambda x: F.select_item(x, chainer.Variable(_t(1, 1))),
         _v(2, 2, dtype=d)),
+    'negative_labels': lambda d: applied(
+        lambda x: F.select_item(x, _t(-1, 0, -3, dtype=numpy.int64)),
+        _v(3, 3, dtype=d)),
+    'transposed': lambda d: applied(
+        lambda x: F.select_item(F.transpose(x), _t(3, 0, 1)),
+        _v(4, 3, dtype=d)),
 }
 
 
@@ -99,3 +115,26 @@ def test_passed_type_check_is_cached(type_check_is_cached):
 def test_mocked_callee_is_called(owner, name, mock_is_called):
     mock_is_called(owner, name, lambda: gradients(
         BACKWARD_CASES['select'], numpy.float32))
+
+
+@pytest.mark.parametrize('gy_dtype', [numpy.float32, numpy.float64])
+def test_gradient_of_another_dtype_same_as_stock(gy_dtype):
+    # The items are assigned as NumPy casts them.
+    def fn():
+        x = _v(3, 2)
+        y = F.select_item(x, _t(1, 0, 1))
+        y._set_grad_var_without_check(chainer.Variable(
+            numpy.array([0.1, -2.5, 1e-45], gy_dtype)))
+        y.backward()
+        return x.grad
+    check_same(fn)
+
+
+def test_nan_bits_copied_as_stock():
+    # A signaling NaN and a payload are copied, not computed on.
+    def fn():
+        x = numpy.array([[1, 0x7fa00001], [0xffc00002, 3]],
+                        numpy.uint32).view(numpy.float32)
+        with chainer.no_backprop_mode():
+            return F.select_item(x, _t(1, 0)).array.view(numpy.uint32)
+    assert check_same(fn)[0].tolist() == [0x7fa00001, 0xffc00002]
