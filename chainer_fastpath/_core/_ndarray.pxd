@@ -15,6 +15,7 @@ cdef extern from "_ndarray.h":
     int CFP_NPY_INT, CFP_NPY_LONG, CFP_NPY_LONGLONG
 
 cdef bint numpy_struct_matches()
+cdef void *api_entry(int index) except? NULL
 cdef int builtin_typenum(object a)
 cdef bint canonical(object a)
 cdef object new_like(object a)

@@ -90,20 +90,28 @@ def _check_struct():
     return ok
 
 
+cdef void *api_entry(int index) except? NULL:
+    """Entry ``index`` of NumPy's C-API table (the numbering of
+    numpy/__multiarray_api.h), or NULL where this NumPy's ABI is not the
+    one the indexes hold for."""
+    from numpy.core import _multiarray_umath as m
+    get_version = getattr(m, '_get_ndarray_c_version', None)
+    capsule = getattr(m, '_ARRAY_API', None)
+    if (get_version is None or get_version() != _ABI_VERSION
+            or type(capsule).__name__ != 'PyCapsule'):
+        return NULL
+    return (<void **>PyCapsule_GetPointer(capsule, NULL))[index]
+
+
 def _load_new_like():
     """Takes PyArray_NewLikeArray and PyArray_NewFromDescr from NumPy's
     C-API table where this NumPy's ABI is the one the indexes hold for, and
     checks them on probes; ``new_like`` and ``new_shaped`` are unavailable
     otherwise."""
     global cfp_new_like_fn, cfp_new_from_descr_fn
-    from numpy.core import _multiarray_umath as m
-    get_version = getattr(m, '_get_ndarray_c_version', None)
-    capsule = getattr(m, '_ARRAY_API', None)
-    if (get_version is None or get_version() != _ABI_VERSION
-            or type(capsule).__name__ != 'PyCapsule'):
+    if api_entry(_NEW_LIKE_INDEX) is NULL:
         return
-    cdef void **table = <void **>PyCapsule_GetPointer(capsule, NULL)
-    cfp_new_like_fn = <cfp_new_like_t>table[_NEW_LIKE_INDEX]
+    cfp_new_like_fn = <cfp_new_like_t>api_entry(_NEW_LIKE_INDEX)
     probe = numpy.zeros((3, 5), numpy.float32)[:, ::2]
     out = cfp_new_like(probe)
     if not (type(out) is _ndarray and out.shape == (3, 3)
@@ -111,7 +119,7 @@ def _load_new_like():
             and out.flags.owndata and out.flags.writeable):
         cfp_new_like_fn = NULL
     cfp_new_from_descr_fn = (
-        <cfp_new_from_descr_t>table[_NEW_FROM_DESCR_INDEX])
+        <cfp_new_from_descr_t>api_entry(_NEW_FROM_DESCR_INDEX))
     cdef Py_ssize_t dims[2]
     dims[0] = 2
     dims[1] = 1

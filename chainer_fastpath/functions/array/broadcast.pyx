@@ -8,13 +8,12 @@ import chainer.functions
 from chainer.functions.array import broadcast
 from chainer.functions.math import sum as sum_mod
 
+from chainer_fastpath._core._broadcast_views cimport (
+    broadcast_arrays, broadcast_to)
 from chainer_fastpath._core._config cimport ConfigView
 from chainer_fastpath._core._grads cimport grad_array
 from chainer_fastpath._core._registry cimport NOT_HANDLED, compiled
 from chainer_fastpath._runtime._sum_grads cimport sum_to_grad
-
-cdef object _broadcast_to = numpy.broadcast_to
-cdef object _broadcast_arrays = numpy.broadcast_arrays
 
 
 cdef object _sum_to(object gy_var, object shape):
@@ -30,7 +29,7 @@ cdef object _broadcast_to_forward(object node, tuple inputs,
     # BroadcastTo.forward on NumPy, which has broadcast_to.
     if len(inputs) != 1:
         return NOT_HANDLED
-    return _broadcast_to(inputs[0], node._shape),
+    return broadcast_to(inputs[0], node._shape),
 
 
 cdef object _broadcast_to_backward(object func, tuple indexes,
@@ -47,7 +46,7 @@ cdef object _broadcast_forward(object node, tuple inputs, ConfigView config):
     node._xp = numpy
     node._in_shapes = [x.shape for x in inputs]
     node._in_dtypes = [x.dtype for x in inputs]
-    return tuple(_broadcast_arrays(*inputs))
+    return tuple(broadcast_arrays(inputs))
 
 
 cdef object _broadcast_backward(object func, tuple indexes,

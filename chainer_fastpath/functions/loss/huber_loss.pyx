@@ -11,6 +11,7 @@ from chainer.functions.math import basic_math
 from chainer.functions.math import clip
 
 from chainer_fastpath._core._attrs cimport retain_inputs
+from chainer_fastpath._core._broadcast_views cimport broadcast_to
 from chainer_fastpath._core._config cimport ConfigView
 from chainer_fastpath._core._fpe cimport acts, quiet_begin, quiet_end
 from chainer_fastpath._core._grads cimport (
@@ -23,7 +24,6 @@ cdef object _square = numpy.square
 cdef object _maximum = numpy.maximum
 cdef object _minimum = numpy.minimum
 cdef object _clip = numpy.clip
-cdef object _broadcast_to = numpy.broadcast_to
 cdef object _utils = chainer.utils
 
 
@@ -88,7 +88,7 @@ cdef object _backward(object func, tuple indexes, tuple grad_outputs):
     elif gy.shape != shape:
         return NOT_HANDLED
     if gy.shape != shape:
-        gy = _broadcast_to(gy, shape)
+        gy = broadcast_to(gy, shape)
     cdef int raised
     saved = quiet_begin()
     try:

@@ -9,6 +9,7 @@ from chainer.functions.loss import mean_squared_error
 from chainer.functions.math import basic_math
 
 from chainer_fastpath._core._attrs cimport retain_inputs
+from chainer_fastpath._core._broadcast_views cimport broadcast_to
 from chainer_fastpath._core._config cimport ConfigView
 from chainer_fastpath._core._fpe cimport acts, quiet_begin, quiet_end
 from chainer_fastpath._core._grads cimport (
@@ -17,7 +18,6 @@ from chainer_fastpath._core._registry cimport NOT_HANDLED, compiled, nodeless
 from chainer_fastpath._core._retained cimport float_operands, requires_grad_of
 
 cdef object _array = numpy.array
-cdef object _broadcast_to = numpy.broadcast_to
 cdef object _utils = chainer.utils
 
 
@@ -72,7 +72,7 @@ cdef object _backward(object func, tuple indexes, tuple grad_outputs):
     saved = quiet_begin()
     try:
         diff = _utils.force_array(x0 - x1)
-        gy0 = gy if shape == () else _broadcast_to(gy, shape)
+        gy0 = gy if shape == () else broadcast_to(gy, shape)
         gx0 = _utils.force_array(gy0 * diff)
         gx0 = _utils.force_array(gy.dtype.type(2. / diff.size) * gx0)
         ngx0 = _utils.force_array(-gx0) if 1 in indexes else None

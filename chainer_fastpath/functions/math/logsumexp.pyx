@@ -11,6 +11,7 @@ from chainer.functions.math import exponential
 from chainer.functions.math import logsumexp
 
 from chainer_fastpath._core._attrs cimport retain_inputs, retain_outputs
+from chainer_fastpath._core._broadcast_views cimport broadcast_to
 from chainer_fastpath._core._config cimport ConfigView
 from chainer_fastpath._core._fpe cimport acts, quiet_begin, quiet_end
 from chainer_fastpath._core._grads cimport (
@@ -24,7 +25,6 @@ cdef type _ndarray = numpy.ndarray
 cdef object _exp = numpy.exp
 cdef object _log = numpy.log
 cdef object _asarray = numpy.asarray
-cdef object _broadcast_to = numpy.broadcast_to
 cdef object _expand_dims = numpy.expand_dims
 cdef object _utils = chainer.utils
 
@@ -82,9 +82,9 @@ cdef object _backward(object func, tuple indexes, tuple grad_outputs):
             gy = _expand_dims(gy, a)
             y = _expand_dims(y, a)
     if gy.shape != shape:
-        gy = _broadcast_to(gy, shape)
+        gy = broadcast_to(gy, shape)
     if y.shape != shape:
-        y = _broadcast_to(y, shape)
+        y = broadcast_to(y, shape)
     cdef int raised
     saved = quiet_begin()
     try:

@@ -10,6 +10,7 @@ from chainer.functions.array import broadcast, reshape
 from chainer.functions.math import basic_math, minmax
 
 from chainer_fastpath._core._attrs cimport retain_inputs, retain_outputs
+from chainer_fastpath._core._broadcast_views cimport broadcast_to
 from chainer_fastpath._core._config cimport ConfigView
 from chainer_fastpath._core._fpe cimport acts, quiet2, quiet_begin, quiet_end
 from chainer_fastpath._core._grads cimport (
@@ -21,7 +22,6 @@ from chainer_fastpath._core._retained cimport (
 
 cdef type _ndarray = numpy.ndarray
 cdef object _asarray = numpy.asarray
-cdef object _broadcast_to = numpy.broadcast_to
 cdef object _np_equal = numpy.equal
 cdef object _np_multiply = numpy.multiply
 cdef object _utils = chainer.utils
@@ -128,7 +128,7 @@ cdef object _select_backward(object func, tuple indexes, tuple grad_outputs):
     cond = quiet2(_np_equal, x, y.reshape(shape), &raised)
     if acts(raised):
         return NOT_HANDLED
-    gy = _broadcast_to(gy.reshape(shape), cond.shape)
+    gy = broadcast_to(gy.reshape(shape), cond.shape)
     if type(cond) is _ndarray:
         # gy * cond: a Mul node of cond.astype(gy.dtype).
         gx = quiet2(_np_multiply, gy, cond.astype(gy.dtype, copy=False),

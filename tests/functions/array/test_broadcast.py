@@ -10,7 +10,7 @@ from chainer.functions.math import sum as sum_mod
 
 from chainer_fastpath.testing import (
     applied, gradients, check_error_same, check_same, strided_variable,
-    variable as _v)
+    variable as _v, warned)
 from chainer_fastpath.testing.cases import function_tests
 
 
@@ -103,3 +103,26 @@ def test_passed_type_check_is_cached(type_check_is_cached):
 def test_mocked_callee_is_called(owner, name, mock_is_called):
     mock_is_called(owner, name, lambda: gradients(
         BACKWARD_CASES['broadcast'], numpy.float32))
+
+
+def _layout(a):
+    # What a user may read of an output array besides its items.
+    return (a.shape, a.strides, a.dtype, a.flags.c_contiguous,
+            a.flags.f_contiguous, a.flags.owndata, a.flags.writeable,
+            a.base is None)
+
+
+@pytest.mark.parametrize('fn', [
+    lambda: [F.broadcast_to(_v(1, 3), (2, 1, 3))],
+    lambda: [F.broadcast_to(strided_variable(2, 3), (4, 2, 3))],
+    lambda: [F.broadcast_to(_v(2, 3), (2, 3))],
+    lambda: F.broadcast(_v(2, 1, 3), _v(4, 1)),
+    lambda: F.broadcast(_v(2, 3), _v(2, 3)),
+    lambda: F.broadcast(chainer.Variable(numpy.broadcast_to(
+        numpy.zeros((1, 3), numpy.float32), (2, 3))), _v(4, 1, 1)),
+], ids=['to', 'to_strided', 'to_same_shape', 'arrays', 'arrays_same_shape',
+        'arrays_of_read_only'])
+def test_output_views_same_as_stock(fn):
+    # Strides, flags (read-only, or writeable with a warning on a write),
+    # dtype and base as NumPy makes them; the warnings of reading the flag.
+    check_same(lambda: warned(lambda: [_layout(y.array) for y in fn()]))
