@@ -92,13 +92,18 @@ cdef _Rows _rows(object node, object x, object W):
 cdef bint _nan_in(const real *a, Py_ssize_t stride,
                   Py_ssize_t n) noexcept nogil:
     # Whether one of the n values from a, stride bytes apart, is a NaN.
+    # No early exit: a NaN is rare, and the loop without one vectorises.
     cdef Py_ssize_t k
+    cdef bint nan = False
+    if stride == sizeof(real):
+        for k in range(n):
+            nan |= a[k] != a[k]
+        return nan
     cdef real v
     for k in range(n):
         v = (<const real *>(<const char *>a + k * stride))[0]
-        if v != v:
-            return True
-    return False
+        nan |= v != v
+    return nan
 
 
 cdef bint _grad_rows(_Rows rows, UfuncLoop exp, int flags, object x,
