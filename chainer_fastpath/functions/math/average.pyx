@@ -8,11 +8,15 @@ from chainer.functions.math import average
 from chainer.functions.math import basic_math
 
 from chainer_fastpath._core._config cimport ConfigView
-from chainer_fastpath._core._fpe cimport acts, quiet_begin, quiet_end
+from chainer_fastpath._core._fpe cimport (
+    acts, clear_flags, fetestexcept, quiet_begin, quiet_end, watched)
 from chainer_fastpath._core._grads cimport (
     grad_array, grad_requires_grad, new_grad)
+from chainer_fastpath._core._ndarray cimport (
+    CFP_NPY_FLOAT, cfp_data, cfp_dims, cfp_nd, cfp_typenum)
 from chainer_fastpath._core._registry cimport NOT_HANDLED, compiled
 from chainer_fastpath._runtime._sum_grads cimport spread_grad
+from chainer_fastpath.functions.math.sum cimport sum_middle
 
 cdef object _utils = chainer.utils
 
@@ -34,6 +38,10 @@ cdef object _forward(object node, tuple inputs, ConfigView config):
         for a in axis:
             divider *= x.shape[a]
         node.multiplier = 1.0 / divider
+    if type(axis) is tuple and len(<tuple>axis) == 1:
+        y = _mean_middle(x, (<tuple>axis)[0], keepdims)
+        if y is not None:
+            return y,
     cdef int raised
     saved = quiet_begin()
     try:
@@ -45,6 +53,39 @@ cdef object _forward(object node, tuple inputs, ConfigView config):
         if acts(raised):
             return NOT_HANDLED
     return y,
+
+
+cdef object _mean_middle(object x, object axis, bint keepdims):
+    """``x.mean(axis, keepdims=keepdims)`` as NumPy's ``_mean`` makes it,
+    where ``sum_middle`` makes its sum: that sum divided in place by the
+    count of items as x's type. None, nothing done, elsewhere, and where
+    the division raises a flag NumPy's error state acts on."""
+    y = sum_middle(x, axis, keepdims)
+    if y is None:
+        return None
+    cdef Py_ssize_t n = 1, k
+    for k in range(cfp_nd(y)):
+        n *= cfp_dims(y)[k]
+    cdef Py_ssize_t count = x.size // n
+    cdef int flags = watched()
+    clear_flags(flags)
+    if cfp_typenum(y) == CFP_NPY_FLOAT:
+        _divide(<float *>cfp_data(y), n, <float>count)
+    else:
+        _divide(<double *>cfp_data(y), n, <double>count)
+    return None if fetestexcept(flags) else y
+
+
+ctypedef fused _real:
+    float
+    double
+
+
+cdef void _divide(_real *y, Py_ssize_t n, _real count) noexcept nogil:
+    # true_divide(y, count, out=y): one IEEE division per item.
+    cdef Py_ssize_t i
+    for i in range(n):
+        y[i] = y[i] / count
 
 
 cdef object _backward(object func, tuple indexes, tuple grad_outputs):

@@ -57,7 +57,7 @@ cdef object _forward(object node, tuple inputs, ConfigView config):
         if y is not None:
             return NOT_HANDLED if acts(raised) else (y,)
     elif type(axis) is tuple and len(<tuple>axis) == 1:
-        y = _sum_middle(x, (<tuple>axis)[0], keepdims)
+        y = sum_middle(x, (<tuple>axis)[0], keepdims)
         if y is not None:
             return y,
     saved = quiet_begin()
@@ -72,7 +72,7 @@ cdef object _forward(object node, tuple inputs, ConfigView config):
     return _asarray(y),
 
 
-cdef object _sum_middle(object x, object axis, bint keepdims):
+cdef object sum_middle(object x, object axis, bint keepdims):
     """``numpy.add.reduce(x, axis, keepdims=keepdims)`` where rows of at
     least two items follow ``axis``: NumPy then adds whole rows in order
     (``cfp_sum_middle``), where over the last axis it sums pairwise. None,

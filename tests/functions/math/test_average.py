@@ -20,6 +20,15 @@ APPLY_CASES = {
     'axis': lambda: (lambda a: F.mean(a, axis=1), [_v(2, 3, 4)]),
     'keepdims': lambda: (lambda a: F.mean(a, axis=(0, 2), keepdims=True),
                          [_v(2, 3, 4)]),
+    # Over an axis that rows follow: whole rows summed, then divided.
+    'middle': lambda: (lambda a: F.mean(a, axis=-2), [_v(4, 7, 3)]),
+    'middle_keepdims': lambda: (
+        lambda a: F.mean(a, axis=0, keepdims=True),
+        [_v(3, 5, dtype=numpy.float64)]),
+    'middle_long_rows': lambda: (lambda a: F.mean(a, axis=0),
+                                 [_v(3, 20011)]),
+    'middle_float16': lambda: (lambda a: F.mean(a, axis=0),
+                               [_v(3, 5, dtype=numpy.float16)]),
 }
 
 # name -> f(dtype) building inputs and returning (inputs, output)
@@ -36,6 +45,8 @@ BACKWARD_CASES = {
     'empty_rows': lambda d: applied(lambda a: F.mean(a, axis=1),
                                     _v(0, 3, dtype=d)),
     '0d': lambda d: applied(F.mean, _v(dtype=d)),
+    'middle': lambda d: applied(lambda a: F.mean(a, axis=1),
+                                _v(2, 7, 3, dtype=d)),
 }
 
 
@@ -104,3 +115,20 @@ def test_keepdims_not_a_bool_warns_once_as_stock(values, keepdims):
     with numpy.errstate(invalid='warn'):
         stock, _ = check_same(fn)
     assert stock[1] or type(keepdims) is int
+
+
+@pytest.mark.parametrize('mode', ['warn', 'ignore', 'raise'])
+@pytest.mark.parametrize('rows,flagged', [
+    (numpy.array([[1e-45, 1e-45], [0, 0]], numpy.float32), True),  # underflow
+    (numpy.full((2, 3), 3e38, numpy.float32), True),         # overflow
+    (numpy.array([[numpy.nan, 1.0], [2.0, 3.0]]), False),    # NaN
+])
+def test_mean_over_rows_flags_same_as_stock(rows, flagged, mode):
+    # The division raises the flags NumPy's would; where the error state
+    # acts on one, NumPy computes the mean again and warns or raises.
+    def fn():
+        with numpy.errstate(all=mode):
+            return F.mean(chainer.Variable(rows), axis=0).array
+    (error, warnings), _ = check_same(lambda: warned(fn))
+    assert (error is not None or bool(warnings)) == (flagged
+                                                     and mode != 'ignore')

@@ -1,0 +1,1 @@
+cdef object sum_middle(object x, object axis, bint keepdims)
