@@ -128,22 +128,49 @@ cdef enum _Shape:
     _SCALAR, _COLUMN, _ROW, _MATRIX
 
 
-cdef _Shape _shape_of(object a) noexcept:
-    cdef Py_ssize_t *d = cfp_dims(a)
-    if d[0] > 1:
-        return _COLUMN if d[1] == 1 else _MATRIX
-    return _SCALAR if d[1] == 1 else _ROW
+cdef struct _Matrix:
+    # A 2-d operand as the product reads it: an array's struct, or its
+    # transpose's without making the view.
+    char *data
+    Py_ssize_t dims[2]
+    Py_ssize_t strides[2]
+    int flags
 
 
-cdef bint _blas_strides(object a, Py_ssize_t itemsize) noexcept:
+cdef _Matrix _matrix(object a, bint transposed) noexcept:
+    cdef _Matrix m
+    cdef int k = 1 if transposed else 0
+    m.data = cfp_data(a)
+    m.dims[0] = cfp_dims(a)[k]
+    m.dims[1] = cfp_dims(a)[1 - k]
+    m.strides[0] = cfp_strides(a)[k]
+    m.strides[1] = cfp_strides(a)[1 - k]
+    m.flags = cfp_flags(a)
+    if transposed:
+        # A transpose is C-contiguous where the array is F-contiguous.
+        m.flags &= ~(CFP_NPY_C_CONTIGUOUS | CFP_NPY_F_CONTIGUOUS)
+        if cfp_flags(a) & CFP_NPY_C_CONTIGUOUS:
+            m.flags |= CFP_NPY_F_CONTIGUOUS
+        if cfp_flags(a) & CFP_NPY_F_CONTIGUOUS:
+            m.flags |= CFP_NPY_C_CONTIGUOUS
+    return m
+
+
+cdef _Shape _shape_of(const _Matrix *a) noexcept:
+    if a.dims[0] > 1:
+        return _COLUMN if a.dims[1] == 1 else _MATRIX
+    return _SCALAR if a.dims[1] == 1 else _ROW
+
+
+cdef bint _blas_strides(const _Matrix *a, Py_ssize_t itemsize) noexcept:
     # NumPy's _bad_strides, negated: items aligned, strides non-negative
     # multiples of the item size, 0 only along an axis of length 1.
     cdef int k
-    if <uintptr_t>cfp_data(a) % itemsize:
+    if <uintptr_t>a.data % itemsize:
         return False
     for k in range(2):
-        if (cfp_strides(a)[k] < 0 or cfp_strides(a)[k] % itemsize
-                or cfp_strides(a)[k] == 0 and cfp_dims(a)[k] > 1):
+        if (a.strides[k] < 0 or a.strides[k] % itemsize
+                or a.strides[k] == 0 and a.dims[k] > 1):
             return False
     return True
 
@@ -161,6 +188,18 @@ cdef object matrix_product(object a, object b):
     operand, take another route (a scalar operand, a dot of two vectors,
     ``syrk`` for a matrix times its own transpose, an empty product) or
     raise (mismatched shapes), or where the routines are not loaded."""
+    return _product(a, False, b, False)
+
+
+cdef object matrix_product_t(object a, bint a_transposed, object b,
+                             bint b_transposed):
+    """``matrix_product`` of ``a.T`` (where ``a_transposed``) or ``a`` and
+    of ``b.T`` or ``b``, without making the views."""
+    return _product(a, a_transposed, b, b_transposed)
+
+
+cdef object _product(object a, bint a_transposed, object b,
+                     bint b_transposed):
     if _sgemm is NULL or not numpy_struct_matches():
         return None
     if (type(a) is not _ndarray or type(b) is not _ndarray
@@ -171,16 +210,18 @@ cdef object matrix_product(object a, object b):
     if typenum != CFP_NPY_FLOAT and typenum != CFP_NPY_DOUBLE:
         return None
     cdef Py_ssize_t itemsize = 4 if typenum == CFP_NPY_FLOAT else 8
-    cdef Py_ssize_t *da = cfp_dims(a)
-    cdef Py_ssize_t *db = cfp_dims(b)
+    cdef _Matrix ma = _matrix(a, a_transposed)
+    cdef _Matrix mb = _matrix(b, b_transposed)
+    cdef Py_ssize_t *da = ma.dims
+    cdef Py_ssize_t *db = mb.dims
     if (da[1] != db[0] or da[1] == 0 or da[0] == 0 or db[1] == 0
-            or not _blas_strides(a, itemsize)
-            or not _blas_strides(b, itemsize)):
+            or not _blas_strides(&ma, itemsize)
+            or not _blas_strides(&mb, itemsize)):
         return None
-    cdef _Shape sa = _shape_of(a), sb = _shape_of(b)
+    cdef _Shape sa = _shape_of(&ma), sb = _shape_of(&mb)
     if sa == _SCALAR or sb == _SCALAR or (sb == _COLUMN and sa != _MATRIX):
         return None
-    cdef int fa = cfp_flags(a), fb = cfp_flags(b)
+    cdef int fa = ma.flags, fb = mb.flags
     cdef bint ca = fa & CFP_NPY_C_CONTIGUOUS, cb = fb & CFP_NPY_C_CONTIGUOUS
     cdef bint ea = fa & CFP_NPY_F_CONTIGUOUS, eb = fb & CFP_NPY_F_CONTIGUOUS
     if not (ca or ea) or not (cb or eb):
@@ -198,9 +239,9 @@ cdef object matrix_product(object a, object b):
         if eb:
             trans_b = _TRANS
             ldb = _at_least_1(db[0])
-        if (cfp_data(a) == cfp_data(b) and da[0] == db[1] and da[1] == db[0]
-                and cfp_strides(a)[0] == cfp_strides(b)[1]
-                and cfp_strides(a)[1] == cfp_strides(b)[0]
+        if (ma.data == mb.data and da[0] == db[1] and da[1] == db[0]
+                and ma.strides[0] == mb.strides[1]
+                and ma.strides[1] == mb.strides[0]
                 and (trans_a == _TRANS) != (trans_b == _TRANS)):
             return None     # NumPy's syrk
     cdef Py_ssize_t dims[2]
@@ -213,16 +254,16 @@ cdef object matrix_product(object a, object b):
     memset(o, 0, dims[0] * dims[1] * itemsize)
     if sa == _MATRIX and sb != _MATRIX:
         # A matrix times a column: gemv of a.
-        _gemv_at(typenum, _ROW_MAJOR if ca else _COL_MAJOR, _NO_TRANS, a,
-                 _at_least_1(da[1] if ca else da[0]), cfp_data(b),
-                 cfp_strides(b)[0] // itemsize, o)
+        _gemv_at(typenum, _ROW_MAJOR if ca else _COL_MAJOR, _NO_TRANS, &ma,
+                 _at_least_1(da[1] if ca else da[0]), mb.data,
+                 mb.strides[0] // itemsize, o)
     elif sa != _MATRIX and sb == _MATRIX:
         # A row or column times a matrix: gemv of b transposed.
-        _gemv_at(typenum, _ROW_MAJOR if cb else _COL_MAJOR, _TRANS, b,
-                 _at_least_1(db[1] if cb else db[0]), cfp_data(a),
-                 cfp_strides(a)[1 if sa == _ROW else 0] // itemsize, o)
+        _gemv_at(typenum, _ROW_MAJOR if cb else _COL_MAJOR, _TRANS, &mb,
+                 _at_least_1(db[1] if cb else db[0]), ma.data,
+                 ma.strides[1 if sa == _ROW else 0] // itemsize, o)
     else:
-        _gemm_at(typenum, trans_a, trans_b, a, lda, b, ldb, o,
+        _gemm_at(typenum, trans_a, trans_b, &ma, lda, &mb, ldb, o,
                  _at_least_1(dims[1]))
     return out
 
@@ -246,12 +287,12 @@ cdef void _gemm_call(int typenum, int trans_a, int trans_b, int64_t m,
                <double *>out, ldc)
 
 
-cdef void _gemm_at(int typenum, int trans_a, int trans_b, object a,
-                   int64_t lda, object b, int64_t ldb, char *out,
+cdef void _gemm_at(int typenum, int trans_a, int trans_b, const _Matrix *a,
+                   int64_t lda, const _Matrix *b, int64_t ldb, char *out,
                    int64_t ldc) noexcept:
-    cdef int64_t m = cfp_dims(a)[0], n = cfp_dims(b)[1], k = cfp_dims(b)[0]
-    cdef const char *pa = cfp_data(a)
-    cdef const char *pb = cfp_data(b)
+    cdef int64_t m = a.dims[0], n = b.dims[1], k = b.dims[0]
+    cdef const char *pa = a.data
+    cdef const char *pb = b.data
     if m * n * k >= _KEEP_THE_LOCK:
         with nogil:
             _gemm_call(typenum, trans_a, trans_b, m, n, k, pa, lda, pb, ldb,
@@ -273,11 +314,11 @@ cdef void _gemv_call(int typenum, int order, int trans, int64_t rows,
                <const double *>v, inc, 0.0, <double *>out, 1)
 
 
-cdef void _gemv_at(int typenum, int order, int trans, object m,
+cdef void _gemv_at(int typenum, int order, int trans, const _Matrix *m,
                    int64_t lda, const char *v, int64_t inc,
                    char *out) noexcept:
-    cdef int64_t rows = cfp_dims(m)[0], cols = cfp_dims(m)[1]
-    cdef const char *pm = cfp_data(m)
+    cdef int64_t rows = m.dims[0], cols = m.dims[1]
+    cdef const char *pm = m.data
     if rows * cols >= _KEEP_THE_LOCK:
         with nogil:
             _gemv_call(typenum, order, trans, rows, cols, pm, lda, v, inc,
@@ -312,6 +353,11 @@ cdef bint _agrees() except -1:
                 if (out is None or out.tobytes()
                         != numpy.dot(left, right).tobytes()):
                     return False
+                for out in (matrix_product_t(left, False, right.T, True),
+                            matrix_product_t(left.T, True, right, False)):
+                    if (out is None or out.tobytes()
+                            != numpy.dot(left, right).tobytes()):
+                        return False
     return True
 
 
@@ -338,8 +384,12 @@ def product(a, v, bint trans):
     return out
 
 
-def product_of_matrices(a, b):
-    """Test hook: ``matrix_product(a, b)``."""
+def product_of_matrices(a, b, bint a_transposed=False,
+                        bint b_transposed=False):
+    """Test hook: ``matrix_product(a, b)``, or ``matrix_product_t`` where
+    an operand is given to be transposed."""
+    if a_transposed or b_transposed:
+        return matrix_product_t(a, a_transposed, b, b_transposed)
     return matrix_product(a, b)
 
 

@@ -85,11 +85,36 @@ def test_matrix_products_are_numpy_dot_bit_for_bit(dtype, left, right,
     assert (taken > 0) == (route in ('gemm', 'gemv'))
 
 
+@pytest.mark.parametrize('dtype', [numpy.float32, numpy.float64])
+@pytest.mark.parametrize('left,right', [
+    ((4, 3), (3, 5)), ((64, 70), (70, 9)), ((1, 3), (3, 5)), ((4, 3), (3, 1)),
+    ((4, 1), (1, 5)), ((1, 3), (3, 1)), ((4, 3), (4, 3)),
+])
+@pytest.mark.parametrize('transposed', ['a', 'b', 'both'])
+def test_transposed_operands_as_their_views(dtype, left, right, transposed):
+    # An operand given with its transpose flag is multiplied as its view
+    # .T would be: taken or declined alike, the same bits where taken.
+    rng = numpy.random.RandomState(4)
+    ta, tb = transposed in ('a', 'both'), transposed in ('b', 'both')
+    for a in _layouts(rng, left[::-1] if ta else left, dtype):
+        for b in _layouts(rng, right[::-1] if tb else right, dtype):
+            got = _blas.product_of_matrices(a, b, ta, tb)
+            want = _blas.product_of_matrices(a.T if ta else a,
+                                             b.T if tb else b)
+            assert (got is None) == (want is None)
+            if got is not None:
+                assert got.tobytes() == want.tobytes()
+                assert got.tobytes() == numpy.dot(
+                    a.T if ta else a, b.T if tb else b).tobytes()
+
+
 def test_a_matrix_times_its_own_transpose_is_left_to_numpy():
     # NumPy calls syrk there, which need not round as gemm does.
     a = numpy.random.RandomState(3).standard_normal((5, 4))
     assert _blas.product_of_matrices(a, a.T) is None
     assert _blas.product_of_matrices(a.T, a) is None
+    assert _blas.product_of_matrices(a, a, False, True) is None
+    assert _blas.product_of_matrices(a, a, True, False) is None
     assert _blas.product_of_matrices(a, a.T.copy()) is not None
 
 

@@ -19,7 +19,7 @@ from chainer.functions.connection import linear
 from chainer.functions.math import sum as sum_mod
 
 from chainer_fastpath._core import _attrs
-from chainer_fastpath._core._blas cimport matrix_product
+from chainer_fastpath._core._blas cimport matrix_product, matrix_product_t
 from chainer_fastpath._core._attrs cimport (
     cfp_attr, cfp_attr_enable, cfp_getattr as get, cfp_setattr as put,
     get_site, retain_inputs, set_site)
@@ -97,15 +97,14 @@ cdef object _matrices_product(object x, object W):
         if (not cfp_flags(x) & (CFP_NPY_C_CONTIGUOUS | CFP_NPY_F_CONTIGUOUS)
                 and (cfp_dims(x)[0] == 1 or cfp_dims(x)[1] == 1)):
             x = _ascontiguousarray(x)
-        WT = W.T
-        y = matrix_product(x, WT)
+        y = matrix_product_t(x, False, W, True)
         if y is not None:
             return y
         dims[0] = cfp_dims(x)[0]
         dims[1] = cfp_dims(W)[0]
         y = new_shaped(x, 2, dims)
         if y is not None:
-            _dot_c(x, WT, y)
+            _dot_c(x, W.T, y)
             return y
     if (isinstance(x, _ndarray)
             and not (x.flags.c_contiguous or x.flags.f_contiguous)
@@ -156,9 +155,8 @@ cdef object _backward(object func, tuple indexes, tuple grad_outputs):
         gx = _cast(dot(gy_c, W) if gx is None else gx, gy_c)
         ret.append(new_grad(gx, requires_grad_of(W_node) or gy_rg))
     if 1 in indexes:
-        gy_t = gy_c.T
-        gW = matrix_product(gy_t, x)
-        gW = _cast(dot(gy_t, x) if gW is None else gW, W)
+        gW = matrix_product_t(gy_c, True, x, False)
+        gW = _cast(dot(gy_c.T, x) if gW is None else gW, W)
         ret.append(new_grad(gW, requires_grad_of(x_node) or gy_rg))
     if 2 in indexes:
         gb = numpy.asarray(_add_reduce(gy, (0,), None, None, False))
