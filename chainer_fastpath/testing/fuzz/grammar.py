@@ -469,9 +469,17 @@ def _logsumexp(b):
 
 
 def _select_item(b):
+    # Labels of int32 or int64, counted from the end (negative), or out of
+    # range: NumPy's indexing error, stock's and the patch's alike.
     x = b.pick_float(lambda v: len(v.shape) == 2, shape=(2, 3))
     n, c = x.shape
-    t = b.add('ints({!r}, {})'.format((n,), max(c, 1)), (n,), 'int32', 'nd')
+    high = max(c, 1)
+    labels = b.choice(('in_range', 'int64', 'negative', 'out_of_range'))
+    dtype = 'int64' if labels == 'int64' else 'int32'
+    shift = {'negative': ' - {}'.format(high),
+             'out_of_range': ' + {}'.format(high)}.get(labels, '')
+    t = b.add('ints({!r}, {}, {!r}){}'.format((n,), high, dtype, shift),
+              (n,), dtype, 'nd')
     b.add('F.select_item({}, {})'.format(x.name, t.name), (n,), x.dtype)
 
 
