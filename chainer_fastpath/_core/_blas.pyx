@@ -227,7 +227,7 @@ cdef object _product(object a, bint a_transposed, object b,
     if not (ca or ea) or not (cb or eb):
         return None     # NumPy would copy it first
     cdef int trans_a = _NO_TRANS, trans_b = _NO_TRANS
-    cdef int64_t lda, ldb
+    cdef int64_t lda = 0, ldb = 0
     if sa != _MATRIX and sb == _MATRIX or sa == _MATRIX and sb != _MATRIX:
         pass
     else:

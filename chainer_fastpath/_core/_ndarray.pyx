@@ -84,9 +84,12 @@ def _check_struct():
         ok = ok and (cfp_flags(b) & CFP_NPY_C_CONTIGUOUS) == 0
         a.flags.writeable = False
         ok = ok and (cfp_flags(a) & CFP_NPY_WRITEABLE) == 0
-    for code, num in (('i', CFP_NPY_INT), ('l', CFP_NPY_LONG),
-                      ('q', CFP_NPY_LONGLONG)):
-        ok = ok and numpy.dtype(code).num == num
+    # The loops read int as 4 bytes and long and long long as 8 (LP64, as
+    # on Linux); elsewhere (a 4-byte long on Windows) they all fall back.
+    for code, num, size in (('i', CFP_NPY_INT, 4), ('l', CFP_NPY_LONG, 8),
+                            ('q', CFP_NPY_LONGLONG, 8)):
+        ok = (ok and numpy.dtype(code).num == num
+              and numpy.dtype(code).itemsize == size)
     return ok
 
 
