@@ -9,9 +9,11 @@ plain ndarray and a tuple of plain ints NumPy would broadcast to, NumPy
 makes them (and raises its errors)."""
 import numpy
 
+from cpython.pyport cimport PY_SSIZE_T_MAX
+
 from chainer_fastpath._core._ndarray cimport (
     CFP_NPY_WRITEABLE, api_entry, cfp_data, cfp_descr_of, cfp_dims,
-    cfp_flags, cfp_nd, cfp_strides, numpy_struct_matches)
+    cfp_elsize, cfp_flags, cfp_nd, cfp_strides, numpy_struct_matches)
 
 cdef extern from *:
     """
@@ -93,7 +95,12 @@ cdef object _view(object a, int nd, const Py_ssize_t *dims, bint writable):
     if off < 0:
         return None
     cdef Py_ssize_t strides[32]
-    cdef Py_ssize_t d
+    cdef Py_ssize_t d, size = cfp_elsize(a)
+    for k in range(nd):
+        # A view too large to address: NumPy's iterator says so itself.
+        if dims[k] and size > PY_SSIZE_T_MAX // dims[k]:
+            return None
+        size *= dims[k]
     for k in range(nd):
         strides[k] = 0
         if k < off or dims[k] == 1:

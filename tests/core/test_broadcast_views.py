@@ -142,3 +142,21 @@ def test_replaced_numpy_functions_are_called():
         assert _views.broadcast_arrays_(a, a[:1]) == 'arrays'
     to.assert_called_once_with(a, (2, 3))
     arrays.assert_called_once_with(a, a[:1])
+
+
+@pytest.mark.parametrize('shape', [
+    (2 ** 40, 2 ** 40), (2 ** 62 - 1, 4), (2 ** 59, 2), (2 ** 58, 2),
+    (2 ** 31, 2 ** 31, 4),
+])
+def test_views_too_large_to_address_as_numpy(shape):
+    # NumPy's iterator, or its array constructor, refuses them; one that
+    # fits is a view like NumPy's.
+    a = numpy.zeros(1)
+
+    def call(f):
+        try:
+            y = f(a, shape)
+        except ValueError as e:
+            return str(e)
+        return y.shape, y.strides, _views.raw_flags(y)
+    assert call(_views.broadcast_to_) == call(numpy.broadcast_to)
