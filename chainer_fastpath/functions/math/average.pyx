@@ -1,5 +1,7 @@
 # cython: boundscheck=True, wraparound=True
 """Compiled ``Mean``: forward and backward on NumPy arrays."""
+import numpy
+
 import chainer
 import chainer.functions
 from chainer.functions.array import broadcast
@@ -7,39 +9,66 @@ from chainer.functions.array import reshape
 from chainer.functions.math import average
 from chainer.functions.math import basic_math
 
+from chainer_fastpath._core import _attrs
+from chainer_fastpath._core._attrs cimport (
+    cfp_attr, cfp_attr_enable, cfp_getattr as get, cfp_setattr as put,
+    get_site, set_site)
 from chainer_fastpath._core._config cimport ConfigView
 from chainer_fastpath._core._fpe cimport (
     acts, clear_flags, fetestexcept, quiet_begin, quiet_end, watched)
 from chainer_fastpath._core._grads cimport (
     grad_array, grad_requires_grad, new_grad)
 from chainer_fastpath._core._ndarray cimport (
-    CFP_NPY_FLOAT, cfp_data, cfp_dims, cfp_nd, cfp_typenum)
+    CFP_NPY_FLOAT, cfp_data, cfp_dims, cfp_nd, cfp_typenum,
+    numpy_struct_matches)
 from chainer_fastpath._core._registry cimport NOT_HANDLED, compiled
+from chainer_fastpath._core._ufunc_loop cimport Reduction
 from chainer_fastpath._runtime._sum_grads cimport spread_grad
 from chainer_fastpath.functions.math.sum cimport sum_middle
 
+cfp_attr_enable(_attrs.FAST)
+
 cdef object _utils = chainer.utils
+cdef Reduction _sum_all = Reduction(numpy.add)
+cdef type _ndarray = numpy.ndarray
+cdef cfp_attr _get_axis = get_site('axis')
+cdef cfp_attr _get_keepdims = get_site('keepdims')
+cdef cfp_attr _set_multiplier = set_site('multiplier')
+# The largest counts a float32 and a float64 hold exactly.
+cdef Py_ssize_t _FLOAT_EXACT = 1 << 24
+cdef Py_ssize_t _DOUBLE_EXACT = 1LL << 53
 
 
 cdef object _forward(object node, tuple inputs, ConfigView config):
     # Mean.forward.
-    keepdims = node.keepdims
+    keepdims = get(node, &_get_keepdims)
     if len(inputs) != 1 or not (type(keepdims) is bool
                                 or type(keepdims) is int):
         # Another keepdims (numpy.bool_) makes NumPy warn: once, in stock's
         # forward, not also here before a flag sends the node to stock.
         return NOT_HANDLED
     x, = inputs
-    axis = node.axis
+    axis = get(node, &_get_axis)
+    cdef Py_ssize_t size = 0, k
     if axis is None:
-        node.multiplier = 1.0 / x.size
+        if type(x) is _ndarray and numpy_struct_matches():
+            size = 1
+            for k in range(cfp_nd(x)):
+                size *= cfp_dims(x)[k]
+        # An empty x: Python's ZeroDivisionError, with its message.
+        put(node, &_set_multiplier,
+            1.0 / <double>size if size > 0 else 1.0 / x.size)
     else:
         divider = 1
         for a in axis:
             divider *= x.shape[a]
-        node.multiplier = 1.0 / divider
+        put(node, &_set_multiplier, 1.0 / divider)
     if type(axis) is tuple and len(<tuple>axis) == 1:
         y = _mean_middle(x, (<tuple>axis)[0], keepdims)
+        if y is not None:
+            return y,
+    elif axis is None and type(keepdims) is bool:
+        y = _mean_all(x, keepdims)
         if y is not None:
             return y,
     cdef int raised
@@ -73,6 +102,32 @@ cdef object _mean_middle(object x, object axis, bint keepdims):
         _divide(<float *>cfp_data(y), n, <float>count)
     else:
         _divide(<double *>cfp_data(y), n, <double>count)
+    return None if fetestexcept(flags) else y
+
+
+cdef object _mean_all(object x, bint keepdims):
+    """``force_array(x.mean(keepdims=keepdims))``: NumPy's sum of all
+    items (``Reduction.all``) divided in place by their count, where the
+    count is exact in x's type (NumPy divides a float32 sum by the count as
+    float64, then rounds; a quotient of two float32 values rounds the same
+    either way). None, nothing done, elsewhere, and where the sum or the
+    division raises a flag NumPy's error state acts on."""
+    cdef int raised = 0
+    y = _sum_all.all(x, keepdims, &raised)
+    if y is None or acts(raised):
+        return None
+    cdef Py_ssize_t count = 1, k
+    for k in range(cfp_nd(x)):
+        count *= cfp_dims(x)[k]
+    cdef bint single = cfp_typenum(y) == CFP_NPY_FLOAT
+    if count > (_FLOAT_EXACT if single else _DOUBLE_EXACT):
+        return None
+    cdef int flags = watched()
+    clear_flags(flags)
+    if single:
+        _divide(<float *>cfp_data(y), 1, <float>count)
+    else:
+        _divide(<double *>cfp_data(y), 1, <double>count)
     return None if fetestexcept(flags) else y
 
 

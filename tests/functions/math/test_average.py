@@ -29,6 +29,12 @@ APPLY_CASES = {
                                  [_v(3, 20011)]),
     'middle_float16': lambda: (lambda a: F.mean(a, axis=0),
                                [_v(3, 5, dtype=numpy.float16)]),
+    # Over every item: NumPy's pairwise sum, then divided by the count.
+    'all_long': lambda: (F.mean, [_v(1031, dtype=numpy.float64)]),
+    'all_keepdims': lambda: (lambda a: F.mean(a, keepdims=True),
+                             [_v(5, 67)]),
+    'all_strided': lambda: (F.mean, [strided_variable(6, 5)]),
+    'all_float16': lambda: (F.mean, [_v(3, 5, dtype=numpy.float16)]),
 }
 
 # name -> f(dtype) building inputs and returning (inputs, output)
@@ -123,12 +129,14 @@ def test_keepdims_not_a_bool_warns_once_as_stock(values, keepdims):
     (numpy.full((2, 3), 3e38, numpy.float32), True),         # overflow
     (numpy.array([[numpy.nan, 1.0], [2.0, 3.0]]), False),    # NaN
 ])
-def test_mean_over_rows_flags_same_as_stock(rows, flagged, mode):
-    # The division raises the flags NumPy's would; where the error state
-    # acts on one, NumPy computes the mean again and warns or raises.
+@pytest.mark.parametrize('axis', [0, None])
+def test_mean_flags_same_as_stock(rows, flagged, mode, axis):
+    # The sum and the division raise the flags NumPy's would; where the
+    # error state acts on one, NumPy computes the mean again and warns or
+    # raises.
     def fn():
         with numpy.errstate(all=mode):
-            return F.mean(chainer.Variable(rows), axis=0).array
+            return F.mean(chainer.Variable(rows), axis=axis).array
     (error, warnings), _ = check_same(lambda: warned(fn))
     assert (error is not None or bool(warnings)) == (flagged
                                                      and mode != 'ignore')
