@@ -511,7 +511,7 @@ def _huber_loss(b):
     x = b.pick_float()
     y = b.pick(lambda v: v.dtype == x.dtype and v.shape == x.shape,
                shape=x.shape, dtype=x.dtype)
-    delta = b.choice((1.0, 0.5, 1e30, 0.0))
+    delta = b.choice((1.0, 0.5, 1e30, 0.0, 2, 1e-20, 2 ** 60))
     reduce = b.choice(('sum_along_second_axis', 'no'))
     shape = x.shape if reduce == 'no' else (
         x.shape[:1] + x.shape[2:] if len(x.shape) >= 2 else None)

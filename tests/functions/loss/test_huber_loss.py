@@ -4,13 +4,14 @@ import pytest
 
 import chainer
 import chainer.functions as F
+import chainer_fastpath
 from chainer.functions.loss import huber_loss
 from chainer.functions.math import basic_math
 from chainer.functions.math import clip
 
 from chainer_fastpath.testing import (
     applied, check_error_same, check_same, error_of,
-    gradients, strided_variable, variable as _v)
+    gradients, strided_variable, variable as _v, warned)
 from chainer_fastpath.testing.cases import function_tests
 
 
@@ -104,3 +105,76 @@ def test_passed_type_check_is_cached(type_check_is_cached):
 def test_mocked_callee_is_called(owner, name, mock_is_called):
     mock_is_called(owner, name, lambda: gradients(
         BACKWARD_CASES['sum'], numpy.float32))
+
+
+def _edge_values(rng, shape, dtype, delta, share):
+    # Differences at the kinks (|d| = delta, |d| = delta / 2), zeros of
+    # both signs, tiny and huge values, infinities and NaNs among uniform
+    # ones.
+    x = rng.uniform(-3 * delta, 3 * delta, shape).astype(dtype)
+    t = rng.uniform(-3 * delta, 3 * delta, shape).astype(dtype)
+    info = numpy.finfo(dtype)
+    special = numpy.array([0.0, -0.0, delta, -delta, delta / 2,
+                           info.tiny / 3, -info.tiny, info.max / 2,
+                           -info.max, numpy.inf, -numpy.inf, numpy.nan],
+                          dtype)
+    for a in (x, t):
+        flat = a.reshape(-1)
+        at = rng.rand(flat.size) < share
+        flat[at] = rng.choice(special, int(at.sum()))
+    return x, t
+
+
+@pytest.mark.parametrize('dtype', [numpy.float32, numpy.float64])
+@pytest.mark.parametrize('reduce', ['sum_along_second_axis', 'no'])
+@pytest.mark.parametrize('errstate', ['ignore', 'warn', 'raise'])
+def test_random_edges_same_as_stock(dtype, reduce, errstate):
+    # The one-pass loops round each of stock's operations as NumPy's loops
+    # do; NaNs and flags the error state acts on go back to NumPy.
+    rng = numpy.random.RandomState(7)
+    cases = []
+    for _ in range(60):
+        delta = [1.0, 0.3, 1, 2, 1e-20, 1e20, 7.5e-23][rng.randint(7)]
+        shape = tuple(rng.randint(0, 5, rng.randint(2, 4)))
+        share = rng.choice([0, 0.05, 0.3])
+        cases.append((delta, _edge_values(rng, shape, dtype, delta, share)))
+
+    def fn():
+        out = []
+        with numpy.errstate(all=errstate):
+            for delta, (x, t) in cases:
+                x = chainer.Variable(x.copy())
+                t = chainer.Variable(t.copy())
+
+                def run():
+                    y = F.huber_loss(x, t, delta, reduce)
+                    y.grad = numpy.ones_like(y.array)
+                    y.backward()
+                    return y.array
+                out.append((warned(run), x.grad, t.grad))
+        return out
+    check_same(fn)
+
+
+def test_fused_loops_are_taken():
+    # The cases above would pass with every node left to NumPy's path.
+    # The forward's own loop makes one array where NumPy's path holds two
+    # (tracemalloc traces NumPy's allocations), and the backward's never
+    # reaches the clip of NumPy's Python.
+    import tracemalloc
+    from unittest import mock
+    x = _v(1000, 100, dtype=numpy.float64)
+    t = _v(1000, 100, dtype=numpy.float64)
+    with chainer_fastpath.enabled():
+        tracemalloc.start()
+        try:
+            y = F.huber_loss(x, t, 1.0, 'no')
+            _, peak = tracemalloc.get_traced_memory()
+        finally:
+            tracemalloc.stop()
+        assert peak < 1.5 * x.array.nbytes
+        y.grad = numpy.ones_like(y.array)
+        with mock.patch('numpy.core._methods._clip',
+                        side_effect=AssertionError('NumPy path')):
+            y.backward()
+    assert x.grad is not None
