@@ -15,6 +15,8 @@
 #include <string.h>
 #include <Python.h>
 
+#include "_clones.h"
+
 /* out[k] = W[rows[k]] for k < n: rows of the 2-d array at W (byte strides
  * s0, s1) into C-contiguous out; every row in range. */
 #define CFP_DEFINE_GATHER_ROWS(SUFFIX, T, INDEX)                              \
@@ -122,7 +124,8 @@ static __attribute__((noinline, unused)) int cfp_scatter_add_rows_##SUFFIX(  \
  * sum over a middle axis in NumPy's order, one IEEE add per item and row.
  * Returns whether a sum is a NaN. */
 #define CFP_DEFINE_SUM_MIDDLE(SUFFIX, T)                                      \
-static __attribute__((noinline, unused)) int cfp_sum_middle_##SUFFIX(        \
+static CFP_CLONES __attribute__((noinline, unused)) int                      \
+cfp_sum_middle_##SUFFIX(                                                      \
     T *restrict out, const T *restrict x, Py_ssize_t outer, Py_ssize_t n,     \
     Py_ssize_t inner)                                                         \
 {                                                                             \
@@ -142,6 +145,62 @@ static __attribute__((noinline, unused)) int cfp_sum_middle_##SUFFIX(        \
     return nan;                                                               \
 }
 
+/* out[o, j] = the largest (smallest, where largest is 0) of x[o, :, j] for
+ * x (outer, n, inner) and out (outer, inner) C-contiguous, n >= 1; where
+ * index is not NULL, index[o, j] = the first k at which it lies, as
+ * NumPy's argmax and argmin find it. Returns CFP_SELECT_NAN where an item
+ * is a NaN (NumPy's loops choose its payload and index) and
+ * CFP_SELECT_ZERO where a result is a zero (they choose its sign); no
+ * comparison here raises a floating-point flag. */
+#define CFP_SELECT_NAN 1
+#define CFP_SELECT_ZERO 2
+#define CFP_DEFINE_SELECT_MIDDLE(SUFFIX, T)                                   \
+static CFP_CLONES __attribute__((noinline, unused)) int                      \
+cfp_select_middle_##SUFFIX(                                                   \
+    T *restrict out, int *restrict index, const T *restrict x,                \
+    Py_ssize_t outer, Py_ssize_t n, Py_ssize_t inner, int largest)            \
+{                                                                             \
+    Py_ssize_t o, k, j;                                                       \
+    int nan = 0, zero = 0;                                                    \
+    for (o = 0; o < outer; o++) {                                             \
+        T *restrict best = out + o * inner;                                   \
+        int *restrict at = index ? index + o * inner : NULL;                  \
+        const T *restrict rows = x + o * n * inner;                           \
+        for (j = 0; j < inner; j++) {                                         \
+            best[j] = rows[j];                                                \
+            nan |= rows[j] != rows[j];                                        \
+        }                                                                     \
+        if (at)                                                               \
+            for (j = 0; j < inner; j++)                                       \
+                at[j] = 0;                                                    \
+        for (k = 1; k < n; k++) {                                             \
+            const T *restrict row = rows + k * inner;                         \
+            if (at) {                                                         \
+                for (j = 0; j < inner; j++) {                                 \
+                    int better = largest ? row[j] > best[j]                   \
+                                         : row[j] < best[j];                  \
+                    best[j] = better ? row[j] : best[j];                      \
+                    at[j] = better ? (int)k : at[j];                          \
+                    nan |= row[j] != row[j];                                  \
+                }                                                             \
+            } else if (largest) {                                             \
+                for (j = 0; j < inner; j++) {                                 \
+                    best[j] = row[j] > best[j] ? row[j] : best[j];            \
+                    nan |= row[j] != row[j];                                  \
+                }                                                             \
+            } else {                                                          \
+                for (j = 0; j < inner; j++) {                                 \
+                    best[j] = row[j] < best[j] ? row[j] : best[j];            \
+                    nan |= row[j] != row[j];                                  \
+                }                                                             \
+            }                                                                 \
+        }                                                                     \
+        for (j = 0; j < inner; j++)                                           \
+            zero |= best[j] == 0;                                             \
+    }                                                                         \
+    return (nan ? CFP_SELECT_NAN : 0) | (zero ? CFP_SELECT_ZERO : 0);         \
+}
+
 /* Suffixes: f float, d double; i int rows, p Py_ssize_t rows. */
 CFP_DEFINE_GATHER_ROWS(fi, float, int)
 CFP_DEFINE_GATHER_ROWS(fp, float, Py_ssize_t)
@@ -157,5 +216,7 @@ CFP_DEFINE_SCATTER_ADD_ROWS(f, float)
 CFP_DEFINE_SCATTER_ADD_ROWS(d, double)
 CFP_DEFINE_SUM_MIDDLE(f, float)
 CFP_DEFINE_SUM_MIDDLE(d, double)
+CFP_DEFINE_SELECT_MIDDLE(f, float)
+CFP_DEFINE_SELECT_MIDDLE(d, double)
 
 #endif

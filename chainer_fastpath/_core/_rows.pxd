@@ -54,6 +54,13 @@ cdef extern from "_rows.h" nogil:
                           Py_ssize_t n, Py_ssize_t inner)
     bint cfp_sum_middle_d(double *out, const double *x, Py_ssize_t outer,
                           Py_ssize_t n, Py_ssize_t inner)
+    int CFP_SELECT_NAN, CFP_SELECT_ZERO
+    int cfp_select_middle_f(float *out, int *index, const float *x,
+                            Py_ssize_t outer, Py_ssize_t n, Py_ssize_t inner,
+                            bint largest)
+    int cfp_select_middle_d(double *out, int *index, const double *x,
+                            Py_ssize_t outer, Py_ssize_t n, Py_ssize_t inner,
+                            bint largest)
 
 
 cdef inline void gather_rows(const char *W, Py_ssize_t s0, Py_ssize_t s1,

@@ -186,15 +186,7 @@ static inline float cfp_rh(float x) { return cfp_h2f(cfp_f2h(x)); }
  * entries are compiled for AVX2 as well, chosen when the CPU has it (the
  * same IEEE operations, in the same order, on wider vectors; no FMA). */
 #define CFP_KERNEL static inline __attribute__((always_inline)) void
-#if defined(__GNUC__) && defined(__x86_64__) && defined(__linux__)            \
-    && defined(__has_attribute)
-#if __has_attribute(target_clones)
-#define CFP_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
-#endif
-#endif
-#ifndef CFP_CLONES
-#define CFP_CLONES
-#endif
+#include "_clones.h"
 
 /* ---- generic definitions: every operation in the parameter dtype ----
  * S: storage type, C: compute type, LD/ST: load/store, R: rounding after an

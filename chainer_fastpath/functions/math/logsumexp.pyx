@@ -20,6 +20,8 @@ from chainer_fastpath._core._objects cimport node_data
 from chainer_fastpath._core._registry cimport NOT_HANDLED, compiled
 from chainer_fastpath._core._retained cimport (
     array_of, requires_grad_of, retained_output)
+from chainer_fastpath.functions.math.minmax cimport select_middle
+from chainer_fastpath.functions.math.sum cimport sum_middle
 
 cdef type _ndarray = numpy.ndarray
 cdef object _exp = numpy.exp
@@ -38,10 +40,16 @@ cdef object _forward(object node, tuple inputs, ConfigView config):
     cdef int raised
     saved = quiet_begin()
     try:
-        m = x.max(axis=axis, keepdims=True)
+        m = select_middle(x, axis, True, True)
+        if m is None:
+            m = x.max(axis=axis, keepdims=True)
         y = _utils.force_array(x - m)
         _exp(y, out=y)
-        y_sum = y.sum(axis=axis)
+        y_sum = None
+        if type(axis) is tuple and len(<tuple>axis) == 1:
+            y_sum = sum_middle(y, (<tuple>axis)[0], False)
+        if y_sum is None:
+            y_sum = y.sum(axis=axis)
         y = _asarray(_log(y_sum) + m.reshape(y_sum.shape))
     finally:
         # An exception after a flag NumPy acts on is stock's to raise, if

@@ -17,9 +17,7 @@ from chainer_fastpath._core._fpe cimport (
 from chainer_fastpath._core._audit cimport StockMethods
 from chainer_fastpath._core._grads cimport grad_array
 from chainer_fastpath._core._ndarray cimport (
-    CFP_NPY_ALIGNED, CFP_NPY_C_CONTIGUOUS, CFP_NPY_DOUBLE, CFP_NPY_FLOAT,
-    canonical, cfp_data, cfp_dims, cfp_flags, cfp_nd, cfp_typenum,
-    new_shaped, numpy_struct_matches)
+    CFP_NPY_FLOAT, cfp_data, cfp_typenum, new_shaped, reduced_axis)
 from chainer_fastpath._core._objects cimport bare
 from chainer_fastpath._core._rows cimport cfp_sum_middle_d, cfp_sum_middle_f
 from chainer_fastpath._core._ufunc_loop cimport Reduction
@@ -81,31 +79,13 @@ cdef object sum_middle(object x, object axis, bint keepdims):
     inside it; also where a sum is a NaN (whose payload NumPy's loop
     chooses) or raises a flag NumPy's error state acts on: NumPy computes
     those."""
-    if (type(x) is not _ndarray or type(axis) is not int
-            or not numpy_struct_matches() or not canonical(x)
-            or (cfp_typenum(x) != CFP_NPY_FLOAT
-                and cfp_typenum(x) != CFP_NPY_DOUBLE)):
-        return None
-    cdef int need = CFP_NPY_ALIGNED | CFP_NPY_C_CONTIGUOUS
-    cdef int nd = cfp_nd(x), k
-    if cfp_flags(x) & need != need or not -nd <= axis < nd:
-        return None
-    cdef int a = axis + nd if axis < 0 else axis
-    cdef Py_ssize_t outer = 1, inner = 1, n = cfp_dims(x)[a]
+    cdef Py_ssize_t outer, n, inner
     cdef Py_ssize_t dims[32]
-    cdef int out_nd = 0
-    for k in range(nd):
-        if k < a:
-            outer *= cfp_dims(x)[k]
-        elif k > a:
-            inner *= cfp_dims(x)[k]
-        if k != a:
-            dims[out_nd] = cfp_dims(x)[k]
-            out_nd += 1
-        elif keepdims:
-            dims[out_nd] = 1
-            out_nd += 1
-    if inner < 2 or outer * n == 0:
+    if axis is None:    # one row of every item, summed pairwise
+        return None
+    cdef int out_nd = reduced_axis(x, axis, keepdims, &outer, &n, &inner,
+                                   dims)
+    if out_nd < 0 or inner < 2:
         return None
     y = new_shaped(x, out_nd, dims)
     if y is None:

@@ -10,7 +10,7 @@ from chainer.functions.math import exponential
 
 from chainer_fastpath.testing import (
     applied, gradients, check_error_same, check_same, error_of,
-    strided_variable, variable as _v)
+    strided_variable, variable as _v, warned)
 from chainer_fastpath.testing.cases import function_tests
 
 # name -> builds (under the shared seed) and returns (fn, args)
@@ -105,3 +105,40 @@ def test_passed_type_check_is_cached(type_check_is_cached):
 def test_mocked_callee_is_called(owner, name, mock_is_called):
     mock_is_called(owner, name, lambda: gradients(
         BACKWARD_CASES['axis'], numpy.float32))
+
+
+@pytest.mark.parametrize('dtype', [numpy.float32, numpy.float64])
+@pytest.mark.parametrize('errstate', ['ignore', 'warn', 'raise'])
+def test_random_edges_same_as_stock(dtype, errstate):
+    # The largest items found in C (NumPy's where an item is a NaN or the
+    # largest a zero) and the exponentials summed over a middle axis in C:
+    # the same bits, warnings and errors as stock's NumPy calls.
+    rng = numpy.random.RandomState(5)
+    special = numpy.array([0.0, -0.0, 1e30, -1e30, numpy.inf, -numpy.inf,
+                           numpy.nan], dtype)
+    cases = []
+    for _ in range(80):
+        shape = tuple(rng.randint(1, 5, rng.randint(1, 4)))
+        x = rng.uniform(-5, 5, shape).astype(dtype)
+        flat = x.reshape(-1)
+        at = rng.rand(flat.size) < [0, 0.1, 0.4][rng.randint(3)]
+        flat[at] = rng.choice(special, int(at.sum()))
+        nd = len(shape)
+        axis = None if rng.rand() < 0.2 else int(rng.randint(-nd, nd))
+        cases.append((x, axis))
+
+    def fn():
+        out = []
+        with numpy.errstate(all=errstate):
+            for x, axis in cases:
+                v = chainer.Variable(x.copy())
+                result = []
+
+                def run():
+                    y = F.logsumexp(v, axis=axis)
+                    result.append(y.array)
+                    y.grad = numpy.ones_like(y.array)
+                    y.backward()
+                out.append((warned(run), result, v.grad))
+        return out
+    check_same(fn)

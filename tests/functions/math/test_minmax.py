@@ -226,3 +226,44 @@ def test_keepdims_not_a_bool_warns_as_stock(f, axis, keepdims):
     stock, _ = check_same(lambda: warned(
         lambda: f(x, axis=axis, keepdims=keepdims).array))
     assert stock[1] or type(keepdims) is int
+
+
+def _edge_array(rng, shape, dtype, share):
+    # Ties, zeros of both signs, infinities and NaNs among a few values.
+    a = rng.choice([-1.5, 0.25, 2.0, 3.0], shape).astype(dtype)
+    special = numpy.array([0.0, -0.0, numpy.inf, -numpy.inf, numpy.nan],
+                          dtype)
+    flat = a.reshape(-1)
+    at = rng.rand(flat.size) < share
+    flat[at] = rng.choice(special, int(at.sum()))
+    return a
+
+
+@pytest.mark.parametrize('dtype', [numpy.float32, numpy.float64])
+@pytest.mark.parametrize('f', ['max', 'min', 'argmax', 'argmin'])
+def test_random_edges_same_as_stock(dtype, f):
+    # The compiled loops find the value NumPy's find (the first index, for
+    # the index functions); NaNs, and zeros found by max and min, go back
+    # to NumPy, which chooses their bits.
+    rng = numpy.random.RandomState(11)
+    cases = []
+    for _ in range(150):
+        shape = tuple(rng.randint(0, 6, rng.randint(0, 4)))
+        nd = len(shape)
+        axis = None if nd == 0 or rng.rand() < 0.2 else int(
+            rng.randint(-nd, nd))
+        share = [0, 0.1, 0.5][rng.randint(3)]
+        keepdims = bool(rng.randint(2))
+        cases.append((_edge_array(rng, shape, dtype, share), axis, keepdims))
+
+    def fn():
+        out = []
+        for x, axis, keepdims in cases:
+            kwargs = {'axis': axis}
+            if f in ('max', 'min'):
+                kwargs['keepdims'] = keepdims
+            result = []
+            out.append((warned(lambda: result.append(
+                getattr(F, f)(x, **kwargs).array)), result))
+        return out
+    check_same(fn)
