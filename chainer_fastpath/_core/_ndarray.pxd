@@ -24,6 +24,3 @@ cdef bint aligned_array(object a, int typenum, int nd)
 cdef bint adds_zeros_exactly(object acc) except -1
 cdef bint sums_in_place_exactly(object a, object b) except -1
 cdef bint dense_transposed(object a)
-cdef int reduced_axis(object x, object axis, bint keepdims,
-                      Py_ssize_t *outer, Py_ssize_t *n, Py_ssize_t *inner,
-                      Py_ssize_t *dims) except -2

@@ -330,49 +330,6 @@ cdef bint _has_nan(const _bits_t[::1] a, _bits_t exponent,
     return found
 
 
-cdef int reduced_axis(object x, object axis, bint keepdims,
-                      Py_ssize_t *outer, Py_ssize_t *n, Py_ssize_t *inner,
-                      Py_ssize_t *dims) except -2:
-    """For a reduction of ``x`` over ``axis`` (an int inside x, or None
-    for every item): x read as (outer, n, inner) with n the items reduced,
-    and the result's shape, ``dims`` (room for 32) and the rank returned.
-    -1, nothing set, unless ``x`` is a C-contiguous, aligned, non-empty
-    ndarray of a canonical float32 or float64 dtype."""
-    if (type(x) is not _ndarray or not _struct_matches or not canonical(x)
-            or (cfp_typenum(x) != CFP_NPY_FLOAT
-                and cfp_typenum(x) != CFP_NPY_DOUBLE)
-            or (cfp_flags(x) & (CFP_NPY_ALIGNED | CFP_NPY_C_CONTIGUOUS)
-                != (CFP_NPY_ALIGNED | CFP_NPY_C_CONTIGUOUS))):
-        return -1
-    cdef int nd = cfp_nd(x), k, a, out_nd = 0
-    if nd > 32:
-        return -1
-    if axis is None:
-        a = -1
-    elif type(axis) is int and -nd <= axis < nd:
-        a = axis + nd if axis < 0 else axis
-    else:
-        return -1
-    cdef Py_ssize_t before = 1, along = 1, after = 1
-    for k in range(nd):
-        if a == -1 or k == a:
-            along *= cfp_dims(x)[k]
-            if keepdims:
-                dims[out_nd] = 1
-                out_nd += 1
-            continue
-        if k < a:
-            before *= cfp_dims(x)[k]
-        else:
-            after *= cfp_dims(x)[k]
-        dims[out_nd] = cfp_dims(x)[k]
-        out_nd += 1
-    if before * along * after == 0:
-        return -1
-    outer[0], n[0], inner[0] = before, along, after
-    return out_nd
-
-
 cdef bint dense_transposed(object a):
     """Whether the ndarray ``a``'s items fill its memory in some order of
     its axes, strides positive, and no axis is of length 1: a transpose of

@@ -4,6 +4,8 @@ gradient of a ``Sum`` or ``Mean`` spread back over the input's shape
 (``spread_grad``), and ``F.sum_to`` of a gradient (``sum_to_grad``: the
 backwards of ``BroadcastTo``, the broadcasting ``basic_math`` nodes and
 ``MatMul``)."""
+import numpy
+
 import chainer
 from chainer.functions.array import broadcast
 
@@ -14,11 +16,14 @@ from chainer_fastpath._core._attrs cimport (
 from chainer_fastpath._core._fpe cimport acts, quiet_begin, quiet_end
 from chainer_fastpath._core._grads cimport (
     grad_raw, grad_requires_grad, new_grad)
+from chainer_fastpath._core._reductions cimport sum_middle
 from chainer_fastpath._core._registry cimport NOT_HANDLED
 
 cfp_attr_enable(_attrs.FAST)
 
 cdef object _utils = chainer.utils
+cdef object _stock_sum_to = chainer.utils.sum_to
+cdef type _ndarray = numpy.ndarray
 cdef cfp_attr _get_axis = get_site('axis')
 cdef cfp_attr _get_keepdims = get_site('keepdims')
 
@@ -60,6 +65,10 @@ cdef object sum_to_grad(object gy_var, object gy, object shape):
     that sum."""
     if gy.shape == shape:
         return gy_var
+    if _utils.sum_to is _stock_sum_to:
+        gx = _sum_to_one_axis(gy, shape)
+        if gx is not None:
+            return new_grad(gx, grad_requires_grad(gy_var))
     cdef int raised
     saved = quiet_begin()
     try:
@@ -71,3 +80,27 @@ cdef object sum_to_grad(object gy_var, object gy, object shape):
         if acts(raised):
             return NOT_HANDLED
     return new_grad(gx, grad_requires_grad(gy_var))
+
+
+cdef object _sum_to_one_axis(object x, object shape):
+    # utils.sum_to(x, shape) where it sums over one axis only and
+    # sum_middle takes that sum: x.sum((k,), keepdims=True), then squeezed
+    # to a view of it where k leads (shape has fewer axes than x). None,
+    # nothing done, elsewhere.
+    if type(x) is not _ndarray or type(shape) is not tuple:
+        return None
+    cdef Py_ssize_t lead = x.ndim - len(<tuple>shape), i
+    if lead < 0 or lead > 1:
+        return None
+    axis = 0 if lead else None
+    for i in range(len(<tuple>shape)):
+        if (<tuple>shape)[i] == 1:
+            if axis is not None:
+                return None
+            axis = i
+    if axis is None:
+        return None
+    y = sum_middle(x, axis, True)
+    if y is None or not lead:
+        return y
+    return y.squeeze((0,))

@@ -21,10 +21,10 @@ from chainer_fastpath._core._grads cimport (
 from chainer_fastpath._core._ndarray cimport (
     CFP_NPY_FLOAT, cfp_data, cfp_dims, cfp_nd, cfp_typenum,
     numpy_struct_matches)
+from chainer_fastpath._core._reductions cimport sum_middle
 from chainer_fastpath._core._registry cimport NOT_HANDLED, compiled
 from chainer_fastpath._core._ufunc_loop cimport Reduction
 from chainer_fastpath._runtime._sum_grads cimport spread_grad
-from chainer_fastpath.functions.math.sum cimport sum_middle
 
 cfp_attr_enable(_attrs.FAST)
 

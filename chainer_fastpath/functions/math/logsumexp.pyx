@@ -17,11 +17,10 @@ from chainer_fastpath._core._fpe cimport acts, quiet_begin, quiet_end
 from chainer_fastpath._core._grads cimport (
     grad_array, grad_requires_grad, new_grad)
 from chainer_fastpath._core._objects cimport node_data
+from chainer_fastpath._core._reductions cimport select_middle, sum_middle
 from chainer_fastpath._core._registry cimport NOT_HANDLED, compiled
 from chainer_fastpath._core._retained cimport (
     array_of, requires_grad_of, retained_output)
-from chainer_fastpath.functions.math.minmax cimport select_middle
-from chainer_fastpath.functions.math.sum cimport sum_middle
 
 cdef type _ndarray = numpy.ndarray
 cdef object _exp = numpy.exp

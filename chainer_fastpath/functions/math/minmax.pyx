@@ -15,14 +15,11 @@ from chainer_fastpath._core._config cimport ConfigView
 from chainer_fastpath._core._fpe cimport acts, quiet2, quiet_begin, quiet_end
 from chainer_fastpath._core._grads cimport (
     grad_array, grad_requires_grad, new_grad)
-from chainer_fastpath._core._ndarray cimport (
-    CFP_NPY_FLOAT, cfp_data, cfp_typenum, new_shaped, reduced_axis)
+from chainer_fastpath._core._reductions cimport index_middle, select_middle
 from chainer_fastpath._core._registry cimport (
     NOT_HANDLED, Compiled, compiled, forward_t)
 from chainer_fastpath._core._retained cimport (
     array_of, retained_inputs, retained_output)
-from chainer_fastpath._core._rows cimport (
-    CFP_SELECT_NAN, CFP_SELECT_ZERO, cfp_select_middle_d, cfp_select_middle_f)
 
 cdef type _ndarray = numpy.ndarray
 cdef object _asarray = numpy.asarray
@@ -30,7 +27,6 @@ cdef object _np_equal = numpy.equal
 cdef object _np_multiply = numpy.multiply
 cdef object _utils = chainer.utils
 cdef object _int32 = numpy.int32
-cdef object _empty = numpy.empty
 # numpy.amax and amin on an ndarray: the ufunc's reduce, with the axis and
 # keepdims they are given.
 cdef object _max_reduce = numpy.maximum.reduce
@@ -65,39 +61,6 @@ cdef object _select(object node, tuple inputs, bint largest):
     return _asarray(y),
 
 
-cdef object select_middle(object x, object axis, bint keepdims,
-                          bint largest):
-    """``numpy.amax(x, axis, keepdims=keepdims)`` (``amin`` where not
-    ``largest``) as a new array, for ``axis`` None or a tuple of one axis:
-    the one largest (smallest) value, whichever order NumPy's loops compare
-    in, except among zeros of both signs. None, nothing done, unless
-    ``reduced_axis`` takes x; also where an item is a NaN or a result a
-    zero: NumPy computes those."""
-    if type(axis) is tuple:
-        if len(<tuple>axis) != 1:
-            return None
-        axis = (<tuple>axis)[0]
-    cdef Py_ssize_t outer, n, inner
-    cdef Py_ssize_t dims[32]
-    cdef int out_nd = reduced_axis(x, axis, keepdims, &outer, &n, &inner,
-                                   dims)
-    if out_nd < 0:
-        return None
-    y = new_shaped(x, out_nd, dims)
-    if y is None:
-        return None
-    cdef int found
-    if cfp_typenum(x) == CFP_NPY_FLOAT:
-        found = cfp_select_middle_f(<float *>cfp_data(y), NULL,
-                                    <const float *>cfp_data(x), outer, n,
-                                    inner, largest)
-    else:
-        found = cfp_select_middle_d(<double *>cfp_data(y), NULL,
-                                    <const double *>cfp_data(x), outer, n,
-                                    inner, largest)
-    return None if found & (CFP_SELECT_NAN | CFP_SELECT_ZERO) else y
-
-
 cdef object _max_forward(object node, tuple inputs, ConfigView config):
     return _select(node, inputs, True)
 
@@ -113,45 +76,12 @@ cdef object _index(object node, tuple inputs, bint largest):
     if len(inputs) != 1 or not (axis is None or type(axis) is int):
         return NOT_HANDLED
     x = inputs[0]
-    i = _index_middle(x, axis, largest)
+    i = index_middle(x, axis, largest)
     if i is not None:
         return i,
     i = x.argmax(axis=axis, out=None) if largest else x.argmin(
         axis=axis, out=None)
     return _asarray(i.astype(_int32)),
-
-
-cdef object _index_middle(object x, object axis, bint largest):
-    # x.argmax(axis).astype(int32) (argmin where not largest) as a new
-    # array: the first index of the largest (smallest) value, as NumPy's
-    # loops find it. None, nothing done, unless reduced_axis takes x and
-    # the indexes fit an int; also where an item is a NaN.
-    cdef Py_ssize_t outer, n, inner
-    cdef Py_ssize_t dims[32]
-    cdef int out_nd = reduced_axis(x, axis, False, &outer, &n, &inner, dims)
-    if out_nd < 0 or n > 2147483647:
-        return None
-    best = new_shaped(x, out_nd, dims)
-    index = _empty_int32(out_nd, dims)
-    if best is None or index is None:
-        return None
-    cdef int found
-    if cfp_typenum(x) == CFP_NPY_FLOAT:
-        found = cfp_select_middle_f(<float *>cfp_data(best),
-                                    <int *>cfp_data(index),
-                                    <const float *>cfp_data(x), outer, n,
-                                    inner, largest)
-    else:
-        found = cfp_select_middle_d(<double *>cfp_data(best),
-                                    <int *>cfp_data(index),
-                                    <const double *>cfp_data(x), outer, n,
-                                    inner, largest)
-    return None if found & CFP_SELECT_NAN else index
-
-
-cdef object _empty_int32(int nd, const Py_ssize_t *dims):
-    cdef tuple shape = tuple([dims[k] for k in range(nd)])
-    return _empty(shape, _int32)
 
 
 cdef object _argmax_forward(object node, tuple inputs, ConfigView config):

@@ -12,14 +12,11 @@ from chainer_fastpath._core import _attrs
 from chainer_fastpath._core._attrs cimport (
     cfp_attr, cfp_attr_enable, cfp_getattr as get, get_site)
 from chainer_fastpath._core._config cimport ConfigView
-from chainer_fastpath._core._fpe cimport (
-    acts, clear_flags, fetestexcept, quiet_begin, quiet_end, watched)
+from chainer_fastpath._core._fpe cimport acts, quiet_begin, quiet_end
 from chainer_fastpath._core._audit cimport StockMethods
 from chainer_fastpath._core._grads cimport grad_array
-from chainer_fastpath._core._ndarray cimport (
-    CFP_NPY_FLOAT, cfp_data, cfp_typenum, new_shaped, reduced_axis)
 from chainer_fastpath._core._objects cimport bare
-from chainer_fastpath._core._rows cimport cfp_sum_middle_d, cfp_sum_middle_f
+from chainer_fastpath._core._reductions cimport sum_middle
 from chainer_fastpath._core._ufunc_loop cimport Reduction
 from chainer_fastpath._core._registry cimport NOT_HANDLED, compiled
 from chainer_fastpath._runtime._public cimport Public
@@ -68,40 +65,6 @@ cdef object _forward(object node, tuple inputs, ConfigView config):
         if acts(raised):
             return NOT_HANDLED
     return _asarray(y),
-
-
-cdef object sum_middle(object x, object axis, bint keepdims):
-    """``numpy.add.reduce(x, axis, keepdims=keepdims)`` where rows of at
-    least two items follow ``axis``: NumPy then adds whole rows in order
-    (``cfp_sum_middle``), where over the last axis it sums pairwise. None,
-    with nothing done, unless ``x`` is a C-contiguous, aligned, non-empty
-    ndarray of a canonical float32 or float64 dtype and ``axis`` an int
-    inside it; also where a sum is a NaN (whose payload NumPy's loop
-    chooses) or raises a flag NumPy's error state acts on: NumPy computes
-    those."""
-    cdef Py_ssize_t outer, n, inner
-    cdef Py_ssize_t dims[32]
-    if axis is None:    # one row of every item, summed pairwise
-        return None
-    cdef int out_nd = reduced_axis(x, axis, keepdims, &outer, &n, &inner,
-                                   dims)
-    if out_nd < 0 or inner < 2:
-        return None
-    y = new_shaped(x, out_nd, dims)
-    if y is None:
-        return None
-    cdef int flags = watched()
-    cdef bint nan
-    clear_flags(flags)
-    if cfp_typenum(x) == CFP_NPY_FLOAT:
-        nan = cfp_sum_middle_f(<float *>cfp_data(y),
-                               <const float *>cfp_data(x), outer, n, inner)
-    else:
-        nan = cfp_sum_middle_d(<double *>cfp_data(y),
-                               <const double *>cfp_data(x), outer, n, inner)
-    if nan or fetestexcept(flags):
-        return None
-    return y
 
 
 cdef object _backward(object func, tuple indexes, tuple grad_outputs):

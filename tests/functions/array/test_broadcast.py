@@ -9,8 +9,8 @@ from chainer.functions.array import broadcast
 from chainer.functions.math import sum as sum_mod
 
 from chainer_fastpath.testing import (
-    applied, gradients, check_error_same, check_same, strided_variable,
-    variable as _v, warned)
+    applied, gradients, check_error_same, check_same, error_of,
+    strided_variable, variable as _v, warned)
 from chainer_fastpath.testing.cases import function_tests
 
 
@@ -126,3 +126,42 @@ def test_output_views_same_as_stock(fn):
     # Strides, flags (read-only, or writeable with a warning on a write),
     # dtype and base as NumPy makes them; the warnings of reading the flag.
     check_same(lambda: warned(lambda: [_layout(y.array) for y in fn()]))
+
+
+@pytest.mark.parametrize('dtype', [numpy.float32, numpy.float64])
+@pytest.mark.parametrize('errstate', ['ignore', 'raise'])
+def test_gradient_summed_over_one_axis_same_as_stock(dtype, errstate):
+    # BroadcastTo's backward sums its gradient over the broadcast axes
+    # (utils.sum_to); over one axis that rows follow, in C. The gradient's
+    # bits, and its layout (a view of the sum where a leading axis goes),
+    # are stock's, NaNs, zeros of both signs and overflows included.
+    rng = numpy.random.RandomState(3)
+    special = numpy.array([0.0, -0.0, numpy.inf, -numpy.inf, numpy.nan,
+                           numpy.finfo(dtype).max], dtype)
+    cases = []
+    for _ in range(60):
+        shape = tuple(rng.randint(1, 5, rng.randint(1, 4)))
+        small = list(shape)
+        if rng.rand() < 0.5:
+            small[rng.randint(len(small))] = 1
+        lead = rng.randint(0, 3)
+        target = tuple(rng.randint(1, 4, lead)) + shape
+        gy = rng.uniform(-2, 2, target).astype(dtype)
+        flat = gy.reshape(-1)
+        at = rng.rand(flat.size) < [0, 0.2][rng.randint(2)]
+        flat[at] = rng.choice(special, int(at.sum()))
+        cases.append((tuple(small), target, gy))
+
+    def fn():
+        out = []
+        with numpy.errstate(all=errstate):
+            for small, target, gy in cases:
+                x = chainer.Variable(numpy.ones(small, dtype))
+                y = F.broadcast_to(x, target)
+                y.grad = gy.copy()
+                error = error_of(y.backward)
+                g = x.grad
+                out.append((error, g, None if g is None else (
+                    g.flags.owndata, g.flags.c_contiguous, g.strides)))
+        return out
+    check_same(fn)

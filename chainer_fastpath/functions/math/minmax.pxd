@@ -1,2 +1,0 @@
-cdef object select_middle(object x, object axis, bint keepdims,
-                          bint largest)

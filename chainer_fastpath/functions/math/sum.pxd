@@ -1,1 +1,0 @@
-cdef object sum_middle(object x, object axis, bint keepdims)
