@@ -22,8 +22,8 @@ from chainer_fastpath._core._grads cimport (
     grad_array, grad_requires_grad, new_grad)
 from chainer_fastpath._core._ndarray cimport (
     CFP_NPY_ALIGNED, CFP_NPY_C_CONTIGUOUS, CFP_NPY_DOUBLE, CFP_NPY_FLOAT,
-    canonical, cfp_data, cfp_dims, cfp_flags, cfp_nd, cfp_typenum, new_like,
-    numpy_struct_matches)
+    canonical, cfp_data, cfp_dims, cfp_flags, cfp_nd, cfp_strides,
+    cfp_typenum, new_like, numpy_struct_matches)
 from chainer_fastpath._core._registry cimport NOT_HANDLED, compiled
 from chainer_fastpath._core._retained cimport requires_grad_of, retained_inputs
 
@@ -189,16 +189,26 @@ cdef object _fused_backward(object x0, object x1, object gy, Py_ssize_t rows,
     """``(gx, -gx)``, ``gx = gy * clip(x0 - x1, -delta, delta)`` with ``gy``
     read as broadcast to x0's shape (its item ``(i, j, r)`` from
     ``gy[i, r]`` when ``rows`` > 0, the rows of x0's second axis; else from
-    ``gy``'s own item), each operation rounded in x0's type as NumPy's
-    loops round it. None, nothing done, where ``_fused_forward`` would
-    decline or gy is not C-contiguous and aligned in x0's dtype."""
+    ``gy``'s own item, or its one item where every stride is 0), each
+    operation rounded in x0's type as NumPy's loops round it. None, nothing
+    done, where ``_fused_forward`` would decline or gy is not aligned, in
+    x0's dtype and C-contiguous or all one item."""
     if (not _dense_pair(x0, x1) or not _plain_delta(delta)
             or type(gy) is not _ndarray or not canonical(gy)
             or cfp_typenum(gy) != cfp_typenum(x0)
-            or cfp_flags(gy) & (CFP_NPY_C_CONTIGUOUS | CFP_NPY_ALIGNED)
-            != (CFP_NPY_C_CONTIGUOUS | CFP_NPY_ALIGNED)
+            or not cfp_flags(gy) & CFP_NPY_ALIGNED
             or _numpy.clip is not _clip):
         return None
+    # gy's items in C order, or one item read for all (the broadcast
+    # gradient of a mean or sum of the loss).
+    cdef bint one = not cfp_flags(gy) & CFP_NPY_C_CONTIGUOUS
+    cdef int k
+    if one:
+        if rows > 0:
+            return None
+        for k in range(cfp_nd(gy)):
+            if cfp_strides(gy)[k] != 0:
+                return None
     gx = new_like(x0)
     ngx = new_like(x0)
     if gx is None or ngx is None:
@@ -215,13 +225,13 @@ cdef object _fused_backward(object x0, object x1, object gy, Py_ssize_t rows,
         nan = _huber_grad[float](
             <float *>cfp_data(x0), <float *>cfp_data(x1),
             <float *>cfp_data(gy), <float *>cfp_data(gx),
-            <float *>cfp_data(ngx), outer, middle, inner, rows > 0,
+            <float *>cfp_data(ngx), outer, middle, inner, rows > 0, one,
             <float>delta)
     else:
         nan = _huber_grad[double](
             <double *>cfp_data(x0), <double *>cfp_data(x1),
             <double *>cfp_data(gy), <double *>cfp_data(gx),
-            <double *>cfp_data(ngx), outer, middle, inner, rows > 0,
+            <double *>cfp_data(ngx), outer, middle, inner, rows > 0, one,
             <double>delta)
     return None if nan or fetestexcept(flags) else (gx, ngx)
 
@@ -229,7 +239,7 @@ cdef object _fused_backward(object x0, object x1, object gy, Py_ssize_t rows,
 cdef bint _huber_grad(const _real *x0, const _real *x1, const _real *gy,
                       _real *gx, _real *ngx, Py_ssize_t outer,
                       Py_ssize_t middle, Py_ssize_t inner, bint spread,
-                      _real delta) noexcept nogil:
+                      bint one, _real delta) noexcept nogil:
     # NumPy's clip: a NaN stays; else d below lo is lo, above hi hi.
     cdef _real hi = delta, lo = -delta, d, g
     cdef bint nan = False
@@ -242,7 +252,7 @@ cdef bint _huber_grad(const _real *x0, const _real *x1, const _real *gy,
                     d = lo
                 elif d > hi:
                     d = hi
-                g = gy[i * inner + r if spread else e] * d
+                g = gy[0 if one else i * inner + r if spread else e] * d
                 gx[e] = g
                 ngx[e] = -g
                 nan |= isnan(g)

@@ -128,7 +128,8 @@ def _edge_values(rng, shape, dtype, delta, share):
 @pytest.mark.parametrize('dtype', [numpy.float32, numpy.float64])
 @pytest.mark.parametrize('reduce', ['sum_along_second_axis', 'no'])
 @pytest.mark.parametrize('errstate', ['ignore', 'warn', 'raise'])
-def test_random_edges_same_as_stock(dtype, reduce, errstate):
+@pytest.mark.parametrize('then', ['grad', 'mean'])
+def test_random_edges_same_as_stock(dtype, reduce, errstate, then):
     # The one-pass loops round each of stock's operations as NumPy's loops
     # do; NaNs and flags the error state acts on go back to NumPy.
     rng = numpy.random.RandomState(7)
@@ -151,6 +152,8 @@ def test_random_edges_same_as_stock(dtype, reduce, errstate):
                 def run():
                     y = F.huber_loss(x, t, delta, reduce)
                     result.append(y.array)
+                    if then == 'mean':    # gy: one item, broadcast
+                        y = F.mean(y)
                     y.grad = numpy.ones_like(y.array)
                     y.backward()
                 out.append((warned(run), result, x.grad, t.grad))
