@@ -52,6 +52,10 @@ cdef object _forward(object node, tuple inputs, ConfigView config):
         retain_inputs(node, (0, 1))
         return y,
     dtype = x0.dtype
+    if dtype.kind != 'f':
+        # Unchecked types: an int delta out of an integer dtype's range
+        # makes NumPy warn, from the frame converting it: stock's.
+        return NOT_HANDLED
     cdef int raised
     saved = quiet_begin()
     try:

@@ -183,3 +183,14 @@ def test_fused_loops_are_taken():
                         side_effect=AssertionError('NumPy path')):
             y.backward()
     assert x.grad is not None
+
+
+def test_integer_inputs_unchecked_warn_from_stocks_frame():
+    # The fuzzer's finding: with type_check off, uint8 inputs and a delta
+    # out of uint8's range, NumPy's DeprecationWarning came from the
+    # compiled forward's frame instead of stock's.
+    def fn():
+        x = numpy.arange(4, dtype=numpy.uint8)
+        with chainer.using_config('type_check', False):
+            return warned(lambda: F.huber_loss(x, x, 2 ** 60).array)
+    check_same(fn)
