@@ -15,6 +15,8 @@ from chainer_fastpath._core._registry cimport NOT_HANDLED, compiled
 cdef object _utils = chainer.utils
 cdef object _zeros = numpy.zeros
 cdef object _add_at = numpy.add.at
+cdef object _add = numpy.add
+cdef type _ndarray = numpy.ndarray
 cdef type _slice = slice
 cdef object _Ellipsis = Ellipsis
 
@@ -63,7 +65,15 @@ cdef object _grad_forward(object node, tuple inputs, ConfigView config):
     saved = quiet_begin()
     try:
         gx = _zeros(node._in_shape, gy.dtype)
-        _add_at(gx, slices, gy)
+        view = gx[slices]
+        if (type(gy) is _ndarray and type(view) is _ndarray
+                and gy.shape == view.shape):
+            # Basic indices name each item once: add.at's sums are the
+            # ufunc's on the view, 0 + gy item by item, without its
+            # per-item index iterator.
+            _add(view, gy, out=view)
+        else:
+            _add_at(gx, slices, gy)
     except IndexError:
         return NOT_HANDLED
     finally:

@@ -3,11 +3,12 @@ import numpy
 import pytest
 
 import chainer
+import chainer.functions as F
 from chainer.functions.array import get_item
 
 from chainer_fastpath.testing import (
-    applied, check_error_same, check_same, gradients, strided_variable,
-    variable as _v)
+    applied, check_error_same, check_same, error_of, gradients,
+    strided_variable, variable as _v)
 from chainer_fastpath.testing.cases import function_tests
 
 # name -> builds (under the shared seed) and returns (fn, args)
@@ -113,3 +114,49 @@ def test_gradient_overflow_under_errstate_as_stock(mode):
 def test_passed_type_check_is_cached(type_check_is_cached):
     x = _v(2, 3)
     type_check_is_cached(get_item.GetItem, lambda: x[0])
+
+
+@pytest.mark.parametrize('dtype', [numpy.float16, numpy.float32,
+                                   numpy.float64])
+def test_gradient_of_random_basic_indices_same_as_stock(dtype):
+    # GetItemGrad adds the gradient into zeros at the indexed items: the
+    # ufunc on the view, as add.at's sums (0 + -0.0 is +0.0; NaNs keep
+    # their payload), for slices of any step, ints, None and Ellipsis.
+    rng = numpy.random.RandomState(9)
+    special = numpy.array([-0.0, numpy.nan, numpy.inf, -numpy.inf], dtype)
+
+    def index(n):
+        kind = rng.randint(4)
+        if kind == 0:
+            return int(rng.randint(-n, n))
+        if kind == 1:
+            step = int(rng.choice([-2, -1, 1, 2, 3]))
+            return slice(int(rng.randint(-n, n)), None, step)
+        if kind == 2:
+            return None
+        return slice(None)
+    cases = []
+    for _ in range(100):
+        shape = tuple(rng.randint(1, 5, rng.randint(1, 4)))
+        k = rng.randint(1, len(shape) + 1)
+        if rng.rand() < 0.2:    # the last k axes
+            slices = (Ellipsis,) + tuple(index(n) for n in shape[-k:])
+        else:
+            slices = tuple(index(n) for n in shape[:k])
+        gy = rng.uniform(-1, 1, numpy.zeros(shape)[slices].shape)
+        gy = numpy.asarray(gy).astype(dtype)
+        flat = gy.reshape(-1)
+        flat[rng.rand(flat.size) < 0.3] = special[0]
+        if flat.size:
+            flat[rng.randint(flat.size)] = special[rng.randint(4)]
+        cases.append((shape, slices, gy))
+
+    def fn():
+        out = []
+        for shape, slices, gy in cases:
+            x = chainer.Variable(numpy.zeros(shape, dtype))
+            y = F.get_item(x, slices)
+            y.grad = gy.copy()
+            out.append((error_of(y.backward), x.grad))
+        return out
+    check_same(fn)
