@@ -103,10 +103,15 @@ cdef object _view(object a, int nd, const Py_ssize_t *dims, bint writable):
         size *= dims[k]
     for k in range(nd):
         strides[k] = 0
-        if k < off or dims[k] == 1:
+        if k < off:
             continue
         d = cfp_dims(a)[k - off]
-        if d == dims[k]:
+        if dims[k] == 1:
+            # Stride 0, as NumPy's iterator gives a length-1 axis; only
+            # a's length 1 broadcasts to it.
+            if d != 1:
+                return None
+        elif d == dims[k]:
             strides[k] = cfp_strides(a)[k - off]
         elif d != 1:
             return None

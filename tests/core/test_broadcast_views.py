@@ -98,6 +98,11 @@ def test_a_write_warns_as_numpys():
     (numpy.zeros((2, 3)), (3, 3)),
     (numpy.zeros((2, 3)), (3,)),
     (numpy.zeros(3), ()),
+    # An axis of length 1 in the target takes only a's length 1 (the
+    # fuzzer's finding: a (2, 1, 1) operand was viewed as (2, 1, 2, 1)).
+    (numpy.zeros((2, 1, 1)), (2, 1, 2, 1)),
+    (numpy.zeros(3), (1,)),
+    (numpy.zeros((2, 3)), (2, 1)),
     (numpy.zeros(3), (-1, 3)),
     (numpy.zeros(3), [2, 3]),
     (numpy.zeros(3), 3),
@@ -160,3 +165,22 @@ def test_views_too_large_to_address_as_numpy(shape):
             return str(e)
         return y.shape, y.strides, _views.raw_flags(y)
     assert call(_views.broadcast_to_) == call(numpy.broadcast_to)
+
+
+def test_random_targets_raise_or_view_as_numpy():
+    # Targets drawn without regard to the operand's shape: where NumPy
+    # raises, the same error; elsewhere, NumPy's view.
+    rng = numpy.random.RandomState(1)
+    for _ in range(3000):
+        shape = tuple(rng.choice([0, 1, 2, 3], size=rng.randint(4)))
+        a = _operand(rng, shape, numpy.float32)
+        target = tuple(int(d) for d in rng.choice(
+            [0, 1, 2, 3], size=rng.randint(len(shape), len(shape) + 3)))
+        try:
+            theirs = numpy.broadcast_to(a, target)
+        except ValueError as e:
+            with pytest.raises(ValueError) as ours:
+                _views.broadcast_to_(a, target)
+            assert str(ours.value) == str(e)
+        else:
+            _same_view(_views.broadcast_to_(a, target), theirs)
