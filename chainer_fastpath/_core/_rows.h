@@ -1,7 +1,7 @@
 /*
  * The row moves of the embeddings and the losses over their rows
  * (embed_id.pyx, hierarchical_softmax.pyx, negative_sampling.pyx) and the
- * sum of rows over a middle axis (sum.pyx), declared for Cython by
+ * reductions over one axis (_reductions.pyx), declared for Cython by
  * _rows.pxd: stock's gather ``W[rows]``, its row store ``gx[i] = row``, its
  * scatter-adds ``gW[ix] += igy`` and ``gW[ik] += ig * x``, one product
  * then one sum per item as NumPy's two loops round them (no contraction: setup.py builds with
