@@ -19,6 +19,7 @@ cdef void *api_entry(int index) except? NULL
 cdef int builtin_typenum(object a)
 cdef bint canonical(object a)
 cdef object new_like(object a)
+cdef Py_ssize_t size_of(object a) except -1
 cdef object new_shaped(object a, int nd, const Py_ssize_t *dims)
 cdef bint aligned_array(object a, int typenum, int nd)
 cdef bint adds_zeros_exactly(object acc) except -1

@@ -276,12 +276,12 @@ cdef bint sums_in_place_exactly(object a, object b) except -1:
     NumPy 1.26, sizes 1 to 100,003)."""
     if not (_plain_numeric(a) and _plain_numeric(b)):
         return False
-    if _size(a) != 1:
+    if size_of(a) != 1:
         return True
     return _nan_free(a) and _nan_free(b)
 
 
-cdef Py_ssize_t _size(object a) except -1:
+cdef Py_ssize_t size_of(object a) except -1:
     """``a.size`` of the ndarray ``a``."""
     cdef Py_ssize_t size = 1
     cdef int k

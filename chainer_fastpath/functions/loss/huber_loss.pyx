@@ -23,7 +23,7 @@ from chainer_fastpath._core._grads cimport (
 from chainer_fastpath._core._ndarray cimport (
     CFP_NPY_ALIGNED, CFP_NPY_C_CONTIGUOUS, CFP_NPY_DOUBLE, CFP_NPY_FLOAT,
     canonical, cfp_data, cfp_dims, cfp_flags, cfp_nd, cfp_strides,
-    cfp_typenum, new_like, numpy_struct_matches)
+    cfp_typenum, new_like, numpy_struct_matches, size_of)
 from chainer_fastpath._core._registry cimport NOT_HANDLED, compiled
 from chainer_fastpath._core._retained cimport requires_grad_of, retained_inputs
 
@@ -112,14 +112,6 @@ cdef bint _dense_pair(object a, object b):
     return True
 
 
-cdef Py_ssize_t _size(object a):
-    cdef Py_ssize_t n = 1
-    cdef int k
-    for k in range(cfp_nd(a)):
-        n *= cfp_dims(a)[k]
-    return n
-
-
 cdef bint _plain_delta(object delta):
     # A delta whose square, in float32 as in float64, is a positive normal
     # number: no tie of the maximum and minimum below is then between
@@ -151,7 +143,7 @@ cdef object _fused_forward(object x0, object x1, object delta):
     y = new_like(x0)
     if y is None:
         return None
-    cdef Py_ssize_t n = _size(x0)
+    cdef Py_ssize_t n = size_of(x0)
     cdef int flags = watched()
     cdef bint nan
     clear_flags(flags)
@@ -217,7 +209,7 @@ cdef object _fused_backward(object x0, object x1, object gy, Py_ssize_t rows,
     ngx = new_like(x0)
     if gx is None or ngx is None:
         return None
-    cdef Py_ssize_t n = _size(x0), outer = 1, inner = n, middle = 1
+    cdef Py_ssize_t n = size_of(x0), outer = 1, inner = n, middle = 1
     if rows > 0:
         outer = cfp_dims(x0)[0]
         middle = rows

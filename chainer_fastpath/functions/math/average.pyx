@@ -19,8 +19,7 @@ from chainer_fastpath._core._fpe cimport (
 from chainer_fastpath._core._grads cimport (
     grad_array, grad_requires_grad, new_grad)
 from chainer_fastpath._core._ndarray cimport (
-    CFP_NPY_FLOAT, cfp_data, cfp_dims, cfp_nd, cfp_typenum,
-    numpy_struct_matches)
+    CFP_NPY_FLOAT, cfp_data, cfp_typenum, size_of)
 from chainer_fastpath._core._reductions cimport sum_middle
 from chainer_fastpath._core._registry cimport NOT_HANDLED, compiled
 from chainer_fastpath._core._ufunc_loop cimport Reduction
@@ -49,12 +48,10 @@ cdef object _forward(object node, tuple inputs, ConfigView config):
         return NOT_HANDLED
     x, = inputs
     axis = get(node, &_get_axis)
-    cdef Py_ssize_t size = 0, k
+    cdef Py_ssize_t size = 0
     if axis is None:
-        if type(x) is _ndarray and numpy_struct_matches():
-            size = 1
-            for k in range(cfp_nd(x)):
-                size *= cfp_dims(x)[k]
+        if type(x) is _ndarray:
+            size = size_of(x)
         # An empty x: Python's ZeroDivisionError, with its message.
         put(node, &_set_multiplier,
             1.0 / <double>size if size > 0 else 1.0 / x.size)
@@ -67,8 +64,8 @@ cdef object _forward(object node, tuple inputs, ConfigView config):
         y = _mean_middle(x, (<tuple>axis)[0], keepdims)
         if y is not None:
             return y,
-    elif axis is None and type(keepdims) is bool:
-        y = _mean_all(x, keepdims)
+    elif axis is None and type(keepdims) is bool and size > 0:
+        y = _mean_all(x, keepdims, size)
         if y is not None:
             return y,
     cdef int raised
@@ -92,10 +89,8 @@ cdef object _mean_middle(object x, object axis, bint keepdims):
     y = sum_middle(x, axis, keepdims)
     if y is None:
         return None
-    cdef Py_ssize_t n = 1, k
-    for k in range(cfp_nd(y)):
-        n *= cfp_dims(y)[k]
-    cdef Py_ssize_t count = x.size // n
+    cdef Py_ssize_t n = size_of(y)
+    cdef Py_ssize_t count = size_of(x) // n
     cdef int flags = watched()
     clear_flags(flags)
     if cfp_typenum(y) == CFP_NPY_FLOAT:
@@ -105,20 +100,18 @@ cdef object _mean_middle(object x, object axis, bint keepdims):
     return None if fetestexcept(flags) else y
 
 
-cdef object _mean_all(object x, bint keepdims):
-    """``force_array(x.mean(keepdims=keepdims))``: NumPy's sum of all
-    items (``Reduction.all``) divided in place by their count, where the
-    count is exact in x's type (NumPy divides a float32 sum by the count as
-    float64, then rounds; a quotient of two float32 values rounds the same
-    either way). None, nothing done, elsewhere, and where the sum or the
-    division raises a flag NumPy's error state acts on."""
+cdef object _mean_all(object x, bint keepdims, Py_ssize_t count):
+    """``force_array(x.mean(keepdims=keepdims))`` of ``count`` items:
+    NumPy's sum of all items (``Reduction.all``) divided in place by the
+    count, where the count is exact in x's type (NumPy divides a float32
+    sum by the count as float64, then rounds; a quotient of two float32
+    values rounds the same either way). None, nothing done, elsewhere, and
+    where the sum or the division raises a flag NumPy's error state acts
+    on."""
     cdef int raised = 0
     y = _sum_all.all(x, keepdims, &raised)
     if y is None or acts(raised):
         return None
-    cdef Py_ssize_t count = 1, k
-    for k in range(cfp_nd(x)):
-        count *= cfp_dims(x)[k]
     cdef bint single = cfp_typenum(y) == CFP_NPY_FLOAT
     if count > (_FLOAT_EXACT if single else _DOUBLE_EXACT):
         return None
