@@ -16,12 +16,13 @@ import numpy
 import chainer
 from chainer import _backprop
 from chainer import backend
+from chainer.backends import cuda, intel64
 
 from chainer_fastpath._backward.engine cimport backprop
 from chainer_fastpath._backward.graph_reads cimport is_plain_variable
 from chainer_fastpath._core._attrs cimport cfp_attr_enable
 from chainer_fastpath._core import _attrs
-from chainer_fastpath._core._audit cimport stock_replaced
+from chainer_fastpath._core._audit cimport StockMethods, stock_replaced
 from chainer_fastpath._core._config cimport ConfigView
 from chainer_fastpath._core._fpe cimport acts, quiet_into
 from chainer_fastpath._core._ndarray cimport cfp_nd
@@ -124,6 +125,30 @@ cdef object _fallback_reason(object self):
     return None
 
 
+# What ``Variable.device`` asks to find an array's device.
+cdef dict _backend_dict = backend.__dict__
+cdef StockMethods _gpu_methods = StockMethods(cuda.GpuDevice, ('from_array',))
+cdef StockMethods _intel64_methods = StockMethods(
+    intel64.Intel64Device, ('from_array',))
+
+
+cdef object _device(object self, object data):
+    """``self.device`` of a plain Variable whose array is ``data``. The
+    property computes it once and caches it in ``_device``; for an exact
+    numpy.ndarray every backend's ``from_array`` declines and the answer
+    is a new CpuDevice, made here without the property's Python layers
+    (``get_device_from_array`` itself is stock's: ``stock_replaced`` said
+    so before)."""
+    dev = self._device
+    if (dev is None and type(data) is _ndarray and _gpu_methods.on_class()
+            and _intel64_methods.on_class()
+            and _backend_dict.get('CpuDevice') is _CpuDevice):
+        dev = _CpuDevice()
+        self._device = dev
+        return dev
+    return self.device
+
+
 cdef object _seed(object self, object data, object loss_scale):
     """The gradient of a loss of one element, ``ones_like(data)`` times
     ``loss_scale``, computed as stock's grad setter would store it; or
@@ -133,7 +158,8 @@ cdef object _seed(object self, object data, object loss_scale):
     stock's deprecation warning is due and its line unknown."""
     if data.ndim != 0 and not _one_element.found:
         return None
-    if not (type(self.device) is _CpuDevice and is_plain_variable(self)):
+    if not (is_plain_variable(self)
+            and type(_device(self, data)) is _CpuDevice):
         return _NOT_PLAIN if loss_scale is None else None
     # Its context does nothing, ones_like(data) passes the grad setter's
     # check by construction, and the grad_var the getter would wrap

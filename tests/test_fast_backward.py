@@ -2,6 +2,7 @@
 ``chainer._backprop._backprop_to_all`` (``_fast_backward.pyx``), stock vs
 patched: arguments, the loss's seed and its warnings, fallbacks."""
 import warnings
+from unittest import mock
 
 import numpy
 import pytest
@@ -142,6 +143,28 @@ def test_seeded_loss_gradient_state(retain_grad, loss_scale):
                 [(k, type(v).__name__) for k, v in gv.__dict__.items()],
                 None if gv is None else gv.requires_grad)
     check_same(fn)
+
+
+def test_loss_device_as_stock_computes_it():
+    # The device the loss caches, and the calls a mocked lookup sees.
+    def fn():
+        x = _v(3)
+        loss = F.sum(x * x)
+        before = loss._device
+        loss.backward()
+        x2 = _v(3)
+        loss2 = F.sum(x2 * x2)
+        from chainer import backend
+        with mock.patch.object(backend, 'get_device_from_array',
+                               wraps=backend.get_device_from_array) as m:
+            loss2.backward()
+        return (before, type(loss._device).__name__, loss.device ==
+                chainer.get_device('@numpy'), x.grad, x2.grad,
+                [c.args[0] is loss2.array for c in m.call_args_list])
+    stock, _ = check_same(fn)
+    # The loss's device first, then once per node that stock applies or
+    # runs backward.
+    assert stock[0] is None and stock[-1][0] and len(stock[-1]) > 1
 
 
 @pytest.mark.parametrize('dtype, loss_scale, action', [

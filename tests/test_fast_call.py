@@ -200,6 +200,27 @@ def test_global_and_local_hooks_see_the_same_calls():
     assert any(e[0] == 'pre' for e in stock)
 
 
+@pytest.mark.parametrize('module, name', [
+    (chainer, 'using_config'), (chainer, 'using_device'),
+    (chainer, 'get_function_hooks'), (chainer, 'get_array_types'),
+    (chainer.backend, 'get_device_from_array'),
+])
+def test_functions_stock_calls_by_name_see_every_call(module, name):
+    # Stock's apply and backward call these by their module's name for
+    # each node; a mock of one sees as many calls, with the same arguments.
+    def fn():
+        link = L.Linear(3, 2)
+        x = chainer.Variable(numpy.ones((4, 3), numpy.float32))
+        with mock.patch.object(module, name,
+                               wraps=getattr(module, name)) as m:
+            loss = F.sum(F.relu(link(x)) * 2)
+            loss.backward()
+        return ([(len(c.args), sorted(c.kwargs)) for c in m.call_args_list],
+                link.W.grad, x.grad)
+    stock, _ = check_same(fn)
+    assert stock[0]
+
+
 # --- methods looked up on the instance, per call ---
 
 def test_forward_mocked_on_the_instance_is_called():

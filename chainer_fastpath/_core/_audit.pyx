@@ -21,6 +21,8 @@ import types
 import numpy
 import numpy.random
 
+import chainer
+from chainer import backend
 from chainer import variable
 
 from chainer_fastpath._core import _attrs
@@ -274,13 +276,20 @@ cdef StockMethods _parameter_properties = _properties(_Parameter)
 cdef unsigned int _variable_version = 0, _node_version = 0
 cdef unsigned int _parameter_version = 0
 cdef unsigned long long _numpy_version = 0, _numpy_random_version = 0
+# What stock's apply and backward call by their modules' names, per node
+# (get_array_types: per Variable made of an input array): a replacement (a
+# mock) must see every call stock makes.
+cdef StockFunctions _graph_functions = StockFunctions((
+    (chainer, 'using_config'), (chainer, 'using_device'),
+    (chainer, 'get_function_hooks'), (chainer, 'get_array_types'),
+    (backend, 'get_device_from_array')))
 
 
 cdef str stock_replaced():
     """Why the compiled paths cannot stand for stock's code now, or None:
-    a NumPy function stock calls by name, or a property of the graph's
-    classes the compiled paths read past, was replaced. Five version
-    compares while nothing changed."""
+    a NumPy function or one of ``_graph_functions`` that stock calls by
+    name, or a property of the graph's classes the compiled paths read
+    past, was replaced. Seven version compares while nothing changed."""
     global _variable_version, _node_version, _parameter_version
     global _numpy_version, _numpy_random_version
     if (_variable_version != 0 and _numpy_version != 0
@@ -289,8 +298,14 @@ cdef str stock_replaced():
             and _parameter_version == type_version(_Parameter)
             and _numpy_version == cfp_dict_version(_numpy._dict)
             and _numpy_random_version == cfp_dict_version(
-                _numpy_random._dict)):
+                _numpy_random._dict)
+            and _graph_functions.unchanged()):
         return None
+    if not _graph_functions.unchanged():
+        for m, name in _graph_functions.pairs:
+            if not is_chainers(getattr(m, name, None)):
+                return '{}.{} replaced'.format(m.__name__, name)
+        return 'a function of chainer replaced'
     cdef StockMethods props
     for props in (_variable_properties, _node_properties,
                   _parameter_properties):
