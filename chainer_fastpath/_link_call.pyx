@@ -17,8 +17,12 @@ import chainer
 from chainer import link as link_module
 from chainer import link_hook
 
-from chainer_fastpath._core._audit cimport method_is, type_version
-from chainer_fastpath._core._config cimport debug_mode
+from chainer_fastpath._core import _attrs
+from chainer_fastpath._core._attrs cimport (
+    cfp_attr, cfp_attr_enable, cfp_getattr, get_site, lookup_site)
+from chainer_fastpath._core._audit cimport (
+    StockFunctions, method_is_at, type_version)
+from chainer_fastpath._core._config cimport debug_mode, link_hooks
 from chainer_fastpath._core._stats cimport EntryStats
 from chainer_fastpath._core import _stats
 
@@ -28,14 +32,18 @@ cdef object _Link = link_module.Link
 cdef object _check_init_done = _Link.__dict__['_Link__check_init_done']
 cdef object _n_local_hooks = _Link.__dict__['_n_local_link_hooks']
 cdef object _local_hooks = _Link.__dict__['local_link_hooks']
-cdef object _stock_get_link_hooks = chainer._get_link_hooks
-cdef object _thread_local = chainer._thread_local
+cdef StockFunctions _link_functions = StockFunctions(
+    ((chainer, '_get_link_hooks'),))
 cdef object _OrderedDict = collections.OrderedDict
-cdef object _MISSING = object()
 cdef object _ForwardPreprocessCallbackArgs = (
     link_hook._ForwardPreprocessCallbackArgs)
 cdef object _ForwardPostprocessCallbackArgs = (
     link_hook._ForwardPostprocessCallbackArgs)
+
+cfp_attr_enable(_attrs.FAST)
+cdef cfp_attr _check_init_done_site = lookup_site('_Link__check_init_done')
+cdef cfp_attr _get_init_done = get_site('_Link__init_done')
+cdef cfp_attr _get_local_hooks = get_site('_local_link_hooks')
 
 cdef EntryStats _stats_call = _stats.entry('Link.__call__')
 cdef object _original = None
@@ -118,11 +126,11 @@ cdef str _reason(self):
     reason = _class_reason(type(self))
     if reason is not None:
         return reason
-    if not method_is(self, '_Link__check_init_done', _check_init_done):
+    if not method_is_at(self, &_check_init_done_site, _check_init_done):
         return 'Link methods replaced'
-    if not self._Link__init_done:
+    if not cfp_getattr(self, &_get_init_done):
         return 'Link.__init__() not called'     # the original raises
-    if chainer._get_link_hooks is not _stock_get_link_hooks:
+    if not _link_functions.unchanged():
         return 'chainer._get_link_hooks replaced'
     if debug_mode():
         # Each node records the Python stack then: stock's frame of
@@ -137,9 +145,7 @@ def __call__(self, *args, **kwargs):
     cdef object hooks = None
     if reason is None:
         # chainer._get_link_hooks(), the dict stock holds through the call.
-        hooks = getattr(_thread_local, 'link_hooks', _MISSING)
-        if hooks is _MISSING:
-            hooks = _stock_get_link_hooks()
+        hooks = link_hooks()
         if type(hooks) is not _OrderedDict:
             # Set by hand to something else: stock's code, and its error.
             reason = 'link hooks not an OrderedDict'
@@ -147,7 +153,7 @@ def __call__(self, *args, **kwargs):
         _stats_call.fallback(reason)
         return _original(self, *args, **kwargs)
     _stats_call.fast += 1
-    local = self._local_link_hooks
+    local = cfp_getattr(self, &_get_local_hooks)
     if local is not None and len(local) > 0:
         hooks = _OrderedDict(hooks)
         hooks.update(local)
@@ -156,7 +162,8 @@ def __call__(self, *args, **kwargs):
                                                   kwargs)
         for hook in _values(hooks):
             hook.forward_preprocess(pre_args)
-    out = self.forward(*args, **kwargs)
+    # Without keywords, no copy of the empty dict.
+    out = self.forward(*args, **kwargs) if kwargs else self.forward(*args)
     if hooks:
         # Stock reads its view of the dict again after the forward: hooks
         # registered meanwhile get the postprocess call.

@@ -26,4 +26,5 @@ cdef class ConfigView:
 
 
 cdef object function_hooks()
+cdef object link_hooks()
 cdef bint debug_mode() except -1

@@ -23,6 +23,7 @@ cdef type _GlobalConfig = configuration.GlobalConfig
 cdef dict _module_dict = configuration.__dict__
 cdef object _thread_local = chainer._thread_local
 cdef object _get_function_hooks = chainer.get_function_hooks
+cdef object _get_link_hooks = chainer._get_link_hooks
 cdef type _local_type = _thread._local
 
 
@@ -57,6 +58,7 @@ cdef class PerThread:
 
 cdef PerThread _hook_dicts = PerThread(_thread_local)
 cdef cfp_item_memo _hooks_read
+cdef cfp_item_memo _link_hooks_read
 cdef cfp_item_memo _config_read
 cdef cfp_item_memo _debug_local_read, _debug_global_read
 
@@ -180,6 +182,16 @@ cdef object function_hooks():
     if found is not NULL:
         return <object>found
     return _get_function_hooks()
+
+
+cdef object link_hooks():
+    """``chainer._get_link_hooks()``: the thread's dict, read directly
+    once it exists."""
+    cdef PyObject *found = cfp_dict_item(&_link_hooks_read,
+                                         _hook_dicts.get(), 'link_hooks')
+    if found is not NULL:
+        return <object>found
+    return _get_link_hooks()
 
 
 cdef bint debug_mode() except -1:
