@@ -61,6 +61,7 @@ def _modules():
     from chainer_fastpath import _link_call
     from chainer_fastpath import _unchain
     from chainer_fastpath import functions
+    from chainer_fastpath import links
     from chainer_fastpath import machinery
     from chainer_fastpath import optimizers
 
@@ -71,6 +72,7 @@ def _modules():
         ('forward', _link_call),
         ('forward', _arith),
         ('forward', functions),
+        ('forward', links),
         ('forward', machinery),
         ('backward', _fast_backward),
         ('backward', _unchain),

@@ -33,6 +33,7 @@ MAY_IMPORT = {
     'functions': ('_core', '_runtime', 'functions'),
     'optimizers': ('_core', '_runtime', 'optimizers'),
     'machinery': ('_core', '_runtime', 'machinery'),
+    'links': ('_core', '_runtime', 'functions', 'links'),
     '_backward': ('_core', '_runtime', '_backward'),
     'entry points': ('_core', '_runtime'),
 }
@@ -49,7 +50,7 @@ def part(module):
     if not parts:
         return 'top'
     if parts[0] in ('_core', '_runtime', 'functions', 'optimizers',
-                    'machinery', '_backward'):
+                    'machinery', 'links', '_backward'):
         return parts[0]
     if parts[0] in ENTRY_POINTS:
         return 'entry points'

@@ -276,24 +276,39 @@ def linear_(*args, **kwargs):
     reshaped first and an output reshaped after as stock reshapes them
     (``x.reshape``, ``y.reshape``: a Variable's apply ``Reshape`` nodes)."""
     cdef tuple values = _linear.arguments(args, kwargs)
-    cdef int ndim
     if values is not None:
-        x, W, b, n_batch_axes = values
-        cls = _linear.read_global('LinearFunction')
-        ndim = _ndim(x)
-        if cls is None or type(n_batch_axes) is not int or ndim < 0:
-            _linear.stats.fallback('not an int of batch axes, or an input '
-                                   'neither an ndarray nor a Variable')
-        elif n_batch_axes <= 0:
-            _linear.stats.fallback('no batch axis (stock raises)')
-        elif ((n_batch_axes > 1 or ndim > 2) and debug_mode()):
-            # Reshaped, the input would be reshaped again by stock.
-            _linear.stats.fallback('debug mode')
-        else:
-            y = _reshaped_linear(cls, x, W, b, n_batch_axes, ndim)
-            if y is not None:
-                return y
+        y = _linear_of(values[0], values[1], values[2], values[3])
+        if y is not None:
+            return y
     return _linear.stock(args, kwargs)
+
+
+cdef object linear_call(object x, object W, object b, object n_batch_axes):
+    """``linear_(x, W, b, n_batch_axes=n_batch_axes)``, for the callers
+    that found it installed."""
+    y = _linear_of(x, W, b, n_batch_axes)
+    if y is not None:
+        return y
+    return _linear.stock((x, W, b), {'n_batch_axes': n_batch_axes})
+
+
+cdef object _linear_of(object x, object W, object b, object n_batch_axes):
+    """``linear_``'s fast path for bound arguments; None, counted, where
+    stock's function is to run."""
+    cdef int ndim
+    cls = _linear.read_global('LinearFunction')
+    ndim = _ndim(x)
+    if cls is None or type(n_batch_axes) is not int or ndim < 0:
+        _linear.stats.fallback('not an int of batch axes, or an input '
+                               'neither an ndarray nor a Variable')
+    elif n_batch_axes <= 0:
+        _linear.stats.fallback('no batch axis (stock raises)')
+    elif ((n_batch_axes > 1 or ndim > 2) and debug_mode()):
+        # Reshaped, the input would be reshaped again by stock.
+        _linear.stats.fallback('debug mode')
+    else:
+        return _reshaped_linear(cls, x, W, b, n_batch_axes, ndim)
+    return None
 
 
 cdef object _reshaped_linear(object cls, object x, object W, object b,
