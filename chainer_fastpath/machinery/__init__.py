@@ -13,6 +13,7 @@ MODULES = (
     'classifier',
     'convert',
     'datasets',
+    'link',
     'log_report',
     'reporter',
     'serial_iterator',

@@ -15,12 +15,12 @@ import numpy
 import chainer
 from chainer import _backend
 from chainer import backend as _backend_module
-from chainer import link as _link
 from chainer import optimizer as _opt
 from chainer import variable as _variable
 from chainer.backends import _cpu
 
 from chainer_fastpath._core._audit cimport StockFunctions, StockMethods
+from chainer_fastpath._core._links cimport collect_params
 from chainer_fastpath._core._config cimport debug_mode
 from chainer_fastpath._core._stats cimport EntryStats
 from chainer_fastpath._core import _stats
@@ -40,9 +40,6 @@ cdef object _Variable = chainer.Variable
 cdef object _CpuDevice = _cpu.CpuDevice
 cdef object _ndarray = numpy.ndarray
 cdef object _thread_local = _variable._thread_local
-cdef object _Link = _link.Link
-cdef object _Chain = _link.Chain
-cdef object _ChainList = _link.ChainList
 
 # The stock methods whose effect the lean paths reproduce inline.
 cdef object _s_update_core = _UpdateRule.__dict__['update_core']
@@ -55,12 +52,6 @@ cdef object _s_check_nan = _opt.Optimizer.__dict__['check_nan_in_grads']
 cdef object _s_call_hooks = _opt.Optimizer.__dict__['call_hooks']
 cdef object _s_is_safe = _opt.Optimizer.__dict__['is_safe_to_update']
 cdef object _s_update_loss_scale = _opt.Optimizer.__dict__['update_loss_scale']
-cdef object _s_link_params = _Link.__dict__['params']
-cdef object _s_chain_params = _Chain.__dict__['params']
-cdef object _s_chainlist_params = _ChainList.__dict__['params']
-cdef object _s_link_namedparams = _Link.__dict__['namedparams']
-cdef object _s_chain_namedparams = _Chain.__dict__['namedparams']
-cdef object _s_chainlist_namedparams = _ChainList.__dict__['namedparams']
 
 cdef str _ALLOW = 'allow_array_access_with_nonstandard_layout'
 
@@ -203,42 +194,6 @@ def update_rule_update(self, param):
 # --------------------------------------------------------------------------
 # GradientMethod.update
 
-cdef int _collect(object link, list out) except -1:
-    """Appends ``link.params()`` (include_uninit=True) in stock order.
-    Returns 0 when a link in the tree is not a plain Link/Chain/ChainList."""
-    cdef object cls = type(link)
-    cdef object fp = getattr(cls, 'params', None)
-    cdef object fn = getattr(cls, 'namedparams', None)
-    d = link.__dict__
-    if 'params' in d or 'namedparams' in d:
-        return 0
-    if fp is _s_link_params:
-        if fn is not _s_link_namedparams:
-            return 0
-        kind = 0
-    elif fp is _s_chain_params:
-        if fn is not _s_chain_namedparams:
-            return 0
-        kind = 1
-    elif fp is _s_chainlist_params:
-        if fn is not _s_chainlist_namedparams:
-            return 0
-        kind = 2
-    else:
-        return 0
-    for name in sorted(link._params):
-        out.append(d[name])
-    if kind == 1:
-        for name in sorted(link._children):
-            if not _collect(d[name], out):
-                return 0
-    elif kind == 2:
-        for child in link._children:
-            if not _collect(child, out):
-                return 0
-    return 1
-
-
 cdef str _method_check(object self):
     cdef object cls = type(self)
     sd = self.__dict__
@@ -316,7 +271,7 @@ def gradient_method_update(self, lossfun=None, *args, **kwds):
         del loss
 
     params = []
-    if not _collect(self.target, params):
+    if not collect_params(self.target, params):
         _st_method.fallback('Link overrides params')
         return _finish_stock(self)
     _st_method.fast += 1
@@ -330,7 +285,7 @@ def gradient_method_update(self, lossfun=None, *args, **kwds):
     if not _opt_hooks_empty(self, 'pre'):
         self.call_hooks('pre')
         params = []
-        if not _collect(self.target, params):
+        if not collect_params(self.target, params):
             return _finish_stock(self, hooks_done=True)
 
     self.t += 1

@@ -1436,6 +1436,9 @@ REPLACE_FORMS = ('mock', 'autospec', 'assign')
 # inherited, Link.__call__, the update loop and kernels).
 _PATCHED_METHODS = ('apply', '__call__', 'update', 'update_core_cpu',
                     'add', 'report')
+# Methods of these names that are compiled on these classes alone.
+_COMPILED_METHODS = frozenset([('L.Linear', 'forward'),
+                               ('chainer.Link', 'cleargrads')])
 
 
 def _use_binary(symbol):
@@ -1516,7 +1519,8 @@ def _replacement(b, owner, method, modes=('count',)):
     label = '{}.{}'.format(owner.rsplit('.', 1)[-1], method)
     forms = REPLACE_FORMS
     if method in _PATCHED_METHODS or owner == 'chainer.Variable' or \
-            (owner, method) in machinery.COMPILED:
+            (owner, method) in machinery.COMPILED or \
+            (owner, method) in _COMPILED_METHODS:
         # autospec makes a MagicMock, not a function, of a compiled
         # callable: not a method (by design, README section 6).
         forms = tuple(f for f in forms if f != 'autospec')
@@ -1749,7 +1753,7 @@ def _optimizer(b):
         n_in, n_out, dtype, pclass, b.flag()))
     b.emit('opt = optimizers.{}({})'.format(name, ', '.join(hyper)))
     b.emit('opt.setup(model)')
-    restore = _replaced_update(b)
+    restore = _replaced_update(b) + _replaced_cleargrad(b)
     if dtype == 'float16' and b.flag():
         b.emit('opt.use_fp32_update()')
     for _ in range(b.integer(0, 2)):
@@ -1783,6 +1787,17 @@ def _optimizer(b):
 # The update methods a program replaces after setup: on the rule's class
 # (restored after the updates) or on the rule or optimizer itself.
 UPDATE_METHODS = ('update_core_cpu', 'update_core', 'update')
+
+
+def _replaced_cleargrad(b):
+    # A method of the gradients' clearing replaced (restored after the
+    # updates): Link.cleargrads itself, or what it calls per parameter.
+    owner, method = b.choice(((None, None), ('chainer.Link', 'cleargrads'),
+                              ('chainer.Parameter', 'cleargrad'),
+                              ('chainer.Variable', 'cleargrad')))
+    if owner is None:
+        return []
+    return _replacement(b, owner, method, ('count',))
 
 
 def _replaced_update(b):

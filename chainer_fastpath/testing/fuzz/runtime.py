@@ -324,6 +324,9 @@ REPLACEABLE = (
     (L.Linear, '__call__'),
     (L.Linear, 'forward'),
     (chainer.Variable, 'backward'),
+    (chainer.Variable, 'cleargrad'),
+    (chainer.Parameter, 'cleargrad'),
+    (chainer.Link, 'cleargrads'),
     (chainer.optimizer.UpdateRule, 'update'),
     (chainer.optimizer.GradientMethod, 'update'),
 )

@@ -91,3 +91,16 @@ def test_n_step_rnns_run_the_compiled_loop():
     result = coverage.reach('n-step-rnns', programs=60)
     assert result['entries']['n_step_rnn.n_step_rnn_impl'] > 0
     assert {'LSTM', 'Dropout', 'Stack'} <= set(result['functions'])
+
+
+def test_grammar_reaches_the_compiled_link_methods():
+    # Linear links called and gradients cleared, compiled and handed to
+    # stock (a Parameter subclass, a replaced cleargrad, debug mode); the
+    # replacements are called.
+    result = coverage.reach(None, programs=300)
+    assert result['entries']['Linear.forward'] > 0
+    assert result['entries']['Link.cleargrads'] > 0
+    assert {'not a Parameter', 'Parameter methods replaced'} <= set(
+        result['fallbacks']['Link.cleargrads'])
+    called = {what for kind, what in result['events'] if kind == 'call'}
+    assert {'Link.cleargrads', 'Parameter.cleargrad'} <= called

@@ -1,0 +1,1 @@
+cdef int collect_params(object link, list out) except -1
