@@ -494,6 +494,10 @@ cdef inline object _grad(object param, bint plain):
         gv = param._grad_var
         if gv is None:
             return param._grad
+        # ``gv.array``: the gradient Variable the backward engine leaves.
+        if (type(gv) is _Variable and gv._layout is None
+                and not gv._has_chainerx_array):
+            return gv._data[0]
     return param.grad
 
 
