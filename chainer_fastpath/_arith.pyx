@@ -9,21 +9,27 @@ unchanged. For an exact ``Variable`` or ``Parameter`` on the right the
 answers are known (not a scalar; returned as is), and for an exact ``int``
 or ``float`` too (a scalar), so this path applies the same FunctionNode
 directly; a NumPy scalar (``numpy.generic``) is a scalar too. An exact
-``numpy.ndarray``, 0-d included, is not a scalar: it goes through stock's
-``_preprocess_rhs`` as stock does, for ``+``, ``-``, ``*`` and for an array
+``numpy.ndarray``, 0-d included, is not a scalar: it is converted as stock's
+``_preprocess_rhs`` converts it (``_rhs_array``; the helper itself where it
+or what it calls was replaced), for ``+``, ``-``, ``*`` and for an array
 on the left of ``-`` (which NumPy hands to ``Variable.__rsub__``, deferring
 to its ``__array_priority__``). Any other operand, and debug mode (whose
 node stacks show the operator's frame), takes the original.
 """
+import numbers
+
 import numpy
 
+import chainer
 import chainer.functions
 from chainer import variable
 from chainer.functions.math import basic_math
 
 from cpython.object cimport PyObject
 
+from chainer_fastpath._core._audit cimport stock_replaced
 from chainer_fastpath._core._config cimport debug_mode
+from chainer_fastpath._core._ndarray cimport cfp_descr_of
 from chainer_fastpath._core._dicts cimport cfp_dict_item_keyed, cfp_keyed_memo
 from chainer_fastpath._runtime._apply_node cimport apply_new, apply_or_debug
 from chainer_fastpath._core._stats cimport EntryStats
@@ -35,6 +41,8 @@ cdef type _Parameter = variable.Parameter
 cdef type _ndarray = numpy.ndarray
 cdef type _generic = numpy.generic
 cdef object _preprocess_rhs = basic_math._preprocess_rhs
+cdef dict _chainer_dict = chainer.__dict__
+cdef object _Number = numbers.Number
 # Stock's functions read the node classes and helpers as globals, from the
 # module's dict: so do these (cheaper than the module's attribute lookup).
 cdef dict _globals = basic_math.__dict__
@@ -120,6 +128,28 @@ cdef inline object _stock(str name):
     return getattr(basic_math, name)
 
 
+cdef inline object _rhs_array(object x, object value):
+    """``_preprocess_rhs(x, value)`` for an exact ndarray ``value``: not a
+    Variable; not a scalar (``numpy.isscalar``: not a NumPy scalar nor of
+    a scalar type; only a ``numbers.Number`` registration could say
+    otherwise, asked here too); one of ``chainer.get_array_types()``
+    once they are loaded; so ``value.astype(x.dtype, copy=False)``, which
+    returns ``value`` itself for the same dtype. Stock's helper where it
+    or a function it calls by name was replaced."""
+    helper = _stock('_preprocess_rhs')
+    if (helper is not _preprocess_rhs or stock_replaced() is not None
+            or _chainer_dict.get('_array_types') is None
+            or isinstance(value, _Number)):
+        return helper(x, value)
+    if type(x) is _Variable or type(x) is _Parameter:
+        dtype = x._data[0].dtype
+    else:
+        dtype = x.dtype
+    if cfp_descr_of(value) == <void *>dtype:
+        return value
+    return value.astype(dtype, copy=False)
+
+
 cdef inline bint _number(object x):
     # What numpy.isscalar says of these without asking numbers.Number.
     return type(x) is int or type(x) is float or isinstance(x, _generic)
@@ -134,7 +164,7 @@ def add(*xs):
         elif _number(xs[1]):
             y = _applied(_stats_add, _stock('AddConstant')(xs[1]), (xs[0],))
         elif type(xs[1]) is _ndarray and not _array_in_debug(_stats_add):
-            rhs = _stock('_preprocess_rhs')(xs[0], xs[1])
+            rhs = _rhs_array(xs[0], xs[1])
             y = _applied_new(_stats_add, _stock('Add'), (xs[0], rhs))
         else:
             _stats_add.fallback(_NOT_PLAIN)
@@ -151,7 +181,7 @@ def sub(self, rhs):
     elif _number(rhs):
         y = _applied(_stats_sub, _stock('AddConstant')(-rhs), (self,))
     elif type(rhs) is _ndarray and not _array_in_debug(_stats_sub):
-        rhs = _stock('_preprocess_rhs')(self, rhs)
+        rhs = _rhs_array(self, rhs)
         y = _applied_new(_stats_sub, _stock('Sub'), (self, rhs))
     else:
         _stats_sub.fallback(_NOT_PLAIN)
@@ -164,7 +194,7 @@ def rsub(self, rhs):
     if _number(rhs):
         y = _applied(_stats_rsub, _stock('SubFromConstant')(rhs), (self,))
     elif type(rhs) is _ndarray and not _array_in_debug(_stats_rsub):
-        rhs = _stock('_preprocess_rhs')(self, rhs)
+        rhs = _rhs_array(self, rhs)
         y = _applied_new(_stats_rsub, _stock('Sub'), (rhs, self))
     else:
         _stats_rsub.fallback('left-hand side of rsub not a Python number')
@@ -180,7 +210,7 @@ def mul(self, rhs):
         y = _applied(_stats_mul, _stock('MulConstant')(rhs), (self,))
     elif type(rhs) is _ndarray and not _array_in_debug(_stats_mul):
         # Not a scalar: stock's next step, looked up as stock does.
-        rhs = _stock('_preprocess_rhs')(self, rhs)
+        rhs = _rhs_array(self, rhs)
         y = _applied_new(_stats_mul, _stock('Mul'), (self, rhs))
     else:
         _stats_mul.fallback(_NOT_PLAIN)

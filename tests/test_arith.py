@@ -168,3 +168,34 @@ def test_operators_restored_on_disable():
     assert chainer.Variable.__add__ is original is basic_math.add
     assert chainer.Variable.__rsub__ is basic_math.rsub
     assert F.add is basic_math.add
+
+
+@pytest.mark.parametrize('dtype', [numpy.float16, numpy.float32,
+                                   numpy.float64, numpy.int32])
+@pytest.mark.parametrize('op', ['add', 'radd', 'sub', 'rsub', 'mul', 'rmul'])
+def test_array_operand_converted_as_stock(op, dtype):
+    # The array the node is given: the operand itself where its dtype is
+    # the Variable's, else a converted copy; and the calls a mock of
+    # chainer.get_array_types sees.
+    from unittest import mock
+
+    def fn():
+        a = _v(3, 2)
+        rhs = numpy.random.randn(3, 2).astype(dtype)
+        seen = []
+
+        class Inputs(chainer.FunctionHook):
+            def forward_preprocess(self, function, in_data):
+                seen.extend(in_data)
+
+        with Inputs():
+            y = {'add': lambda: a + rhs, 'radd': lambda: rhs + a,
+                 'sub': lambda: a - rhs, 'rsub': lambda: rhs - a,
+                 'mul': lambda: a * rhs, 'rmul': lambda: rhs * a}[op]()
+        arrays = [x for x in seen if x is not a.array]
+        with mock.patch.object(chainer, 'get_array_types',
+                               wraps=chainer.get_array_types) as m:
+            y2 = a * rhs
+        return (y.array, [x is rhs for x in arrays],
+                [x.dtype for x in arrays], len(m.call_args_list), y2.array)
+    check_same(fn)
