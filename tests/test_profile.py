@@ -170,9 +170,13 @@ def test_real_py_spy_splits_a_chainer_program(tmp_path):
         pytest.skip('py-spy is not installed (the bench extra has it)')
     script = tmp_path / 'train.py'
     script.write_text(textwrap.dedent('''\
-        import numpy, chainer, chainer.functions as F
+        import time, numpy, chainer, chainer.functions as F
         x = chainer.Variable(numpy.ones((64, 64), numpy.float32))
-        for _ in range(3000):
+        # Long enough for the sampler to see every kind of work (3,000
+        # steps took a tenth of a second: a few samples, sometimes none
+        # in the compiled code).
+        start = time.perf_counter()
+        while time.perf_counter() - start < 1.5:
             F.sum(F.relu(F.linear(x, x))).backward()
         print('done')
     '''))
