@@ -15,6 +15,7 @@ from chainer import function_node
 import chainer.functions as F
 from chainer.functions.activation import relu
 from chainer.functions.activation import sigmoid
+from chainer.functions.connection import linear
 from chainer.functions.math import basic_math
 
 from chainer_fastpath.testing import (
@@ -37,6 +38,13 @@ OPS = {
     'add_array': (lambda a, b: a + b.array, [(2, 3), (2, 3)]),
     'rsub_array': (lambda a, b: b.array - a, [(2, 3), (2, 3)]),
     'mul_broadcast_array': (lambda a, b: a * b.array[0], [(2, 3), (2, 3)]),
+    'linear': (F.linear, [(2, 3), (4, 3), (4,)]),
+    'linear_nobias': (F.linear, [(2, 3), (4, 3)]),
+    'linear_3d': (F.linear, [(2, 3, 2), (4, 6)]),
+    'linear_batch_axes': (lambda x, W: F.linear(x, W, n_batch_axes=2),
+                          [(2, 3, 2), (4, 2)]),
+    'linear_link_input': (lambda x, W, b: F.linear(x.array, W, b),
+                          [(2, 3), (4, 3), (4,)]),
 }
 
 
@@ -156,10 +164,14 @@ def test_hooks_see_the_nodes():
     (sigmoid.Sigmoid, 'forward_cpu'),
     (basic_math.Mul, 'forward'),
     (basic_math.Mul, 'retain_inputs'),
+    (linear.LinearFunction, 'forward'),
+    (linear.LinearFunction, 'check_type_forward'),
+    (linear.LinearFunction, 'retain_inputs'),
 ])
 def test_methods_replaced_on_the_class_are_called(monkeypatch, owner, name):
     call = {relu.ReLU: F.relu, sigmoid.Sigmoid: F.sigmoid,
-            basic_math.Mul: lambda a: a * a}[owner]
+            basic_math.Mul: lambda a: a * a,
+            linear.LinearFunction: lambda a: F.linear(a, a)}[owner]
     original = getattr(owner, name)
     calls = []
 
@@ -292,3 +304,19 @@ def test_apply_replaced_after_enable_is_called(owner, changes_output):
     stock, patched = run_both(run)
     assert_same(stock, patched)
     assert len(stock[0]) == {relu.ReLU: 2, basic_math.Add: 2}.get(owner, 4)
+
+
+def test_linear_makes_no_node_once_its_check_passed():
+    import chainer_fastpath
+    import chainer.links as L
+    with chainer_fastpath.enabled():
+        link = L.Linear(4, 3)
+        x = numpy.ones((2, 4), numpy.float32)
+        chainer_fastpath.reset_stats()
+        with chainer.no_backprop_mode():
+            for _ in range(3):
+                link(x)
+                F.linear(x, link.W, n_batch_axes=1)
+        # The first call of each checks its types with a node.
+        assert chainer_fastpath.stats()['FunctionNode.apply, no node'] == {
+            'fast': 4, 'fallback': {}}

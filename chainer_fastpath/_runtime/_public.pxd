@@ -14,6 +14,7 @@ cdef class Public:
     cdef object apply_all(self, object node, object inputs)
     cdef object _counted(self, object outputs)
     cdef object apply(self, object node, object inputs, bint unpack=*)
+    cdef object apply_class(self, object cls, tuple inputs, bint unpack=*)
     cdef object read_global(self, str name)
     cdef object stock(self, tuple args, dict kwargs)
     cdef object call_new(self, str node_class, tuple args, dict kwargs,

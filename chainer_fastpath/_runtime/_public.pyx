@@ -74,6 +74,13 @@ cdef class Public:
         applied."""
         return _first(self.apply_all(node, inputs), unpack)
 
+    cdef object apply_class(self, object cls, tuple inputs,
+                            bint unpack=True):
+        """``apply`` of a new node of ``cls``, a class that ``construct``
+        makes: none is made without backprop where nothing could see it
+        (``_runtime._apply_node.apply_new``)."""
+        return _first(self._counted(apply_new(cls, inputs)), unpack)
+
     cdef object read_global(self, str name):
         """The global ``name`` of the stock function's module, read as its
         body reads it, per call; None where there is none."""

@@ -33,8 +33,8 @@ from chainer_fastpath._core._ndarray cimport (
     CFP_NPY_C_CONTIGUOUS, CFP_NPY_DOUBLE, CFP_NPY_F_CONTIGUOUS, CFP_NPY_FLOAT,
     CFP_NPY_HALF, builtin_typenum, cfp_c_aligned, cfp_data, cfp_descr_of,
     cfp_dims, cfp_flags, cfp_nd, numpy_struct_matches, new_shaped)
-from chainer_fastpath._core._objects cimport construct, node_data
-from chainer_fastpath._core._registry cimport NOT_HANDLED, compiled
+from chainer_fastpath._core._objects cimport node_data
+from chainer_fastpath._core._registry cimport NOT_HANDLED, compiled, nodeless
 from chainer_fastpath._core._ufunc_loop cimport add_loop
 from chainer_fastpath._core._retained cimport array_of, requires_grad_of
 from chainer_fastpath._runtime._public cimport Public
@@ -67,7 +67,8 @@ cdef object _forward(object node, tuple inputs, ConfigView config):
     # LinearFunction.forward, iDeep unavailable, no static schedule.
     if not 2 <= len(inputs) <= 3:
         return NOT_HANDLED   # stock's unpacking error, not Cython's
-    put(node, &_set_config_use_ideep, config.get('use_ideep'))
+    if node is not None:    # None: a node nothing could see (nodeless)
+        put(node, &_set_config_use_ideep, config.get('use_ideep'))
     cdef object x, W, b = None
     if len(inputs) == 3:
         x, W, b = inputs
@@ -321,14 +322,14 @@ cdef object _reshaped_linear(object cls, object x, object W, object b,
         x = x.reshape(batch_size, -1)
     elif ndim > 2:
         x = x.reshape(x.shape[0], -1)
-    y = _linear.apply(construct(cls), (x, W) if b is None else (x, W, b))
+    y = _linear.apply_class(cls, (x, W) if b is None else (x, W, b))
     if y is not None and n_batch_axes > 1:
         y = y.reshape(batch_shape + (-1,))
     return y
 
 
 ENTRIES = (
-    compiled(linear.LinearFunction,
+    nodeless(compiled(linear.LinearFunction,
              _forward, ('forward', 'static_linear_no_bias', 'static_add_bias',
                         'retain_inputs'),
              _backward, backward_callees=(
@@ -345,5 +346,5 @@ ENTRIES = (
                  (sum_mod.Sum, '__init__'),
                  (sum_mod.Sum, 'check_type_forward'),
                  (sum_mod.Sum, 'forward')),
-             type_check=()),
+             type_check=())),
 )
