@@ -7,7 +7,7 @@ Each module speaks the patch protocol (``TARGETS``, ``bind``); this package
 gathers their targets into one patch-table module. Adding one is its
 module, its test file and one line below.
 """
-import importlib
+from chainer_fastpath._core._gather import gathered, submodules
 
 MODULES = (
     'classifier',
@@ -20,15 +20,4 @@ MODULES = (
     'standard_updater',
 )
 
-_module_of = {
-    target: module
-    for module in (importlib.import_module(__name__ + '.' + name)
-                   for name in MODULES)
-    for target in module.TARGETS}
-
-TARGETS = tuple(_module_of)
-
-
-def bind(owner, attribute, original):
-    """The replacement of ``original``, from the module that compiles it."""
-    return _module_of[owner, attribute].bind(owner, attribute, original)
+TARGETS, bind = gathered(submodules(__name__, MODULES))

@@ -9,17 +9,9 @@ Targets (part ``optimizers`` of the patch table):
   RMSpropGraves, AdaGrad, AdaDelta, SMORMS3, MSVAG): one fused pass per
   parameter (:mod:`._kernels`).
 """
+from chainer_fastpath._core._gather import gathered
 # _kernels first: its counters come first in the report.
 from chainer_fastpath.optimizers import _kernels
 from chainer_fastpath.optimizers import _update
 
-TARGETS = _update.TARGETS + _kernels.TARGETS
-
-_module_of = {target: module for module in (_update, _kernels)
-              for target in module.TARGETS}
-
-
-def bind(owner, attribute, original):
-    """Records ``original``, the stock ``owner.attribute`` (the first one
-    given wins); returns the replacement."""
-    return _module_of[owner, attribute].bind(owner, attribute, original)
+TARGETS, bind = gathered((_update, _kernels))
