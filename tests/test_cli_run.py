@@ -118,7 +118,8 @@ def test_report_lists_the_patch_table_and_the_compiled_functions(tmp_path):
     lines = [line.split() for line in res.stdout.splitlines()]
     assert ['forward', 'FunctionNode.apply'] in lines
     assert ['backward', 'Variable.backward'] in lines
-    assert ['LinearFunction', 'forward,', 'backward,', 'type_check'] in lines
+    assert ['LinearFunction', 'forward,', 'nodeless,', 'backward,',
+            'type_check'] in lines
     assert ['EmbedIDFunction', 'forward,', 'backward,', 'backward_into,',
             'type_check'] in lines
     assert ['Reshape', 'forward,', 'backward,', 'type_check'] in lines
