@@ -103,7 +103,7 @@ cdef class Public:
         if values is not None:
             cls = self.read_global(node_class)
             if cls is not None:
-                y = _first(self._counted(apply_new(cls, values)), unpack)
+                y = self.apply_class(cls, values, unpack)
                 if y is not None:
                     return y
         return self.stock(args, kwargs)

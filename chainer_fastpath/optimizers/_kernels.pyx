@@ -495,9 +495,8 @@ cdef inline object _grad(object param, bint plain):
         if gv is None:
             return param._grad
         # ``gv.array``: the gradient Variable the backward engine leaves.
-        if (type(gv) is _Variable and gv._layout is None
-                and not gv._has_chainerx_array):
-            return gv._data[0]
+        if _plain(gv):
+            return _data(gv, True)
     return param.grad
 
 
