@@ -11,15 +11,21 @@ from chainer_fastpath._core._config cimport ConfigView
 from chainer_fastpath._core._grads cimport (
     grad_array, grad_requires_grad, new_grad)
 from chainer_fastpath._core._ndarray cimport (
-    CFP_NPY_ALIGNED, CFP_NPY_DOUBLE, CFP_NPY_FLOAT, CFP_NPY_HALF, CFP_NPY_INT,
-    CFP_NPY_LONG, CFP_NPY_LONGLONG, canonical, cfp_data, cfp_dims, cfp_elsize,
-    cfp_flags, cfp_nd, cfp_strides, cfp_typenum, new_shaped,
+    CFP_NPY_ALIGNED, CFP_NPY_INT,
+    CFP_NPY_LONG, CFP_NPY_LONGLONG, builtin_typenum, cfp_data, cfp_dims,
+    cfp_elsize, cfp_flags, cfp_nd, cfp_strides, cfp_typenum, new_shaped,
     numpy_struct_matches)
 from chainer_fastpath._core._registry cimport NOT_HANDLED, compiled
 from chainer_fastpath._core._retained cimport retained_inputs
 
 cdef type _ndarray = numpy.ndarray
 cdef object _zeros = numpy.zeros
+# The type numbers of the dtypes whose items are copied as bytes: booleans,
+# integers, floats and complex numbers; not objects, strings, records or
+# dates.
+cdef unsigned long long _NUMBERS = 0
+for _code in '?bBhHiIlLqQefdgFDG':
+    _NUMBERS |= 1ULL << numpy.dtype(_code).num
 
 
 cdef object _forward(object node, tuple inputs, ConfigView config):
@@ -37,18 +43,18 @@ cdef object _forward(object node, tuple inputs, ConfigView config):
 
 cdef bint _items(object x, object t):
     """Whether ``x[range(len(t)), t]`` (or its assignment) is a copy of one
-    item per row, as below: ``x`` an aligned 2-d ndarray of a canonical
-    float dtype, ``t`` an aligned 1-d int32 or int64 ndarray of ``len(x)``
-    items, each in ``[-cols, cols)`` (NumPy raises IndexError otherwise),
-    at least one."""
+    item per row, as below: ``x`` an aligned 2-d ndarray of a numeric
+    dtype (an argmax's int64 indices too), ``t`` an aligned 1-d int32 or
+    int64 ndarray of ``len(x)`` items, each in ``[-cols, cols)`` (NumPy
+    raises IndexError otherwise), at least one. Either dtype may be an
+    equal copy of the builtin one (an unpickled array's)."""
     if (type(x) is not _ndarray or type(t) is not _ndarray
             or not numpy_struct_matches() or cfp_nd(x) != 2
-            or cfp_nd(t) != 1 or not canonical(x) or not canonical(t)
-            or not cfp_flags(x) & CFP_NPY_ALIGNED
+            or cfp_nd(t) != 1 or not cfp_flags(x) & CFP_NPY_ALIGNED
             or not cfp_flags(t) & CFP_NPY_ALIGNED):
         return False
-    cdef int xt = cfp_typenum(x), tt = cfp_typenum(t)
-    if xt != CFP_NPY_HALF and xt != CFP_NPY_FLOAT and xt != CFP_NPY_DOUBLE:
+    cdef int xt = builtin_typenum(x), tt = builtin_typenum(t)
+    if not (0 <= xt < 64 and _NUMBERS >> xt & 1):
         return False
     cdef Py_ssize_t n = cfp_dims(t)[0], cols = cfp_dims(x)[1], i, k
     if n == 0 or cfp_dims(x)[0] != n:
@@ -127,7 +133,7 @@ cdef bint _put(object gx, object t, object gy):
     ``gx``'s dtype, where ``_items(gx, t)``; False, with nothing done,
     elsewhere."""
     if (not _items(gx, t) or type(gy) is not _ndarray or cfp_nd(gy) != 1
-            or not canonical(gy) or cfp_typenum(gy) != cfp_typenum(gx)
+            or builtin_typenum(gy) != builtin_typenum(gx)
             or cfp_dims(gy)[0] != cfp_dims(t)[0]
             or not cfp_flags(gy) & CFP_NPY_ALIGNED):
         return False

@@ -1,4 +1,6 @@
 """F.select_item (``SelectItem``), stock vs patched."""
+import pickle
+
 import numpy
 import pytest
 
@@ -16,6 +18,16 @@ def _t(*values, dtype=numpy.int32):
     return numpy.array(values, dtype)
 
 
+def _items(dtype):
+    # An argmax's indices, booleans, complex numbers: items of every kind
+    # of number.
+    return numpy.arange(-6, 6).reshape(3, 4).astype(dtype)
+
+
+def _unpickled(a):
+    return pickle.loads(pickle.dumps(a))
+
+
 # name -> builds (under the shared seed) and returns (fn, args)
 APPLY_CASES = {
     'select': lambda: (F.select_item, [_v(3, 4), _t(0, 3, 1)]),
@@ -31,6 +43,26 @@ APPLY_CASES = {
                             [_v(2, 3), _t(2, -1, dtype=numpy.int8)]),
     'float16': lambda: (F.select_item,
                         [_v(3, 2, dtype=numpy.float16), _t(1, 0, 1)]),
+    'unpickled': lambda: (F.select_item, [
+        chainer.Variable(_unpickled(_v(3, 4).array)),
+        _unpickled(_t(0, 3, 1))]),
+}
+
+
+# Items that are no gradient's: an argmax's indices (as CRF1d's Viterbi
+# path picks them), booleans, complex numbers, a byte order of their own.
+ITEM_CASES = {
+    'int64_items': lambda: (F.select_item,
+                            [_items(numpy.int64), _t(3, -1, 0)]),
+    'int32_items': lambda: (F.select_item,
+                            [_items(numpy.int32), _t(1, 2, -4)]),
+    'bool_items': lambda: (F.select_item, [_items(bool), _t(0, 1, 3)]),
+    'complex_items': lambda: (F.select_item,
+                              [_items(numpy.complex128), _t(2, 0, 1)]),
+    'unpickled_int64_items': lambda: (F.select_item, [
+        _unpickled(_items(numpy.int64)), _t(3, 2, 1, dtype=numpy.int64)]),
+    'big_endian_items': lambda: (F.select_item,
+                                 [_items('>i8'), _t(0, 3, 1)]),
 }
 
 # name -> f(dtype) building inputs and returning (inputs, output)
@@ -51,6 +83,9 @@ BACKWARD_CASES = {
     'transposed': lambda d: applied(
         lambda x: F.select_item(F.transpose(x), _t(3, 0, 1)),
         _v(4, 3, dtype=d)),
+    'unpickled': lambda d: applied(
+        lambda x: F.select_item(x, _unpickled(_t(2, 0, 2))),
+        chainer.Variable(_unpickled(_v(3, 3, dtype=d).array))),
 }
 
 
@@ -138,3 +173,26 @@ def test_nan_bits_copied_as_stock():
         with chainer.no_backprop_mode():
             return F.select_item(x, _t(1, 0)).array.view(numpy.uint32)
     assert check_same(fn)[0].tolist() == [0x7fa00001, 0xffc00002]
+
+
+@pytest.mark.parametrize('type_check', [True, False])
+@pytest.mark.parametrize('case', sorted(ITEM_CASES))
+def test_items_of_every_kind_same_as_stock(case, type_check):
+    def fn():
+        f, args = ITEM_CASES[case]()
+        with chainer.using_config('type_check', type_check):
+            y = f(*args)
+        return y.array, y.requires_grad
+    check_same(fn)
+
+
+@pytest.mark.parametrize('dtype', [numpy.float32, numpy.int64])
+def test_unpickled_dtype_kept_as_stock(dtype):
+    # NumPy's indexing gives its result the input's own descr, equal to
+    # the builtin one without being it.
+    def fn():
+        x = _unpickled(_items(dtype))
+        with chainer.no_backprop_mode():
+            y = F.select_item(x, _t(0, 3, 1)).array
+        return y, y.dtype is x.dtype, y.dtype.isbuiltin
+    assert check_same(fn)[0][1:] == (True, 0)
