@@ -4,14 +4,15 @@ index. Each gives NumPy's bits or declines (None, nothing done), leaving
 the case to NumPy."""
 import numpy
 
-from chainer_fastpath._core._fpe cimport clear_flags, fetestexcept, watched
+from chainer_fastpath._core._fpe cimport (
+    buffer_size, clear_flags, fetestexcept, watched)
 from chainer_fastpath._core._ndarray cimport (
     CFP_NPY_ALIGNED, CFP_NPY_C_CONTIGUOUS, CFP_NPY_DOUBLE, CFP_NPY_FLOAT,
     canonical, cfp_data, cfp_dims, cfp_flags, cfp_nd, cfp_typenum,
     new_shaped, numpy_struct_matches)
 from chainer_fastpath._core._rows cimport (
     CFP_SELECT_NAN, CFP_SELECT_ZERO, cfp_select_middle_d, cfp_select_middle_f,
-    cfp_sum_middle_d, cfp_sum_middle_f)
+    cfp_sum_last_d, cfp_sum_last_f, cfp_sum_middle_d, cfp_sum_middle_f)
 
 cdef type _ndarray = numpy.ndarray
 cdef object _empty = numpy.empty
@@ -63,10 +64,13 @@ cdef int reduced_axis(object x, object axis, bint keepdims,
 
 
 cdef object sum_middle(object x, object axis, bint keepdims):
-    """``numpy.add.reduce(x, axis, keepdims=keepdims)`` where rows of at
-    least two items follow ``axis``: NumPy then adds whole rows in order
-    (``cfp_sum_middle``), where over the last axis it sums pairwise. None,
-    with nothing done, unless ``x`` is a C-contiguous, aligned, non-empty
+    """``numpy.add.reduce(x, axis, keepdims=keepdims)``: where rows of at
+    least two items follow ``axis``, NumPy adds whole rows in order
+    (``cfp_sum_middle``); over the last axis (nothing but axes of one item
+    after it) it sums each row pairwise (``cfp_sum_last``) where a row
+    fits in NumPy's buffer (``numpy.setbufsize``; a longer one is summed
+    a buffer at a time) and this NumPy sums as it does. None, with
+    nothing done, unless ``x`` is a C-contiguous, aligned, non-empty
     ndarray of a canonical float32 or float64 dtype and ``axis`` an int
     inside it; also where a sum is a NaN (whose payload NumPy's loop
     chooses) or raises a flag NumPy's error state acts on: NumPy computes
@@ -77,7 +81,8 @@ cdef object sum_middle(object x, object axis, bint keepdims):
         return None
     cdef int out_nd = reduced_axis(x, axis, keepdims, &outer, &n, &inner,
                                    dims)
-    if out_nd < 0 or inner < 2:
+    if out_nd < 0 or (inner < 2 and not (
+            _pairwise_as_numpy and n <= buffer_size())):
         return None
     y = new_shaped(x, out_nd, dims)
     if y is None:
@@ -85,7 +90,9 @@ cdef object sum_middle(object x, object axis, bint keepdims):
     cdef int flags = watched()
     cdef bint nan
     clear_flags(flags)
-    if cfp_typenum(x) == CFP_NPY_FLOAT:
+    if inner == 1:
+        nan = _sum_last(y, x, outer, n)
+    elif cfp_typenum(x) == CFP_NPY_FLOAT:
         nan = cfp_sum_middle_f(<float *>cfp_data(y),
                                <const float *>cfp_data(x), outer, n, inner)
     else:
@@ -94,6 +101,41 @@ cdef object sum_middle(object x, object axis, bint keepdims):
     if nan or fetestexcept(flags):
         return None
     return y
+
+
+cdef inline bint _sum_last(object y, object x, Py_ssize_t outer,
+                           Py_ssize_t n) noexcept:
+    if cfp_typenum(x) == CFP_NPY_FLOAT:
+        return cfp_sum_last_f(<float *>cfp_data(y),
+                              <const float *>cfp_data(x), outer, n)
+    return cfp_sum_last_d(<double *>cfp_data(y), <const double *>cfp_data(x),
+                          outer, n)
+
+
+cdef bint _sums_last_as_numpy():
+    """Whether ``cfp_sum_last`` gives this NumPy's bits: rows of every
+    length class of the pairwise sum, values whose sums round differently
+    in any other order, and negative zeros (whose sum's sign depends on
+    the zero the sum starts from)."""
+    if buffer_size() < 8192:
+        return False
+    rng = numpy.random.RandomState(0)
+    cdef Py_ssize_t n
+    for dtype in (numpy.float32, numpy.float64):
+        for n in (1, 2, 7, 8, 9, 15, 16, 17, 127, 128, 129, 136, 255, 256,
+                  300, 1000, 4097, 8192):
+            x = (rng.standard_normal((3, n))
+                 * 10.0 ** rng.randint(-6, 7, (3, n))).astype(dtype)
+            x[2] = -0.0
+            y = numpy.empty(3, dtype)
+            _sum_last(y, x, 3, n)
+            if y.tobytes() != numpy.add.reduce(x, 1).tobytes():
+                return False
+    return True
+
+
+cdef bint _pairwise_as_numpy = (numpy_struct_matches()
+                                and _sums_last_as_numpy())
 
 
 cdef object select_middle(object x, object axis, bint keepdims,

@@ -145,6 +145,58 @@ cfp_sum_middle_##SUFFIX(                                                      \
     return nan;                                                               \
 }
 
+/* NumPy's pairwise sum of x[0:n] (``@TYPE@_pairwise_sum`` of its
+ * loops_utils.h.src, 1.x): a plain loop under 8 items, eight running sums
+ * combined as ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7)) and then
+ * the rest up to 128 (PW_BLOCKSIZE), else the halves, each a multiple of 8
+ * where it can be, summed apart. */
+#define CFP_DEFINE_PAIRWISE_SUM(SUFFIX, T)                                    \
+static T cfp_pairwise_sum_##SUFFIX(const T *restrict x, Py_ssize_t n)         \
+{                                                                             \
+    Py_ssize_t i, j;                                                          \
+    if (n < 8) {                                                              \
+        T res = 0.;                                                           \
+        for (i = 0; i < n; i++)                                               \
+            res += x[i];                                                      \
+        return res;                                                           \
+    }                                                                         \
+    if (n <= 128) {                                                           \
+        T r[8], res;                                                          \
+        for (j = 0; j < 8; j++)                                               \
+            r[j] = x[j];                                                      \
+        for (i = 8; i < n - (n % 8); i += 8)                                  \
+            for (j = 0; j < 8; j++)                                           \
+                r[j] += x[i + j];                                             \
+        res = ((r[0] + r[1]) + (r[2] + r[3])) +                               \
+              ((r[4] + r[5]) + (r[6] + r[7]));                                \
+        for (; i < n; i++)                                                    \
+            res += x[i];                                                      \
+        return res;                                                           \
+    }                                                                         \
+    Py_ssize_t n2 = n / 2;                                                    \
+    n2 -= n2 % 8;                                                             \
+    return cfp_pairwise_sum_##SUFFIX(x, n2) +                                 \
+           cfp_pairwise_sum_##SUFFIX(x + n2, n - n2);                         \
+}
+
+/* out[o] = 0 + pairwise(x[o, :]) for x (outer, n) and out (outer,)
+ * C-contiguous: NumPy's sum over the last axis, its add loop called once a
+ * row on the zero it starts from. Returns whether a sum is a NaN. */
+#define CFP_DEFINE_SUM_LAST(SUFFIX, T)                                        \
+static CFP_CLONES __attribute__((noinline, unused)) int                      \
+cfp_sum_last_##SUFFIX(T *restrict out, const T *restrict x,                  \
+                      Py_ssize_t outer, Py_ssize_t n)                         \
+{                                                                             \
+    Py_ssize_t o;                                                             \
+    int nan = 0;                                                              \
+    for (o = 0; o < outer; o++) {                                             \
+        T v = (T)0 + cfp_pairwise_sum_##SUFFIX(x + o * n, n);                 \
+        nan |= v != v;                                                        \
+        out[o] = v;                                                           \
+    }                                                                         \
+    return nan;                                                               \
+}
+
 /* out[o, j] = the largest (smallest, where largest is 0) of x[o, :, j] for
  * x (outer, n, inner) and out (outer, inner) C-contiguous, n >= 1; where
  * index is not NULL, index[o, j] = the first k at which it lies, as
@@ -216,6 +268,10 @@ CFP_DEFINE_SCATTER_ADD_ROWS(f, float)
 CFP_DEFINE_SCATTER_ADD_ROWS(d, double)
 CFP_DEFINE_SUM_MIDDLE(f, float)
 CFP_DEFINE_SUM_MIDDLE(d, double)
+CFP_DEFINE_PAIRWISE_SUM(f, float)
+CFP_DEFINE_PAIRWISE_SUM(d, double)
+CFP_DEFINE_SUM_LAST(f, float)
+CFP_DEFINE_SUM_LAST(d, double)
 CFP_DEFINE_SELECT_MIDDLE(f, float)
 CFP_DEFINE_SELECT_MIDDLE(d, double)
 

@@ -54,6 +54,10 @@ cdef extern from "_rows.h" nogil:
                           Py_ssize_t n, Py_ssize_t inner)
     bint cfp_sum_middle_d(double *out, const double *x, Py_ssize_t outer,
                           Py_ssize_t n, Py_ssize_t inner)
+    bint cfp_sum_last_f(float *out, const float *x, Py_ssize_t outer,
+                        Py_ssize_t n)
+    bint cfp_sum_last_d(double *out, const double *x, Py_ssize_t outer,
+                        Py_ssize_t n)
     int CFP_SELECT_NAN, CFP_SELECT_ZERO
     int cfp_select_middle_f(float *out, int *index, const float *x,
                             Py_ssize_t outer, Py_ssize_t n, Py_ssize_t inner,

@@ -48,6 +48,10 @@ BACKWARD_CASES = {
         _v(3, dtype=d)),
     'broadcast_strided': lambda d: applied(
         _both, strided_variable(3, 1, dtype=d), _v(4, dtype=d)),
+    # CRF1d's alpha[..., None] against its cost matrix: the gradients are
+    # summed over the last axis (pairwise) and over the first.
+    'broadcast_crf': lambda d: applied(_both, _v(3, 45, 1, dtype=d),
+                                       _v(45, 45, dtype=d)),
 }
 
 

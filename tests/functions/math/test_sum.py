@@ -51,7 +51,32 @@ APPLY_CASES = {
         [chainer.Variable(-numpy.zeros((2, 3, 4), numpy.float32))]),
     'sum_middle_subnormal': lambda: (lambda a: F.sum(a, axis=0), [
         chainer.Variable(numpy.full((3, 2), 1e-40, numpy.float32))]),
+    # Over the last axis: NumPy sums each row pairwise.
+    'sum_last_short_rows': lambda: (lambda a: F.sum(a, axis=-1),
+                                    [_v(4, 7)]),
+    'sum_last_rows_of_eights': lambda: (lambda a: F.sum(a, axis=1),
+                                        [_spread(3, 45)]),
+    'sum_last_blocks': lambda: (lambda a: F.sum(a, axis=2, keepdims=True),
+                                [_spread(2, 3, 300, dtype=numpy.float64)]),
+    'sum_last_halves_of_halves': lambda: (lambda a: F.sum(a, axis=1),
+                                          [_spread(2, 4099)]),
+    'sum_last_then_ones': lambda: (lambda a: F.sum(a, axis=1),
+                                   [_spread(2, 130, 1, 1)]),
+    'sum_last_negative_zeros': lambda: (
+        lambda a: F.sum(a, axis=1),
+        [chainer.Variable(-numpy.zeros((2, 9), numpy.float32))]),
+    'sum_last_nan': lambda: (lambda a: F.sum(a, axis=1), [
+        chainer.Variable(numpy.array([[1.0, numpy.nan], [-numpy.nan, 2.0]],
+                                     numpy.float32))]),
 }
+
+def _spread(*shape, dtype=numpy.float32):
+    # Magnitudes from 1e-6 to 1e6: each order of additions rounds its own
+    # way.
+    rng = numpy.random.RandomState(len(shape))
+    return chainer.Variable((rng.standard_normal(shape) * 10.0 ** rng.randint(
+        -6, 7, shape)).astype(dtype))
+
 
 # name -> f(dtype) building inputs and returning (inputs, output)
 BACKWARD_CASES = {
@@ -68,6 +93,8 @@ BACKWARD_CASES = {
         lambda a: F.sum(a, axis=-2), strided_variable(3, 4, dtype=d)),
     'sum_axis_empty': lambda d: applied(lambda a: F.sum(a, axis=0),
                                         _v(0, 3, dtype=d)),
+    'sum_last_rows': lambda d: applied(lambda a: F.sum(a, axis=-1),
+                                       _v(3, 45, dtype=d)),
     'sum_middle': lambda d: applied(lambda a: F.sum(a, axis=-2),
                                     _v(2, 5, 3, dtype=d)),
 }
@@ -76,7 +103,7 @@ BACKWARD_CASES = {
 globals().update(function_tests(
     APPLY_CASES, BACKWARD_CASES,
     second_order=['sum', 'sum_axis', 'sum_axes', 'sum_keepdims',
-                  'sum_middle'],
+                  'sum_middle', 'sum_last_rows'],
     compiled_forward=dict.fromkeys(APPLY_CASES, sum_mod.Sum.forward)))
 
 
@@ -107,14 +134,18 @@ def test_mocked_callee_is_called(owner, name, mock_is_called):
         BACKWARD_CASES['sum_axis'], numpy.float32))
 
 
-@pytest.mark.parametrize('size', [16, 10000])
+@pytest.mark.parametrize('size', [16, 48, 10000])
 def test_sum_with_another_buffer_size_same_as_stock(size):
-    # A full reduction adds runs of NumPy's buffer size.
+    # A full reduction adds runs of NumPy's buffer size, and so does a sum
+    # over the last axis of rows longer than it.
     def fn():
         old = numpy.setbufsize(size)
         try:
             x = _v(20011)
-            return F.sum(x).array, F.sum(x, keepdims=True).array
+            rows = _spread(3, 45)
+            return (F.sum(x).array, F.sum(x, keepdims=True).array,
+                    F.sum(rows, axis=1).array,
+                    F.sum(_spread(2, 9000), axis=-1).array)
         finally:
             numpy.setbufsize(old)
     check_same(fn)
@@ -139,15 +170,17 @@ def test_keepdims_not_a_bool_warns_as_stock(axis, keepdims):
 @pytest.mark.parametrize('mode', ['warn', 'ignore', 'raise'])
 @pytest.mark.parametrize('rows,flagged', [
     (numpy.full((2, 3), 3e38, numpy.float32), True),         # overflow
-    (numpy.array([[numpy.inf, 1], [-numpy.inf, 2]]), True),  # invalid
+    # invalid: inf - inf down a column and along a row
+    (numpy.array([[numpy.inf, -numpy.inf], [-numpy.inf, 2]]), True),
     (numpy.full((3, 2), 1e-40, numpy.float32), False),       # subnormal
 ])
-def test_sum_over_rows_flags_same_as_stock(rows, flagged, mode):
+@pytest.mark.parametrize('axis', [0, -1])
+def test_sum_over_rows_flags_same_as_stock(rows, flagged, mode, axis):
     # Rows summed in C raise the flags NumPy's loop would; where the error
     # state acts on one, NumPy sums them again and warns or raises.
     def fn():
         with numpy.errstate(all=mode):
-            return F.sum(chainer.Variable(rows), axis=0).array
+            return F.sum(chainer.Variable(rows), axis=axis).array
     stock, _ = check_same(lambda: warned(fn))
     error, warnings = stock
     assert (error is not None or bool(warnings)) == (flagged and
