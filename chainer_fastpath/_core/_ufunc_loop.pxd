@@ -26,6 +26,7 @@ cdef class Binary(FloatLoops):
     cdef object call(self, object a, object b, int *raised)
     cdef bint into_rows(self, object a, object b, int *raised) except -1
     cdef bint into(self, object a, object b, int *raised) except -1
+    cdef object call_broadcast(self, object a, object b, int *raised)
     cdef object call_apart(self, object a, object b, object out,
                            int *raised)
     cdef object quiet(self, object a, object b, int *raised)

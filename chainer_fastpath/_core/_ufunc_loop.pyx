@@ -65,12 +65,30 @@ cdef extern from *:
     static int cfp_ufunc_ntypes(PyObject *u) {
         return ((cfp_ufunc *)u)->ntypes;
     }
+
+    /* Whether one of the n items at p (float32 where single, else
+       float64) is a NaN. */
+    static int cfp_has_nan_items(const char *p, Py_ssize_t n, int single) {
+        int nan = 0;
+        Py_ssize_t i;
+        if (single) {
+            const float *f = (const float *)p;
+            for (i = 0; i < n; i++)
+                nan |= f[i] != f[i];
+        } else {
+            const double *d = (const double *)p;
+            for (i = 0; i < n; i++)
+                nan |= d[i] != d[i];
+        }
+        return nan;
+    }
     """
     int cfp_loop_index(object u, int typenum)
     cfp_loop cfp_loop_function(object u, int i)
     void *cfp_loop_data(object u, int i)
     int cfp_ufunc_nargs(object u)
     int cfp_ufunc_ntypes(object u)
+    bint cfp_has_nan_items(const char *p, Py_ssize_t n, bint single) nogil
 
 
 cdef class UfuncLoop:
@@ -151,10 +169,13 @@ cdef class Binary(FloatLoops):
 
     cdef object quiet(self, object a, object b, int *raised):
         """``_fpe.quiet2(self.ufunc, a, b, raised)``, by the loop where
-        ``call`` or ``call_apart`` takes the operands."""
+        ``call``, ``call_apart`` or ``call_broadcast`` takes the
+        operands."""
         y = self.call(a, b, raised)
         if y is None:
             y = self.call_apart(a, b, None, raised)
+        if y is None:
+            y = self.call_broadcast(a, b, raised)
         if y is None:
             y = quiet2(self.ufunc, a, b, raised)
         return y
@@ -168,6 +189,99 @@ cdef class Binary(FloatLoops):
         if self.call_apart(a, b, a, raised) is not None:
             return a
         return quiet_into(self.ufunc, a, b, a, raised)
+
+    def broadcast(self, a, b):
+        """``(self.call_broadcast(a, b), raised flags)``, for the tests."""
+        cdef int raised = 0
+        out = self.call_broadcast(a, b, &raised)
+        return out, raised
+
+    cdef object call_broadcast(self, object a, object b, int *raised):
+        """``ufunc(a, b)`` with NumPy's error handling off, adding the flags
+        it raised to ``raised``, for aligned ndarrays of one canonical
+        float32 or float64 dtype whose shapes broadcast and whose strides
+        keep C order (``_c_ordered``: a C-ordered array, its broadcast
+        view, a window of it): NumPy then allocates its output C-ordered
+        too. The loop is called over each innermost run, axes
+        merged where every operand allows. None, nothing done, for other
+        operands, or where a result is a NaN: which NaN two give depends on
+        how NumPy's iterator splits the work; every other result is the
+        one IEEE operation's."""
+        cdef UfuncLoop loop = self._loop_of(a, b)
+        if (loop is None or not cfp_flags(a) & cfp_flags(b) & CFP_NPY_ALIGNED
+                or cfp_nd(a) > 32 or cfp_nd(b) > 32):
+            return None
+        cdef int nd = max(cfp_nd(a), cfp_nd(b)), k, m = 0
+        cdef Py_ssize_t dims[32]
+        cdef Py_ssize_t sa[32]
+        cdef Py_ssize_t sb[32]
+        cdef Py_ssize_t so[32]
+        cdef Py_ssize_t count = 1, stride_a, stride_b
+        for k in range(nd):
+            dims[k] = 1
+        if (not _broadcast_shape(a, nd, dims)
+                or not _broadcast_shape(b, nd, dims)):
+            return None
+        for k in range(nd):
+            count *= dims[k]
+        out = new_shaped(a, nd, dims)
+        if out is None or count == 0:
+            return out
+        # The axes of more than one item, innermost first (runs[k] items,
+        # strides sa, sb, so), an axis merged into the one inside it where
+        # each operand's stride over it is its stride over that one times
+        # that one's length (the output's always is).
+        cdef Py_ssize_t runs[32]
+        cdef Py_ssize_t itemsize = _itemsize(a), span = itemsize
+        for k in range(nd - 1, -1, -1):
+            if dims[k] == 1:
+                continue
+            stride_a = _stride(a, nd, k)
+            stride_b = _stride(b, nd, k)
+            if (m and stride_a == sa[m - 1] * runs[m - 1]
+                    and stride_b == sb[m - 1] * runs[m - 1]):
+                runs[m - 1] *= dims[k]
+            else:
+                sa[m], sb[m], so[m] = stride_a, stride_b, span
+                runs[m] = dims[k]
+                m += 1
+            span *= dims[k]
+        if not (_c_ordered(sa, m) and _c_ordered(sb, m)):
+            return None
+        if m == 0:
+            runs[0] = 1
+            sa[0] = sb[0] = so[0] = 0
+            m = 1
+        cdef Py_ssize_t index[32]
+        cdef Py_ssize_t steps[3]
+        cdef char *args[3]
+        steps[0], steps[1], steps[2] = sa[0], sb[0], so[0]
+        args[0], args[1], args[2] = cfp_data(a), cfp_data(b), cfp_data(out)
+        for k in range(m):
+            index[k] = 0
+        clear_flags(all_flags())
+        while True:
+            loop.function(args, &runs[0], steps, loop.data)
+            k = 1
+            while k < m:    # the next run, counting in the outer axes
+                index[k] += 1
+                args[0] += sa[k]
+                args[1] += sb[k]
+                args[2] += so[k]
+                if index[k] < runs[k]:
+                    break
+                args[0] -= sa[k] * runs[k]
+                args[1] -= sb[k] * runs[k]
+                args[2] -= so[k] * runs[k]
+                index[k] = 0
+                k += 1
+            if k >= m:
+                break
+        cdef int flags = fetestexcept(all_flags())
+        if cfp_has_nan_items(cfp_data(out), count, itemsize == 4):
+            return None
+        raised[0] |= flags
+        return out
 
     def apart(self, a, b, in_place=False):
         """``(self.call_apart(a, b, a if in_place else None), raised
@@ -426,6 +540,48 @@ cdef class Binary(FloatLoops):
         raised[0] |= fetestexcept(all_flags())
         free(buffer)
         return True
+
+
+cdef bint _broadcast_shape(object a, int nd, Py_ssize_t *dims):
+    """Broadcasts ``a``'s shape (aligned right) into ``dims[:nd]``: False
+    where the lengths clash (NumPy raises)."""
+    cdef int lead = nd - cfp_nd(a), k
+    cdef Py_ssize_t n
+    for k in range(lead, nd):
+        n = cfp_dims(a)[k - lead]
+        if n == 1 or n == dims[k]:
+            continue
+        if dims[k] != 1:
+            return False
+        dims[k] = n
+    return True
+
+
+cdef inline Py_ssize_t _stride(object a, int nd, int k):
+    """Operand ``a``'s stride over axis ``k`` of an ``nd``-axis broadcast:
+    0 where ``a`` has no such axis or one of one item."""
+    cdef int j = k - (nd - cfp_nd(a))
+    if j < 0 or cfp_dims(a)[j] == 1:
+        return 0
+    return cfp_strides(a)[j]
+
+
+cdef bint _c_ordered(const Py_ssize_t *strides, int m):
+    """Whether the nonzero ``strides`` (of axes innermost first, each of
+    more than one item) are positive and none is below one inside it:
+    NumPy's iterator then keeps the axes in C order (its insertion sort
+    moves an axis inwards only where an operand's stride over it is the
+    smaller, zero strides telling nothing), and allocates its output
+    C-ordered."""
+    cdef int k
+    cdef Py_ssize_t inner = 0
+    for k in range(m):
+        if strides[k] == 0:
+            continue
+        if strides[k] < inner or strides[k] < 0:
+            return False
+        inner = strides[k]
+    return True
 
 
 cdef bint _rows_apart(object a, Py_ssize_t itemsize):

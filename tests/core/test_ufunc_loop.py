@@ -473,3 +473,96 @@ def test_constant_is_the_operand_numpy_makes_of_stocks_scalar(value, dtype):
 def test_constant_beside_a_subclass_is_the_scalar():
     m = numpy.ones(3, numpy.float32).view(numpy.matrix)
     assert type(Constant(1)(m)) is numpy.float32
+
+
+def _broadcast_view(rng, dtype, shape, view):
+    # An operand of ``shape`` as a program makes one: C-ordered, a window
+    # of a wider array, every other column, broadcast along a new axis.
+    if view == 'c':
+        return rng.randn(*shape).astype(dtype)
+    if view == 'window':
+        return rng.randn(*shape[:-1], shape[-1] + 3).astype(dtype)[
+            ..., :shape[-1]]
+    if view == 'every_other':
+        return rng.randn(*shape[:-1], shape[-1] * 2).astype(dtype)[..., ::2]
+    return numpy.broadcast_to(
+        numpy.array(rng.randn(*shape[1:]), dtype), shape)
+
+
+# (shape of a, shape of b): CRF1d's alpha[..., None] against its cost
+# matrix, a row or a column against a matrix, keepdims reductions, a 0-d
+# operand, one item.
+BROADCAST_SHAPES = [((3, 5, 1), (5, 5)), ((3, 5, 5), (3, 1, 5)),
+                    ((4, 6), (6,)), ((4, 1), (4, 6)), ((1,), (2, 3, 4)),
+                    ((2, 3), ()), ((1, 1), (1,)), ((2, 1, 3), (4, 1)),
+                    ((0, 3), (3,))]
+
+
+@pytest.mark.parametrize('view', ['c', 'window', 'every_other', 'lead'])
+@pytest.mark.parametrize('shapes', BROADCAST_SHAPES, ids=str)
+@pytest.mark.parametrize('dtype', DTYPES)
+@pytest.mark.parametrize('ufunc', [numpy.add, numpy.subtract,
+                                   numpy.multiply])
+def test_broadcast_same_array_as_the_ufunc(ufunc, dtype, shapes, view):
+    rng = numpy.random.RandomState(0)
+    a_shape, b_shape = shapes
+    a = rng.randn(*a_shape).astype(dtype)
+    b = (_broadcast_view(rng, dtype, b_shape, view) if b_shape
+         else numpy.array(rng.randn(), dtype))
+    for x, y in ((a, b), (b, a)):
+        out, raised = Binary(ufunc).broadcast(x, y)
+        expected = ufunc(x, y)
+        assert out is not None
+        assert (out.shape, out.strides, out.dtype) == (
+            expected.shape, expected.strides, expected.dtype)
+        assert bits(out) == bits(expected)
+        assert out.flags.c_contiguous and out.flags.writeable
+
+
+@pytest.mark.parametrize('values', [
+    ([3e38, 1.0], [3e38, 2.0]),             # + and * overflow
+    ([1e-30, 0.0], [1e-20, 5.0]),           # * underflows
+    ([1.0, 2.0], [3.0, 4.0]),               # none
+])
+def test_broadcast_raises_the_ufuncs_flags(values):
+    a = numpy.array(values[0], numpy.float32)[:, None]
+    b = numpy.broadcast_to(numpy.array(values[1], numpy.float32), (2, 2))
+    for ufunc in (numpy.add, numpy.multiply):
+        _, raised = Binary(ufunc).broadcast(a, b)
+        flags = []
+        with numpy.errstate(all='call',
+                            call=lambda kind, flag: flags.append(flag)):
+            ufunc(a, b)
+        assert raised == fenv_flags(sum(set(flags)))
+
+
+# name -> operands ``broadcast`` leaves to the ufunc
+BROADCAST_NOT_TAKEN = {
+    # A NaN result: which NaN depends on how NumPy's iterator runs.
+    'nan': lambda: (numpy.array([[numpy.nan], [1.0]], numpy.float32),
+                    numpy.ones((2, 3), numpy.float32)),
+    'inf_minus_inf': lambda: (
+        numpy.array([numpy.inf], numpy.float32)[:, None],
+        numpy.full((1, 2), numpy.inf, numpy.float32)[:, ::-1] * 1),
+    # NumPy's iterator puts these axes in another order, and its output.
+    'transposed': lambda: (numpy.ones((3, 2), numpy.float32).T,
+                           numpy.ones((2, 1), numpy.float32)),
+    'reversed': lambda: (numpy.ones((2, 3), numpy.float32)[:, ::-1],
+                         numpy.ones((2, 3), numpy.float32)),
+    'clash': lambda: (numpy.ones((2, 3), numpy.float32),
+                      numpy.ones((2,), numpy.float32)),
+    'dtypes': lambda: (numpy.ones((2, 3), numpy.float32),
+                       numpy.ones((3,), numpy.float64)),
+    'int32': lambda: (numpy.ones((2, 3), numpy.int32),
+                      numpy.ones((3,), numpy.int32)),
+    'unaligned': lambda: (
+        numpy.frombuffer(bytearray(13), numpy.float32, 3, 1),
+        numpy.ones((2, 3), numpy.float32)),
+}
+
+
+@pytest.mark.parametrize('case', sorted(BROADCAST_NOT_TAKEN))
+def test_broadcast_leaves_other_operands_to_the_ufunc(case):
+    a, b = BROADCAST_NOT_TAKEN[case]()
+    with numpy.errstate(all='ignore'):
+        assert Binary(numpy.subtract).broadcast(a, b) == (None, 0)

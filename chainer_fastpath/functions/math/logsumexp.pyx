@@ -21,6 +21,7 @@ from chainer_fastpath._core._reductions cimport select_middle, sum_middle
 from chainer_fastpath._core._registry cimport NOT_HANDLED, compiled
 from chainer_fastpath._core._retained cimport (
     array_of, requires_grad_of, retained_output)
+from chainer_fastpath._core._ufunc_loop cimport multiply_loop, subtract_loop
 
 cdef type _ndarray = numpy.ndarray
 cdef object _exp = numpy.exp
@@ -36,13 +37,15 @@ cdef object _forward(object node, tuple inputs, ConfigView config):
         return NOT_HANDLED
     x, = inputs
     axis = node.axis
-    cdef int raised
+    cdef int raised, own = 0
     saved = quiet_begin()
     try:
         m = select_middle(x, axis, True, True)
         if m is None:
             m = x.max(axis=axis, keepdims=True)
-        y = _utils.force_array(x - m)
+        y = subtract_loop.call_broadcast(x, m, &own)
+        if y is None:
+            y = _utils.force_array(x - m)
         _exp(y, out=y)
         y_sum = None
         if type(axis) is tuple and len(<tuple>axis) == 1:
@@ -52,8 +55,8 @@ cdef object _forward(object node, tuple inputs, ConfigView config):
         y = _asarray(_log(y_sum) + m.reshape(y_sum.shape))
     finally:
         # An exception after a flag NumPy acts on is stock's to raise, if
-        # stock reaches it.
-        raised = quiet_end(saved)
+        # stock reaches it; the loops called here raised ``own``.
+        raised = quiet_end(saved) | own
         if acts(raised):
             return NOT_HANDLED
     retain_inputs(node, (0,))
@@ -92,15 +95,19 @@ cdef object _backward(object func, tuple indexes, tuple grad_outputs):
         gy = broadcast_to(gy, shape)
     if y.shape != shape:
         y = broadcast_to(y, shape)
-    cdef int raised
+    cdef int raised, own = 0
     saved = quiet_begin()
     try:
-        e = _utils.force_array(_exp(_utils.force_array(x - y)))
-        gx = _utils.force_array(gy * e)
+        d = subtract_loop.call_broadcast(x, y, &own)
+        e = _utils.force_array(_exp(
+            _utils.force_array(x - y) if d is None else d))
+        gx = multiply_loop.call_broadcast(gy, e, &own)
+        if gx is None:
+            gx = _utils.force_array(gy * e)
     finally:
         # An exception after a flag NumPy acts on is stock's to raise, if
-        # stock reaches it.
-        raised = quiet_end(saved)
+        # stock reaches it; the loops called here raised ``own``.
+        raised = quiet_end(saved) | own
         if acts(raised):
             return NOT_HANDLED
     return (new_grad(

@@ -1,6 +1,8 @@
 """The arithmetic nodes of ``basic_math`` (Add, AddConstant, Sub,
 SubFromConstant, Mul, MulConstant, Div, DivFromConstant, Neg, PowVarConst,
 PowConstVar), stock vs patched."""
+import operator
+
 import numpy
 import pytest
 
@@ -80,6 +82,17 @@ APPLY_CASES = {
     'rsub_int': lambda: (lambda a: 1 - a, [_v(3, 4)]),
     'rsub_float16': lambda: (lambda a: 0.5 - a,
                              [_v(3, dtype=numpy.float16)]),
+    # Views: broadcast by F.broadcast (CRF1d's alpha against its cost
+    # matrix), a column window, NaNs among broadcast items.
+    'add_broadcast_views': lambda: (
+        lambda a, b: F.add(*F.broadcast(a[..., None], b)),
+        [_v(3, 5), _v(5, 5)]),
+    'mul_window': lambda: (lambda a, b: a[:, :3] * b, [_v(4, 5), _v(4, 3)]),
+    'sub_broadcast_nans': lambda: (
+        lambda a, b: operator.sub(*F.broadcast(a, b)),
+        [chainer.Variable(numpy.array([[numpy.nan], [1.0]], numpy.float32)),
+         chainer.Variable(numpy.array([-numpy.nan, 2.0, numpy.inf],
+                                      numpy.float32))]),
 }
 
 # name -> f(dtype) building inputs and returning (inputs, output)
