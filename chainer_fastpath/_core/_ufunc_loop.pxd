@@ -22,6 +22,7 @@ cdef class FloatLoops:
 
 
 cdef class Binary(FloatLoops):
+    cdef int op     # CFP_BINARY_* of _binary.h, -1 for other ufuncs
     cdef UfuncLoop _loop_of(self, object a, object b)
     cdef object call(self, object a, object b, int *raised)
     cdef bint into_rows(self, object a, object b, int *raised) except -1

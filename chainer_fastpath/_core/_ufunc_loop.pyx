@@ -66,29 +66,12 @@ cdef extern from *:
         return ((cfp_ufunc *)u)->ntypes;
     }
 
-    /* Whether one of the n items at p (float32 where single, else
-       float64) is a NaN. */
-    static int cfp_has_nan_items(const char *p, Py_ssize_t n, int single) {
-        int nan = 0;
-        Py_ssize_t i;
-        if (single) {
-            const float *f = (const float *)p;
-            for (i = 0; i < n; i++)
-                nan |= f[i] != f[i];
-        } else {
-            const double *d = (const double *)p;
-            for (i = 0; i < n; i++)
-                nan |= d[i] != d[i];
-        }
-        return nan;
-    }
     """
     int cfp_loop_index(object u, int typenum)
     cfp_loop cfp_loop_function(object u, int i)
     void *cfp_loop_data(object u, int i)
     int cfp_ufunc_nargs(object u)
     int cfp_ufunc_ntypes(object u)
-    bint cfp_has_nan_items(const char *p, Py_ssize_t n, bint single) nogil
 
 
 cdef class UfuncLoop:
@@ -132,12 +115,27 @@ cdef class FloatLoops:
         return loop if loop.function is not NULL else None
 
 
+cdef extern from "_binary.h" nogil:
+    int CFP_BINARY_ADD, CFP_BINARY_SUBTRACT, CFP_BINARY_MULTIPLY
+    int CFP_BINARY_DIVIDE
+    bint cfp_binary_run(int op, bint single, const char *a, Py_ssize_t sa,
+                        const char *b, Py_ssize_t sb, char *out,
+                        Py_ssize_t n)
+
+
 cdef class Binary(FloatLoops):
     """A binary ufunc called the way its trivial path calls it: for two
     arrays of one shape and one float32 or float64 dtype, the output
     allocated as it allocates it and the loop called once with its
     strides (``try_trivial_single_output_loop`` in NumPy's
     ufunc_object.c)."""
+
+    def __init__(self, ufunc):
+        FloatLoops.__init__(self, ufunc)
+        self.op = {numpy.add: CFP_BINARY_ADD,
+                   numpy.subtract: CFP_BINARY_SUBTRACT,
+                   numpy.multiply: CFP_BINARY_MULTIPLY,
+                   numpy.true_divide: CFP_BINARY_DIVIDE}.get(ufunc, -1)
 
     def __call__(self, a, b):
         """``(self.call(a, b), raised flags)``, for the tests."""
@@ -202,13 +200,14 @@ cdef class Binary(FloatLoops):
         float32 or float64 dtype whose shapes broadcast and whose strides
         keep C order (``_c_ordered``: a C-ordered array, its broadcast
         view, a window of it): NumPy then allocates its output C-ordered
-        too. The loop is called over each innermost run, axes
-        merged where every operand allows. None, nothing done, for other
-        operands, or where a result is a NaN: which NaN two give depends on
-        how NumPy's iterator splits the work; every other result is the
-        one IEEE operation's."""
-        cdef UfuncLoop loop = self._loop_of(a, b)
-        if (loop is None or not cfp_flags(a) & cfp_flags(b) & CFP_NPY_ALIGNED
+        too. For add, subtract, multiply and divide, whose every result but
+        a NaN is the one IEEE operation's, however NumPy's iterator splits
+        the work: ``cfp_binary_run`` over each innermost run, axes merged
+        where every operand allows. None, nothing done, for other ufuncs
+        and operands, or where a result is a NaN (which NaN two give is
+        the choice of NumPy's loop)."""
+        if (self.op < 0 or self._loop_of(a, b) is None
+                or not cfp_flags(a) & cfp_flags(b) & CFP_NPY_ALIGNED
                 or cfp_nd(a) > 32 or cfp_nd(b) > 32):
             return None
         cdef int nd = max(cfp_nd(a), cfp_nd(b)), k, m = 0
@@ -253,15 +252,15 @@ cdef class Binary(FloatLoops):
             sa[0] = sb[0] = so[0] = 0
             m = 1
         cdef Py_ssize_t index[32]
-        cdef Py_ssize_t steps[3]
         cdef char *args[3]
-        steps[0], steps[1], steps[2] = sa[0], sb[0], so[0]
+        cdef bint nan = False, single = itemsize == 4
         args[0], args[1], args[2] = cfp_data(a), cfp_data(b), cfp_data(out)
         for k in range(m):
             index[k] = 0
         clear_flags(all_flags())
         while True:
-            loop.function(args, &runs[0], steps, loop.data)
+            nan |= cfp_binary_run(self.op, single, args[0], sa[0], args[1],
+                                  sb[0], args[2], runs[0])
             k = 1
             while k < m:    # the next run, counting in the outer axes
                 index[k] += 1
@@ -277,10 +276,9 @@ cdef class Binary(FloatLoops):
                 k += 1
             if k >= m:
                 break
-        cdef int flags = fetestexcept(all_flags())
-        if cfp_has_nan_items(cfp_data(out), count, itemsize == 4):
+        if nan:
             return None
-        raised[0] |= flags
+        raised[0] |= fetestexcept(all_flags())
         return out
 
     def apart(self, a, b, in_place=False):
