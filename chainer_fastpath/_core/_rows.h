@@ -214,6 +214,26 @@ cfp_select_middle_##SUFFIX(                                                   \
 {                                                                             \
     Py_ssize_t o, k, j;                                                       \
     int nan = 0, zero = 0;                                                    \
+    if (inner == 1) {   /* along each contiguous row: one running best */     \
+        for (o = 0; o < outer; o++) {                                         \
+            const T *restrict row = x + o * n;                                \
+            T b = row[0];                                                     \
+            int found = 0;                                                    \
+            nan |= b != b;                                                    \
+            for (k = 1; k < n; k++) {                                         \
+                T v = row[k];                                                 \
+                int better = largest ? v > b : v < b;                         \
+                b = better ? v : b;                                           \
+                found = better ? (int)k : found;                              \
+                nan |= v != v;                                                \
+            }                                                                 \
+            out[o] = b;                                                       \
+            if (index)                                                        \
+                index[o] = found;                                             \
+            zero |= b == 0;                                                   \
+        }                                                                     \
+        return (nan ? CFP_SELECT_NAN : 0) | (zero ? CFP_SELECT_ZERO : 0);     \
+    }                                                                         \
     for (o = 0; o < outer; o++) {                                             \
         T *restrict best = out + o * inner;                                   \
         int *restrict at = index ? index + o * inner : NULL;                  \

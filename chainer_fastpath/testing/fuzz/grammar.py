@@ -470,8 +470,15 @@ def _logsumexp(b):
 
 def _select_item(b):
     # Labels of int32 or int64, counted from the end (negative), or out of
-    # range: NumPy's indexing error, stock's and the patch's alike.
-    x = b.pick_float(lambda v: len(v.shape) == 2, shape=(2, 3))
+    # range: NumPy's indexing error, stock's and the patch's alike. The
+    # items picked from floats, or from integers (an argmax's indices, as
+    # CRF1d's Viterbi path picks them).
+    if b.flag():
+        items = b.choice(('int32', 'int64'))
+        x = b.add('ints((2, 3), 7, {!r})'.format(items), (2, 3), items,
+                  'nd')
+    else:
+        x = b.pick_float(lambda v: len(v.shape) == 2, shape=(2, 3))
     n, c = x.shape
     high = max(c, 1)
     labels = b.choice(('in_range', 'int64', 'negative', 'out_of_range'))

@@ -58,6 +58,22 @@ FORWARD_CASES = {
                                                          numpy.float32))]),
     'argmin_empty_batch': lambda: (lambda a: F.argmin(a, axis=1),
                                    [_v(0, 3)]),
+    # Along rows (the last axis): ties, zeros of both signs, NaNs, rows of
+    # one item.
+    'argmax_rows': lambda: (lambda a: F.argmax(a, axis=-1), [_v(30, 45)]),
+    'argmin_rows_ties': lambda: (lambda a: F.argmin(a, axis=1), [
+        chainer.Variable(numpy.array([[2, 1, 1, 3], [5, 5, 4, 4]],
+                                     numpy.float64))]),
+    'max_rows_zeros': lambda: (lambda a: F.max(a, axis=1), [
+        chainer.Variable(numpy.array([[-0.0, 0.0, -1.0], [0.0, -0.0, -2.0]],
+                                     numpy.float32))]),
+    'min_rows_nan': lambda: (lambda a: F.min(a, axis=1), [
+        chainer.Variable(numpy.array([[1.0, numpy.nan, -numpy.nan],
+                                      [0.5, 2.0, 1.0]], numpy.float32))]),
+    'argmax_rows_nan': lambda: (lambda a: F.argmax(a, axis=1), [
+        chainer.Variable(numpy.array([[1.0, numpy.nan, 3.0]],
+                                     numpy.float32))]),
+    'max_rows_of_one': lambda: (lambda a: F.max(a, axis=1), [_v(4, 1)]),
 }
 for _f in ('argmax', 'argmin'):
     for _name, _kwargs in (('all', {}), ('axis', {'axis': 1}),
