@@ -88,9 +88,15 @@ cdef object _backward(object func, tuple indexes, tuple grad_outputs):
     shape = x.shape
     if axis is not None:
         ndim = len(shape)
-        for a in sorted([a + ndim if a < 0 else a for a in axis]):
-            gy = _expand_dims(gy, a)
-            y = _expand_dims(y, a)
+        axes = sorted([a + ndim if a < 0 else a for a in axis])
+        kept = _kept_shape(gy, y, axes)
+        if kept is None:
+            for a in axes:
+                gy = _expand_dims(gy, a)
+                y = _expand_dims(y, a)
+        else:
+            gy = gy.reshape(kept)
+            y = y.reshape(kept)
     if gy.shape != shape:
         gy = broadcast_to(gy, shape)
     if y.shape != shape:
@@ -114,6 +120,20 @@ cdef object _backward(object func, tuple indexes, tuple grad_outputs):
         gx,
         grad_requires_grad(gy_var) or requires_grad_of(x_node)
         or requires_grad_of(y_node)),)
+
+
+cdef tuple _kept_shape(object gy, object y, list axes):
+    """The shape ``numpy.expand_dims`` gives ndarrays ``gy`` and ``y`` (of
+    one shape) for each of ``axes`` in turn, a reshape to which is the same
+    view; None where it would raise, or for other arrays."""
+    if type(gy) is not _ndarray or type(y) is not _ndarray:
+        return None
+    cdef list kept = list(gy.shape)
+    for a in axes:
+        if type(a) is not int or not 0 <= a <= len(kept):
+            return None
+        kept.insert(a, 1)
+    return tuple(kept)
 
 
 ENTRIES = (
