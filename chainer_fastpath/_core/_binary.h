@@ -62,31 +62,26 @@ CFP_DEFINE_BINARY_RUN(multiply_d, double, *)
 CFP_DEFINE_BINARY_RUN(divide_f, float, /)
 CFP_DEFINE_BINARY_RUN(divide_d, double, /)
 
+#define CFP_BINARY_DISPATCH(SUFFIX, T)                                        \
+    switch (op) {                                                             \
+    case CFP_BINARY_ADD:                                                      \
+        return cfp_binary_add_##SUFFIX(a, sa, b, sb, (T *)out, n);            \
+    case CFP_BINARY_SUBTRACT:                                                 \
+        return cfp_binary_subtract_##SUFFIX(a, sa, b, sb, (T *)out, n);       \
+    case CFP_BINARY_MULTIPLY:                                                 \
+        return cfp_binary_multiply_##SUFFIX(a, sa, b, sb, (T *)out, n);       \
+    default:                                                                  \
+        return cfp_binary_divide_##SUFFIX(a, sa, b, sb, (T *)out, n);         \
+    }
+
 /* ``op``'s run for float32 (``single``) or float64 items. */
 static int cfp_binary_run(int op, int single, const char *a, Py_ssize_t sa,
                           const char *b, Py_ssize_t sb, char *out,
                           Py_ssize_t n)
 {
-    if (single) {
-        float *o = (float *)out;
-        switch (op) {
-        case CFP_BINARY_ADD: return cfp_binary_add_f(a, sa, b, sb, o, n);
-        case CFP_BINARY_SUBTRACT:
-            return cfp_binary_subtract_f(a, sa, b, sb, o, n);
-        case CFP_BINARY_MULTIPLY:
-            return cfp_binary_multiply_f(a, sa, b, sb, o, n);
-        default: return cfp_binary_divide_f(a, sa, b, sb, o, n);
-        }
-    }
-    double *o = (double *)out;
-    switch (op) {
-    case CFP_BINARY_ADD: return cfp_binary_add_d(a, sa, b, sb, o, n);
-    case CFP_BINARY_SUBTRACT:
-        return cfp_binary_subtract_d(a, sa, b, sb, o, n);
-    case CFP_BINARY_MULTIPLY:
-        return cfp_binary_multiply_d(a, sa, b, sb, o, n);
-    default: return cfp_binary_divide_d(a, sa, b, sb, o, n);
-    }
+    if (single)
+        CFP_BINARY_DISPATCH(f, float)
+    CFP_BINARY_DISPATCH(d, double)
 }
 
 #endif
