@@ -65,7 +65,6 @@ cdef extern from *:
     static int cfp_ufunc_ntypes(PyObject *u) {
         return ((cfp_ufunc *)u)->ntypes;
     }
-
     """
     int cfp_loop_index(object u, int typenum)
     cfp_loop cfp_loop_function(object u, int i)
@@ -223,9 +222,8 @@ cdef class Binary(FloatLoops):
             return None
         for k in range(nd):
             count *= dims[k]
-        out = new_shaped(a, nd, dims)
-        if out is None or count == 0:
-            return out
+        if count == 0:
+            return new_shaped(a, nd, dims)
         # The axes of more than one item, innermost first (runs[k] items,
         # strides sa, sb, so), an axis merged into the one inside it where
         # each operand's stride over it is its stride over that one times
@@ -246,6 +244,9 @@ cdef class Binary(FloatLoops):
                 m += 1
             span *= dims[k]
         if not (_c_ordered(sa, m) and _c_ordered(sb, m)):
+            return None
+        out = new_shaped(a, nd, dims)
+        if out is None:
             return None
         if m == 0:
             runs[0] = 1
