@@ -7,7 +7,9 @@ Targets (part ``optimizers`` of the patch table):
 - ``update_core_cpu`` of every built-in rule (SGD, MomentumSGD,
   CorrectedMomentumSGD, NesterovAG, Adam and its variants, RMSprop,
   RMSpropGraves, AdaGrad, AdaDelta, SMORMS3, MSVAG): one fused pass per
-  parameter (:mod:`._kernels`).
+  parameter (:mod:`._kernels`);
+- ``WeightDecay.__call__``, the optimizer hook: one fused pass too
+  (:mod:`._kernels`).
 """
 from chainer_fastpath._core._gather import gathered
 # _kernels first: its counters come first in the report.

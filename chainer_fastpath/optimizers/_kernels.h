@@ -216,6 +216,16 @@ CFP_KERNEL cfp_sgd_##SUF(Py_ssize_t n, S *restrict p, CFP_OUT(S, p),          \
     }                                                                         \
 }                                                                             \
                                                                               \
+/* WeightDecay, an optimizer hook: g += rate * p. */                          \
+CFP_KERNEL cfp_wdecay_##SUF(Py_ssize_t n, S *restrict g, CFP_OUT(S, g),       \
+                            const S *restrict p, C rate)                      \
+{                                                                             \
+    for (Py_ssize_t i = 0; i < n; i++) {                                      \
+        C t = R(rate * LD(p, i));                                             \
+        ST(W(g), i, R(LD(g, i) + t));                                         \
+    }                                                                         \
+}                                                                             \
+                                                                              \
 CFP_KERNEL cfp_momentum_##SUF(Py_ssize_t n, S *restrict p, CFP_OUT(S, p),     \
                               const S *restrict g, S *restrict v,             \
                               CFP_OUT(S, v), C lr, C mom)                     \
@@ -510,7 +520,8 @@ CFP_DEFINE_ADAM_F16(f16_out, CFP_W_OUT)
 
 /* ---- the kernel table: one entry per rule and dtype ----
  * Every entry takes the same arguments: p, the arrays in the order the
- * rule registers them (parameter, gradient, states, then any outputs); s,
+ * rule registers them (parameter, gradient, states, then any outputs; for
+ * WeightDecay, the gradient it updates, then the parameter); s,
  * the scalars, already rounded to values of the compute type; f, the
  * flags. An entry converts them to its kernel's own arguments. */
 
@@ -521,7 +532,7 @@ enum { CFP_F16, CFP_F32, CFP_F64, CFP_N_DTYPES };
 
 enum { CFP_SGD, CFP_MOMENTUM, CFP_CORRECTED, CFP_NESTEROV, CFP_RMSPROP,
        CFP_GRAVES, CFP_ADAGRAD, CFP_ADADELTA, CFP_SMORMS3, CFP_MSVAG,
-       CFP_ADAM, CFP_N_RULES };
+       CFP_ADAM, CFP_WDECAY, CFP_N_RULES };
 
 #define CFP_ENTRY(ATTR, NAME, SUF, ...)                                       \
 ATTR static void cfp_entry_##NAME##_##SUF(Py_ssize_t n, char *const *p,       \
@@ -539,6 +550,7 @@ ATTR static void cfp_entry_##NAME##_##SUF(Py_ssize_t n, char *const *p,       \
  * states' in order. */
 #define CFP_DEFINE_ENTRIES(A, SUF, S, C)                                      \
 CFP_ENTRY(A, sgd, SUF, (S *)p[0], (S *)o[0], (S *)p[1], (C)s[0])              \
+CFP_ENTRY(A, wdecay, SUF, (S *)p[0], (S *)o[0], (S *)p[1], (C)s[0])           \
 CFP_ENTRY(A, momentum, SUF, (S *)p[0], (S *)o[0], (S *)p[1], (S *)p[2],       \
           (S *)o[1], (C)s[0], (C)s[1])                                        \
 CFP_ENTRY(A, corrected, SUF, (S *)p[0], (S *)o[0], (S *)p[1], (S *)p[2],      \
@@ -590,6 +602,7 @@ CFP_DEFINE_ENTRIES(CFP_CLONES, f64_out, double, double)
         CFP_ROW(CFP_SMORMS3, smorms3, V),                                     \
         CFP_ROW(CFP_MSVAG, msvag, V),                                         \
         CFP_ROW(CFP_ADAM, adam, V),                                           \
+        CFP_ROW(CFP_WDECAY, wdecay, V),                                       \
     }
 
 /* In place, and into the outputs o (the old values untouched). */

@@ -1,4 +1,5 @@
-"""Fused CPU kernels: drop-ins for each built-in rule's ``update_core_cpu``.
+"""Fused CPU kernels: drop-ins for each built-in rule's ``update_core_cpu``
+and for the ``WeightDecay`` hook's ``__call__``.
 
 Each replacement takes the fast path only for the exact built-in rule class
 with C-contiguous, aligned, non-overlapping NumPy arrays of one float dtype
@@ -21,6 +22,8 @@ from numpy.core import umath as _umath
 
 import chainer
 from chainer import optimizer as _optimizer_module
+from chainer import optimizer_hooks
+from chainer.backends import _cpu
 from chainer.optimizers import (
     ada_delta, ada_grad, adam, corrected_momentum_sgd, momentum_sgd, msvag,
     nesterov_ag, rmsprop, rmsprop_graves, sgd, smorms3)
@@ -28,6 +31,7 @@ from chainer.optimizers import (
 from chainer_fastpath._core._audit cimport stock_replaced
 from chainer_fastpath._core._stats cimport EntryStats
 from chainer_fastpath._core import _stats
+from chainer_fastpath.optimizers._update cimport stock_cpu_device
 
 from cpython.float cimport PyFloat_AS_DOUBLE
 from cpython.mem cimport PyMem_RawFree, PyMem_RawMalloc
@@ -57,7 +61,7 @@ cdef extern from "_kernels.h" nogil:
     enum:
         CFP_SGD, CFP_MOMENTUM, CFP_CORRECTED, CFP_NESTEROV, CFP_RMSPROP,
         CFP_GRAVES, CFP_ADAGRAD, CFP_ADADELTA, CFP_SMORMS3, CFP_MSVAG,
-        CFP_ADAM
+        CFP_ADAM, CFP_WDECAY
     enum:
         CFP_DONE, CFP_RAISED, CFP_NAN
     int cfp_run(int rule, int dtype, Py_ssize_t n, char **p,
@@ -479,6 +483,7 @@ cdef str _launch(int rule, Arrays *A, double *s, int *f, bint in_place,
 
 cdef object _Parameter = chainer.Parameter
 cdef object _Variable = chainer.Variable
+cdef object _CpuDevice = _cpu.CpuDevice
 
 
 cdef inline bint _plain(object param):
@@ -860,12 +865,122 @@ cdef tuple _KERNELS = (
 
 cdef dict _kernel_of = {k.rule_class: k for k in _KERNELS}
 
-TARGETS = tuple((k.rule_class, 'update_core_cpu') for k in _KERNELS)
+
+# --------------------------------------------------------------------------
+# Optimizer hooks
+
+cdef class _WeightDecay:
+    """The fused ``WeightDecay.__call__``: stock's ``g += rate * p`` in one
+    pass, without the product's temporary array."""
+    cdef EntryStats stats
+    cdef object original          # stock __call__, given to bind()
+    cdef readonly object replacement
+
+    def __init__(self):
+        self.stats = _stats.entry('WeightDecay.__call__')
+        self.replacement = _hook_replacement(self)
+
+    cdef object call(self, object hook, object rule, object param):
+        """Does what stock ``WeightDecay.__call__(hook, rule, param)``
+        does: in one fused pass, or by calling it."""
+        cdef Arrays A
+        cdef double s[1]
+        cdef int f[1]
+        if not _plain(param):
+            return self.fall_back('not a plain Parameter', hook, rule, param)
+        replaced = stock_replaced()
+        if replaced is not None:
+            return self.fall_back(replaced, hook, rule, param)
+        data = _data(param, True)
+        grad = _grad(param, True)
+        if data is None or grad is None:
+            self.stats.fast += 1
+            return None
+        dev = param._device
+        if dev is None:
+            dev = param.device
+        if type(dev) is not _CpuDevice or not stock_cpu_device(dev):
+            return self.fall_back('device', hook, rule, param)
+        if param._loss_scale is not None:
+            return self.fall_back('loss scaling', hook, rule, param)
+        A.count = 0
+        try:
+            r = _begin(&A, grad, data)
+            if r is None:
+                try:
+                    rate = hook.rate
+                except Exception:
+                    r = 'hyperparameter raises'     # stock raises it
+                else:
+                    if not _cast(&A, rate, A.bits, &s[0]):
+                        r = 'hyperparameter'
+            if r is None:
+                r = _launch(CFP_WDECAY, &A, s, f, False, True)
+                if r is not None and A.done:
+                    return self.finish_stock(r, hook, rule, data, grad, dev,
+                                             A.done)
+            if r is not None:
+                return self.fall_back(r, hook, rule, param)
+        finally:
+            _release(&A)
+        self.stats.fast += 1
+        return None
+
+    cdef object finish_stock(self, str reason, object hook, object rule,
+                             object data, object grad, object dev,
+                             Py_ssize_t done):
+        """Stock's ``__call__`` on the elements from ``done`` on, those
+        before it being final (as _Kernel.finish_stock)."""
+        global _stock_finished
+        _stock_finished += 1
+        self.stats.fallback(reason)
+        shape = data.shape
+        return self.original(hook, rule, _HookPart(
+            _tail(data, shape, done), _tail(grad, shape, done), dev))
+
+    cdef object fall_back(self, str reason, object hook, object rule,
+                          object param):
+        self.stats.fallback(reason)
+        return self.original(hook, rule, param)
+
+
+cdef class _HookPart:
+    """What stock ``WeightDecay.__call__`` reads of a parameter, for the
+    elements stock finishes: views of its arrays."""
+    cdef public object data
+    cdef public object grad
+    cdef public object device
+    cdef public object _loss_scale
+
+    def __init__(self, data, grad, device):
+        self.data = data
+        self.grad = grad
+        self.device = device
+        self._loss_scale = None
+
+
+def _hook_replacement(_WeightDecay kernel):
+    """The drop-in for ``WeightDecay.__call__``."""
+    def __call__(self, rule, param):
+        return kernel.call(self, rule, param)
+    return __call__
+
+
+cdef _WeightDecay _weight_decay = _WeightDecay()
+cdef object _WeightDecayHook = optimizer_hooks.WeightDecay
+
+TARGETS = tuple((k.rule_class, 'update_core_cpu') for k in _KERNELS) + (
+    (_WeightDecayHook, '__call__'),)
 
 
 def bind(owner, attribute, original):
     """Records ``original``, the stock ``owner.attribute`` (the first one
     given wins); returns the replacement."""
+    if owner is _WeightDecayHook and attribute == '__call__':
+        if _weight_decay.original is None:
+            _weight_decay.original = original
+            _functools.update_wrapper(_weight_decay.replacement, original)
+        return _weight_decay.replacement
     cdef _Kernel kernel = (_kernel_of.get(owner)
                            if attribute == 'update_core_cpu' else None)
     if kernel is None:

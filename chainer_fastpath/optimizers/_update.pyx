@@ -85,6 +85,13 @@ def bind(owner, attribute, original):
     raise KeyError((owner, attribute))
 
 
+cdef bint stock_cpu_device(object dev) except -1:
+    """Whether entering ``chainer.using_device(dev)`` of a CpuDevice, and
+    sending arrays to it, are stock's no-ops: neither its methods nor the
+    functions stock calls were replaced."""
+    return _cpu_methods.found_by(dev) and _device_functions.unchanged()
+
+
 # --------------------------------------------------------------------------
 # UpdateRule.update
 
@@ -119,7 +126,7 @@ cdef str _rule_check(object self, object param):
     dev = _device(param)
     if type(dev) is not _CpuDevice:
         return 'device'
-    if not _cpu_methods.found_by(dev) or not _device_functions.unchanged():
+    if not stock_cpu_device(dev):
         return 'device methods replaced'
     if self._use_fp32_update:
         return 'use_fp32_update'

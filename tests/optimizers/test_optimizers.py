@@ -54,6 +54,29 @@ OPTIMIZERS = {
     'MSVAG-wd': lambda: optimizers.MSVAG(eta=0.5, weight_decay_rate=0.01),
 }
 
+
+def with_weight_decay(make, rate):
+    """``make``'s optimizer, set up with a WeightDecay hook, whose fused
+    ``__call__`` the cases of OPTIMIZERS then run too."""
+    def factory():
+        opt = make()
+        setup = opt.setup
+
+        def setup_with_hook(link):
+            setup(link)
+            opt.add_hook(optimizer_hooks.WeightDecay(rate))
+            return opt
+        opt.setup = setup_with_hook
+        return opt
+    return factory
+
+
+OPTIMIZERS.update({
+    'SGD+WeightDecay': with_weight_decay(OPTIMIZERS['SGD'], 0.01),
+    'MomentumSGD+WeightDecay-int': with_weight_decay(
+        OPTIMIZERS['MomentumSGD'], 3),
+})
+
 FAST = dict(forward=False, backward=False, optimizers=True)
 
 
@@ -124,6 +147,8 @@ def test_fifty_steps_bit_identical(name, dtype):
     kernel = st[rule + '.update_core_cpu']
     assert kernel['fallback'] == {}
     assert kernel['fast'] == 50 * 5
+    if '+WeightDecay' in name:
+        assert st['WeightDecay.__call__'] == {'fast': 50 * 5, 'fallback': {}}
 
 
 class SubParam(chainer.Parameter):

@@ -1,0 +1,1 @@
+cdef bint stock_cpu_device(object dev) except -1
