@@ -31,7 +31,7 @@ from chainer_fastpath._core._fpe cimport acts
 from chainer_fastpath._core._grads cimport (
     as_variable, grad_requires_grad, new_grad)
 from chainer_fastpath._core._ndarray cimport (
-    cfp_descr_of, cfp_dims, cfp_nd, numpy_struct_matches,
+    cfp_descr_of, cfp_dims, cfp_nd, made_exact, numpy_struct_matches,
     sums_in_place_exactly)
 from chainer_fastpath._core._registry cimport applies_as_stock
 from chainer_fastpath._core._ufunc_loop cimport add_loop
@@ -118,6 +118,10 @@ cdef class GradTable:
                     y = _np_array(y)
                 v = new_grad(y, rg)
                 self.owned[node] = v
+                if made_exact(aa) and made_exact(ba):
+                    # an IEEE sum is -0.0 only where both terms are, and
+                    # never a signaling NaN
+                    self.exact_sums[node] = v
                 lst[:] = [v]
                 return
         self.owned.pop(node, None)

@@ -10,6 +10,7 @@ from cpython.pycapsule cimport PyCapsule_GetPointer
 from libc.stdint cimport uint32_t, uint64_t
 
 import numpy
+from weakref import ref as _weakref_ref
 
 cdef extern from *:
     """
@@ -217,6 +218,30 @@ cdef bint aligned_array(object a, int typenum, int nd):
     (``numpy_struct_matches()`` must be True)."""
     return (type(a) is _ndarray and builtin_typenum(a) == typenum
             and cfp_nd(a) == nd and cfp_flags(a) & CFP_NPY_ALIGNED)
+
+
+# The last two arrays made_adding_zeros_exactly() was told of, weakly: the
+# hint never keeps an array alive.
+cdef object _made_exact_0 = None
+cdef object _made_exact_1 = None
+
+
+cdef int made_adding_zeros_exactly(object acc) except -1:
+    """Records that ``acc``, just made, holds zeros and IEEE sums onto them
+    that are not NaN: no -0.0 (``0.0 + y`` is +0.0 where ``y`` is -0.0; a
+    sum is -0.0 only where both terms are) and no signaling NaN, so that
+    ``adds_zeros_exactly(acc)`` holds without reading it."""
+    global _made_exact_0, _made_exact_1
+    _made_exact_1 = _made_exact_0
+    _made_exact_0 = _weakref_ref(acc)
+    return 0
+
+
+cdef bint made_exact(object acc):
+    """Whether ``acc`` is one of the last two arrays that
+    made_adding_zeros_exactly() was told of (and still alive)."""
+    return ((_made_exact_0 is not None and _made_exact_0() is acc)
+            or (_made_exact_1 is not None and _made_exact_1() is acc))
 
 
 cdef bint adds_zeros_exactly(object acc) except -1:

@@ -21,8 +21,8 @@ from chainer_fastpath._core._retained cimport (
 from chainer_fastpath._core._ndarray cimport (
     CFP_NPY_ALIGNED, CFP_NPY_C_CONTIGUOUS, CFP_NPY_DOUBLE, CFP_NPY_FLOAT,
     CFP_NPY_INT, CFP_NPY_LONG, CFP_NPY_LONGLONG, builtin_typenum, cfp_data,
-    cfp_dims, cfp_flags, cfp_nd, cfp_strides, new_shaped,
-    numpy_struct_matches)
+    cfp_dims, cfp_flags, cfp_nd, cfp_strides, made_adding_zeros_exactly,
+    new_shaped, numpy_struct_matches)
 from chainer_fastpath._core._rows cimport (
     cfp_scatter_add_rows_d, cfp_scatter_add_rows_f, gather_rows)
 
@@ -245,6 +245,7 @@ cdef object _grad_forward(object node, tuple inputs, ConfigView config):
                                     g.ignore)
     if nan or fetestexcept(flags):
         return NOT_HANDLED
+    made_adding_zeros_exactly(gW)   # the backward's next sums into it
     return gW,
 
 

@@ -178,6 +178,25 @@ def test_embed_id_gradient_into_a_sum_holding_negative_zeros():
     assert not numpy.signbit(stock[5]).any() and not stock[5].any()
 
 
+@pytest.mark.parametrize('dtype', [numpy.float32, numpy.float64])
+def test_embed_id_gradients_of_negative_zeros_into_a_dense_one(dtype):
+    # The gradients are -0.0, NaN-free: the dense gradient EmbedIDGrad
+    # makes from zeros holds +0.0 in their rows, so the next tokens' rows
+    # are added into it without reading it first.
+    def fn():
+        W = chainer.Parameter(_v(5, 3, dtype=dtype).array)
+        loss = 0
+        for i, x in enumerate(_INDEXES):
+            y = F.embed_id(x, W)
+            # backward meets the last token first
+            c = numpy.full(y.shape, 0.5 if i % 2 else -0.0, dtype)
+            loss += F.sum(y * c)
+        loss.backward()
+        return W.grad
+    stock, _ = check_same(fn)
+    assert (stock == 0).any() and not numpy.signbit(stock).any()
+
+
 @pytest.mark.parametrize('errstate', [{}, {'over': 'raise'}])
 @pytest.mark.parametrize('rows,scales', [
     ([1, 1, 2], (2e38, 1, 1)),              # in the row's own sum
