@@ -9,6 +9,7 @@ cdef class GradTable:
     cdef object pop(self, node)
     cdef object pop_or_none(self, node)
     cdef void reduce(self, node, list lst) except *
+    cdef void adopt(self, node, a) except *
 
 
 cdef bint sums_unobservable() except -1

@@ -18,6 +18,8 @@ import chainer.functions as _functions
 from chainer import variable as _variable_mod
 from chainer.functions.math import basic_math
 
+from cpython.ref cimport Py_REFCNT
+
 from chainer_fastpath._backward.fpe_replay cimport replay_sum_exceptions
 from chainer_fastpath._backward.graph_reads cimport (
     creator_of, is_plain_variable, plain_grad_array)
@@ -95,6 +97,9 @@ cdef class GradTable:
         cdef Py_ssize_t n = len(lst)
         cdef int raised = 0
         if n < 2:
+            if n == 1 and self.sums_stock:
+                a = lst[0]
+                self.adopt(node, a)
             return
         if n == 2:
             a = lst[0]
@@ -126,6 +131,25 @@ cdef class GradTable:
                 return
         self.owned.pop(node, None)
         lst[:] = [_f_add()(*[as_variable(g) for g in lst])]
+
+    cdef void adopt(self, node, a) except *:
+        """Owns ``a``, the one gradient of ``node`` so far, where it is a
+        dense gradient EmbedIDGrad's compiled forward just made (zeros and
+        sums: ``made_exact``) that nobody else can reach: the table's list
+        and the local ``a`` are its only references, and its array's are
+        the Variable's and ``aa``. Later gradients of ``node`` are then
+        summed into it in place, as into a sum the table made."""
+        if self.owned.get(node) is a:
+            return
+        aa = plain_grad_array(a)
+        if aa is None or not made_exact(aa):
+            return
+        if (Py_REFCNT(a) != 2 or Py_REFCNT(aa) != 2 or aa.base is not None
+                or function_hooks()
+                or ConfigView.current().get('enable_backprop')):
+            return
+        self.owned[node] = a
+        self.exact_sums[node] = a
 
 
 cdef inline list _grad_list(grad):

@@ -2,6 +2,8 @@
 stock vs patched; and the weight's gradient summed row by row."""
 import warnings
 
+from unittest import mock
+
 import numpy
 import pytest
 
@@ -137,8 +139,10 @@ def _embed_loss(W, ignore_label=None, tokens=5):
 @pytest.mark.parametrize('ignore_label', [None, -1, 3])
 def test_embed_id_weight_gradient_summed_in_place(dtype, ignore_label,
                                                   python_calls):
-    # From the third token on, W's gradient is added into its sum without
-    # building EmbedIDGrad's dense gradient: bit for bit stock's sum.
+    # From the second token on (backward meets the last first), W's
+    # gradient is added into the first token's dense one, which nobody else
+    # holds, without building EmbedIDGrad's dense gradient: bit for bit
+    # stock's sum.
     def fn():
         W = chainer.Parameter(_v(5, 3, dtype=dtype).array)
         _embed_loss(W, ignore_label).backward()
@@ -146,8 +150,33 @@ def test_embed_id_weight_gradient_summed_in_place(dtype, ignore_label,
     check_same(fn)
     with chainer_fastpath.enabled():
         built = python_calls(fn, embed_id.EmbedIDGrad.__init__)
-    assert built == 2
+    assert built == 1
     assert python_calls(fn, embed_id.EmbedIDGrad.__init__) == 5
+
+
+def test_embed_id_dense_gradient_held_elsewhere_is_not_summed_into(
+        python_calls):
+    # A replaced backward that keeps the dense gradient it returns: the
+    # table must not sum into it (stock's sums are new arrays), so the
+    # kept arrays stay as they were made.
+    kept = []
+    backward = embed_id.EmbedIDFunction.backward
+
+    def keeping(self, indexes, grad_outputs):
+        gxs = backward(self, indexes, grad_outputs)
+        kept.append(gxs[1])
+        return gxs
+
+    def fn():
+        del kept[:]
+        W = chainer.Parameter(_v(5, 3).array)
+        with mock.patch.object(embed_id.EmbedIDFunction, 'backward',
+                               keeping):
+            _embed_loss(W).backward()
+        return W.grad, [k.array.copy() for k in kept]
+    stock, _ = check_same(fn)
+    assert len(stock[1]) == 5
+    assert not numpy.array_equal(stock[1][0], stock[0])
 
 
 def test_embed_id_weight_gradient_with_a_hook_is_dense(python_calls):
