@@ -20,8 +20,8 @@ from chainer_fastpath._core._fpe cimport acts, quiet2, quiet_begin, quiet_end
 from chainer_fastpath._core._grads cimport (
     grad_array, grad_raw, grad_requires_grad, new_grad)
 from chainer_fastpath._core._ndarray cimport (
-    CFP_NPY_DOUBLE, CFP_NPY_FLOAT, CFP_NPY_HALF, builtin_typenum,
-    numpy_struct_matches)
+    CFP_NPY_DOUBLE, CFP_NPY_FLOAT, CFP_NPY_HALF, CFP_NPY_INT, CFP_NPY_LONG,
+    CFP_NPY_LONGLONG, builtin_typenum, cfp_elsize, numpy_struct_matches)
 from chainer_fastpath._core._registry cimport (
     NOT_HANDLED, compiled, forward_callees, nodeless)
 from chainer_fastpath._core._retained cimport (
@@ -96,16 +96,32 @@ cdef inline bint _float_array(object x):
             or num == CFP_NPY_DOUBLE)
 
 
-cdef inline object _constant(object node, tuple in_data):
+cdef inline bint _int_holds(object x, object value):
+    """Whether ``x`` is an int32 or int64 ndarray and ``value`` a Python
+    int in its range: ``x.dtype.type(value)`` is exact and warns nothing
+    (an index times a constant: CRF1d's ``y_prev * n_label``)."""
+    if (type(value) is not int or not numpy_struct_matches()
+            or type(x) is not _ndarray):
+        return False
+    cdef int num = builtin_typenum(x)
+    if num != CFP_NPY_INT and num != CFP_NPY_LONG and num != CFP_NPY_LONGLONG:
+        return False
+    if cfp_elsize(x) == 8:
+        return -(1 << 63) <= value < (1 << 63)
+    return cfp_elsize(x) == 4 and -(1 << 31) <= value < (1 << 31)
+
+
+cdef inline object _constant(object node, tuple in_data, bint ints=False):
     # _preprocess_const(x, value): the value in the input's dtype;
     # NOT_HANDLED where that helper is not stock's, or where NumPy would act
     # on the conversion (stock's forward then converts, acting once, from
-    # its line).
+    # its line). Integer inputs only where ``ints``: for operations that
+    # raise no flag on them.
     if basic_math._preprocess_const is not _preprocess_const:
         return NOT_HANDLED
     x = in_data[0]
     value = node.value
-    if _converts_quietly(x, value):
+    if _converts_quietly(x, value) or ints and _int_holds(x, value):
         return x.dtype.type(value)
     if not _float_array(x):
         # Converting to an integer or bool dtype may warn (NumPy's
@@ -143,7 +159,9 @@ cdef object _sub_from_constant(object node, tuple in_data,
 
 
 cdef object _mul_constant(object node, tuple in_data, ConfigView config):
-    value = _constant(node, in_data)
+    # Integer products wrap, as NumPy's multiply of integer arrays does,
+    # raising no flag.
+    value = _constant(node, in_data, True)
     if value is NOT_HANDLED:
         return NOT_HANDLED
     cdef int raised = 0

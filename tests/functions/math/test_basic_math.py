@@ -379,3 +379,25 @@ def test_constant_converted_to_an_integer_dtype_warns_once(
         with chainer.using_config('type_check', type_check):
             return warned(lambda: op(x).array)
     check_same(run)
+
+
+@pytest.mark.parametrize('dtype', [numpy.int32, numpy.int64])
+@pytest.mark.parametrize('value', [45, -3, 0, 2 ** 31 - 1, -(2 ** 31),
+                                   2 ** 31, 2 ** 62, True, 2.5])
+@pytest.mark.parametrize('shape', [(), (5,), (2, 3)])
+def test_integer_times_a_constant_same_as_stock(dtype, value, shape,
+                                                python_calls):
+    # CRF1d's `y_prev * n_label` on label Variables: products wrap as
+    # NumPy's do; a value outside the dtype's range (NumPy warns or
+    # raises), a bool or a float is left to stock.
+    def run():
+        x = chainer.Variable(
+            (numpy.arange(6)[:int(numpy.prod(shape))] * 12345678 - 9)
+            .astype(dtype).reshape(shape))
+        return warned(lambda: error_of(lambda: (x * value).array))
+    check_same(run)
+    compiled = type(value) is int and (
+        dtype is numpy.int64 or -2 ** 31 <= value < 2 ** 31)
+    with chainer_fastpath.enabled():
+        stock_forwards = python_calls(run, basic_math.MulConstant.forward)
+    assert stock_forwards == (0 if compiled else 1)
