@@ -123,10 +123,6 @@ cdef class GradTable:
                     y = _np_array(y)
                 v = new_grad(y, rg)
                 self.owned[node] = v
-                if made_exact(aa) and made_exact(ba):
-                    # an IEEE sum is -0.0 only where both terms are, and
-                    # never a signaling NaN
-                    self.exact_sums[node] = v
                 lst[:] = [v]
                 return
         self.owned.pop(node, None)

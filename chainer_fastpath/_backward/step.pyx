@@ -23,7 +23,8 @@ from chainer_fastpath._core._attrs cimport (
 from chainer_fastpath._core import _attrs
 from chainer_fastpath._core._config cimport function_hooks
 from chainer_fastpath._core._grads cimport as_variable, as_variables
-from chainer_fastpath._core._ndarray cimport adds_zeros_exactly
+from chainer_fastpath._core._ndarray cimport (
+    adds_zeros_exactly, forget_made_exact)
 from chainer_fastpath._core._registry cimport (
     NOT_HANDLED, Compiled, lookup_node, node_class, run_backward,
     run_backward_into)
@@ -93,6 +94,9 @@ cdef void _backprop_step(GradTable table, func, tuple target_input_indexes,
     cdef Py_ssize_t len_gxs, n_inputs, k
     cdef list lst
     cdef Compiled entry
+    # What an earlier step made may have reached other code since: only
+    # this step's arrays are known to add zeros exactly (GradTable.adopt).
+    forget_made_exact()
     inputs = get(func, &_get_inputs)
     if (not cfp_class_has(func, &_backward_accumulate_site,
                           _base_accumulate)

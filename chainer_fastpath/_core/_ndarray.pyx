@@ -220,10 +220,9 @@ cdef bint aligned_array(object a, int typenum, int nd):
             and cfp_nd(a) == nd and cfp_flags(a) & CFP_NPY_ALIGNED)
 
 
-# The last two arrays made_adding_zeros_exactly() was told of, weakly: the
-# hint never keeps an array alive.
-cdef object _made_exact_0 = None
-cdef object _made_exact_1 = None
+# The array made_adding_zeros_exactly() was last told of since
+# forget_made_exact(), weakly: the record never keeps an array alive.
+cdef object _made_exact = None
 
 
 cdef int made_adding_zeros_exactly(object acc) except -1:
@@ -231,17 +230,22 @@ cdef int made_adding_zeros_exactly(object acc) except -1:
     that are not NaN: no -0.0 (``0.0 + y`` is +0.0 where ``y`` is -0.0; a
     sum is -0.0 only where both terms are) and no signaling NaN, so that
     ``adds_zeros_exactly(acc)`` holds without reading it."""
-    global _made_exact_0, _made_exact_1
-    _made_exact_1 = _made_exact_0
-    _made_exact_0 = _weakref_ref(acc)
+    global _made_exact
+    _made_exact = _weakref_ref(acc)
     return 0
 
 
+cdef void forget_made_exact() noexcept:
+    """Drops that record: the array may have reached code that writes into
+    it since."""
+    global _made_exact
+    _made_exact = None
+
+
 cdef bint made_exact(object acc):
-    """Whether ``acc`` is one of the last two arrays that
-    made_adding_zeros_exactly() was told of (and still alive)."""
-    return ((_made_exact_0 is not None and _made_exact_0() is acc)
-            or (_made_exact_1 is not None and _made_exact_1() is acc))
+    """Whether ``acc`` is the array made_adding_zeros_exactly() was last
+    told of, since forget_made_exact()."""
+    return _made_exact is not None and _made_exact() is acc
 
 
 cdef bint adds_zeros_exactly(object acc) except -1:

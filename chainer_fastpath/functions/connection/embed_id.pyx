@@ -216,6 +216,11 @@ cdef bint _scatter_rows(_float_t[:, ::1] gW, const long long[::1] x,
             ignore)
 
 
+# Whether EmbedIDGrad's forward runs for the compiled EmbedID backward, whose
+# gradient goes to the backward engine and nowhere else.
+cdef bint _in_backward = False
+
+
 cdef object _grad_forward(object node, tuple inputs, ConfigView config):
     # EmbedIDGrad.forward on NumPy: gW = zeros(w_shape, gy.dtype), then
     # gW[ix] += igy for each index and gradient row, in order, skipping
@@ -245,7 +250,9 @@ cdef object _grad_forward(object node, tuple inputs, ConfigView config):
                                     g.ignore)
     if nan or fetestexcept(flags):
         return NOT_HANDLED
-    made_adding_zeros_exactly(gW)   # the backward's next sums into it
+    if _in_backward:
+        # straight to the backward engine, which may sum into it
+        made_adding_zeros_exactly(gW)
     return gW,
 
 
@@ -358,10 +365,16 @@ cdef object _backward(object func, tuple indexes, tuple grad_outputs):
     if arrays is None:
         return NOT_HANDLED
     arrays.append(gy)
-    gW = apply_detached(
-        embed_id.EmbedIDGrad(func._w_shape, func.ignore_label),
-        tuple(arrays),
-        retained_inputs_require_grad(func) or grad_requires_grad(gy_var))[0]
+    global _in_backward
+    _in_backward = True
+    try:
+        gW = apply_detached(
+            embed_id.EmbedIDGrad(func._w_shape, func.ignore_label),
+            tuple(arrays),
+            retained_inputs_require_grad(func)
+            or grad_requires_grad(gy_var))[0]
+    finally:
+        _in_backward = False
     return None, gW
 
 

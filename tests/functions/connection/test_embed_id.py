@@ -341,3 +341,64 @@ def test_embed_id_index_out_of_range_raises_as_stock():
             F.embed_id(numpy.array([0, 6], numpy.int32), _weights('c', 'f'))
         return str(e.value)
     check_same(fn)
+
+
+class _NoGradient(chainer.FunctionNode):
+    """Gives its input no gradient."""
+
+    def forward(self, inputs):
+        return inputs[0] * 2,
+
+    def backward(self, indexes, grad_outputs):
+        return None,
+
+
+@pytest.mark.parametrize('how', ['negative_zeros', 'signaling_nan'])
+def test_embed_id_gradient_kept_and_changed_between_passes(how):
+    # The first pass leaves W a dense gradient the table summed into; the
+    # program then writes into it and runs the next pass without clearing
+    # it, where W's first gradient is a node's None: that gradient is the
+    # program's, read again before rows go into it (row 6 is no index's).
+    def fn():
+        W = chainer.Parameter(_v(9, 3).array)
+        _embed_loss(W, tokens=2).backward()
+        g = W.grad.view(numpy.uint32)
+        g[6] = 0x80000000 if how == 'negative_zeros' else 0x7f800001
+        del g
+        loss = F.sum(_NoGradient().apply((W,))[0]) + _embed_loss(W)
+        with numpy.errstate(invalid='ignore'):
+            loss.backward()
+        return W.grad
+    stock, _ = check_same(fn)
+    assert not numpy.signbit(stock[6]).any()
+
+
+class _OwnDenseGradient(chainer.FunctionNode):
+    """Embeds like EmbedID; its backward builds the dense gradient with
+    EmbedIDGrad and writes -0.0 into a row no index names."""
+
+    def forward(self, inputs):
+        self.retain_inputs((0,))
+        x, W = inputs
+        self._w_shape = W.shape
+        return W[x],
+
+    def backward(self, indexes, grad_outputs):
+        x = self.get_retained_inputs()[0].array
+        gW = embed_id.EmbedIDGrad(self._w_shape).apply(
+            (x, grad_outputs[0]))[0]
+        gW.array[6] = -0.0
+        return None, gW
+
+
+def test_dense_gradient_a_program_built_and_changed():
+    # The program's own backward made it: the table reads it before rows
+    # go into it.
+    def fn():
+        W = chainer.Parameter(_v(9, 3).array)
+        x = numpy.array([0, 1], numpy.int32)
+        loss = _embed_loss(W) + F.sum(_OwnDenseGradient().apply((x, W))[0])
+        loss.backward()
+        return W.grad
+    stock, _ = check_same(fn)
+    assert not numpy.signbit(stock[6]).any()
