@@ -722,6 +722,14 @@ def _embed_id(b):
     y = b.add('F.embed_id({}, {}{})'.format(
         ids.name, w.name, ', ignore_label=-1' if ignore else ''),
         shape + (width,), w.dtype)
+    for _ in range(b.choice((0, 0, 1, 2))):
+        # Tokens of a sequence: lookups into one W, whose gradients the
+        # backward sums (the first dense, the next ones by rows into it).
+        more = b.add('ints({!r}, {}, ignore={})'.format(shape, vocab, ignore),
+                     shape, 'int32', 'nd')
+        y = b.add('{} + F.embed_id({}, {}{})'.format(
+            y.name, more.name, w.name,
+            ', ignore_label=-1' if ignore else ''), y.shape, w.dtype)
     if b.flag():
         # Double backprop: the gradient's own backward applies EmbedIDGrad.
         g = b.name('g')
