@@ -19,6 +19,17 @@ import chainer
 from chainer_fastpath.testing.differential import bits
 
 _NAME = re.compile(r'\bv\d+\b')
+
+# NumPy scalars compare NaNs as NaNs, arrays by their bits: a NaN scalar
+# comes from Python float arithmetic (a Summary's statistics, a reported
+# value) more often than from an array, and stock's own Python float
+# arithmetic does not reproduce a NaN's sign in one process: CPython 3.11
+# runs a line's float operations in generic code until the line warms up,
+# in specialized code after, and the two may keep different operands' NaNs
+# (stock ``Summary.add``, adding nan with weight 2 to a sum of -nan, leaves
+# +nan the first time, -nan from then on).
+_SCALAR_NAN = 'nan'
+
 _NUMBER = re.compile(r'(?<![\w.])-?\d+(\.\d+)?(e-?\d+)?')
 
 
@@ -60,6 +71,8 @@ def describe(obj, canonical_nan=False, depth=0):
                 None if creator is None else type(creator).__name__,
                 getattr(grad_var, 'requires_grad', str(grad_var)))
     if isinstance(obj, numpy.generic):
+        if obj.dtype.kind == 'f' and numpy.isnan(obj):
+            return ('scalar', obj.dtype.str, _SCALAR_NAN)
         return ('scalar', obj.dtype.str, bits(numpy.asarray(obj)))
     if obj is None or isinstance(obj, (bool, int, str, bytes)):
         return obj

@@ -6,7 +6,11 @@ import os
 import subprocess
 import sys
 
+import numpy
+
+from chainer_fastpath.testing.differential import NAN_BITS_REPRODUCIBLE
 from chainer_fastpath.testing.fuzz import campaign
+from chainer_fastpath.testing.fuzz import compare
 from chainer_fastpath.testing.fuzz import grammar
 from chainer_fastpath.testing.fuzz import program
 from chainer_fastpath.testing.fuzz.worker import Worker
@@ -42,6 +46,17 @@ def test_a_hang_is_a_finding():
             "__import__('time').sleep(60)\n"))
         assert found[:2] == ('crash', 'worker hung')
         assert w.check(program.Program(AGREE)) is None
+
+
+def test_numpy_scalars_compare_nans_as_nans_and_arrays_by_bits():
+    neg_nan = -numpy.float64(numpy.nan)
+    assert numpy.signbit(neg_nan)
+    d = compare.describe
+    assert d(neg_nan) == d(numpy.float64(numpy.nan))
+    assert d(numpy.float32(numpy.nan)) != d(numpy.float64(numpy.nan))
+    assert d(numpy.float64(-0.0)) != d(numpy.float64(0.0))
+    if NAN_BITS_REPRODUCIBLE:
+        assert d(numpy.array([neg_nan])) != d(numpy.array([numpy.nan]))
 
 
 def test_exceptions_are_compared_by_type_and_message(worker):
