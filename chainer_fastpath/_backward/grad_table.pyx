@@ -33,8 +33,8 @@ from chainer_fastpath._core._fpe cimport acts
 from chainer_fastpath._core._grads cimport (
     as_variable, grad_requires_grad, new_grad)
 from chainer_fastpath._core._ndarray cimport (
-    cfp_descr_of, cfp_dims, cfp_nd, made_exact, numpy_struct_matches,
-    sums_in_place_exactly)
+    cfp_descr_of, cfp_dims, cfp_nd, made_exact, made_exact_recorded,
+    numpy_struct_matches, sums_in_place_exactly)
 from chainer_fastpath._core._registry cimport applies_as_stock
 from chainer_fastpath._core._ufunc_loop cimport add_loop
 
@@ -97,7 +97,8 @@ cdef class GradTable:
         cdef Py_ssize_t n = len(lst)
         cdef int raised = 0
         if n < 2:
-            if n == 1 and self.sums_stock:
+            # Almost every step records nothing: only then is adopt() run.
+            if n == 1 and self.sums_stock and made_exact_recorded():
                 a = lst[0]
                 self.adopt(node, a)
             return

@@ -24,6 +24,7 @@ cdef object new_shaped(object a, int nd, const Py_ssize_t *dims)
 cdef bint aligned_array(object a, int typenum, int nd)
 cdef int made_adding_zeros_exactly(object acc) except -1
 cdef bint made_exact(object acc)
+cdef bint made_exact_recorded() noexcept
 cdef void forget_made_exact() noexcept
 cdef bint adds_zeros_exactly(object acc) except -1
 cdef bint sums_in_place_exactly(object a, object b) except -1

@@ -242,6 +242,12 @@ cdef void forget_made_exact() noexcept:
     _made_exact = None
 
 
+cdef bint made_exact_recorded() noexcept:
+    """Whether made_adding_zeros_exactly() recorded an array since
+    forget_made_exact(): the cheap test before made_exact()."""
+    return _made_exact is not None
+
+
 cdef bint made_exact(object acc):
     """Whether ``acc`` is the array made_adding_zeros_exactly() was last
     told of, since forget_made_exact()."""

@@ -400,14 +400,19 @@ def _one_pass():
 
 
 cdef class _Part:
-    """What stock's ``update_core_cpu`` reads of a parameter, for the
-    elements stock finishes: views of its arrays."""
+    """What stock's ``update_core_cpu`` (and ``WeightDecay.__call__``)
+    reads of a parameter, for the elements stock finishes: views of its
+    arrays."""
     cdef public object data
     cdef public object grad
+    cdef public object device
+    cdef public object _loss_scale
 
-    def __init__(self, data, grad):
+    def __init__(self, data, grad, device=None):
         self.data = data
         self.grad = grad
+        self.device = device
+        self._loss_scale = None
 
     @property
     def dtype(self):
@@ -935,28 +940,13 @@ cdef class _WeightDecay:
         _stock_finished += 1
         self.stats.fallback(reason)
         shape = data.shape
-        return self.original(hook, rule, _HookPart(
+        return self.original(hook, rule, _Part(
             _tail(data, shape, done), _tail(grad, shape, done), dev))
 
     cdef object fall_back(self, str reason, object hook, object rule,
                           object param):
         self.stats.fallback(reason)
         return self.original(hook, rule, param)
-
-
-cdef class _HookPart:
-    """What stock ``WeightDecay.__call__`` reads of a parameter, for the
-    elements stock finishes: views of its arrays."""
-    cdef public object data
-    cdef public object grad
-    cdef public object device
-    cdef public object _loss_scale
-
-    def __init__(self, data, grad, device):
-        self.data = data
-        self.grad = grad
-        self.device = device
-        self._loss_scale = None
 
 
 def _hook_replacement(_WeightDecay kernel):
