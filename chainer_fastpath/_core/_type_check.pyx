@@ -38,7 +38,12 @@ cfp_attr_enable(_attrs.FAST)
 # key -> True for checks that passed
 cdef dict _passed = {}
 cdef Py_ssize_t _MAX_ENTRIES = 4096
-DEF _KEY_BYTES = 512
+# A key's inputs part holds up to 4 KB: a concat of a batch's sentences,
+# one 2-d input per time step, has up to 170 of them. The cache holds at
+# most _MAX_HELD bytes of such parts (4,096 keys of 4 KB would be 16 MB).
+DEF _KEY_BYTES = 4096
+cdef Py_ssize_t _MAX_HELD = 1 << 22
+cdef Py_ssize_t _held = 0
 
 
 def audited_classes():
@@ -134,11 +139,23 @@ cdef int check_types(object node, tuple in_data) except -1:
             key = None
     node._check_data_type_forward(in_data)
     if key is not None:
-        if len(_passed) >= _MAX_ENTRIES:
-            _passed.clear()
-        _passed[key] = True
+        _keep(key, size)
         _remember(entry, key)
     return 0
+
+
+cdef inline void _keep(object key, Py_ssize_t size):
+    global _held
+    if len(_passed) >= _MAX_ENTRIES or _held + size > _MAX_HELD:
+        _passed.clear()
+        _held = 0
+    _passed[key] = True
+    _held += size
+
+
+def held():
+    """``(keys, bytes)`` the cache holds; for the tests."""
+    return len(_passed), _held
 
 
 cdef inline bint _is_memo(bytes memo, char *buf, Py_ssize_t size):

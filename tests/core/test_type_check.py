@@ -66,10 +66,15 @@ SEQUENCES = {
                          transb=True),
         lambda: F.matmul(_v(_native((3, 3))), _v(_native((3, 3))),
                          transb=numpy.float64(1))),
-    # Too many dimensions for a key: checked every time.
+    # Many inputs, as a CRF's concat of its time steps: a long key.
+    'many_inputs': (
+        lambda: F.concat([_v(_native((3, 4)))] * 60, 0),
+        lambda: F.concat([_v(_native((3, 4)))] * 59
+                         + [_v(_native((3, 5)))], 0)),
+    # Too many inputs and dimensions for a key: checked every time.
     'many_dimensions': (
-        lambda: F.concat([_v(_native((1,) * 16))] * 4, 0),
-        lambda: F.concat([_v(_native((1,) * 16))] * 3
+        lambda: F.concat([_v(_native((1,) * 16))] * 32, 0),
+        lambda: F.concat([_v(_native((1,) * 16))] * 31
                          + [_v(_native((1,) * 16, numpy.float16))], 0)),
 }
 
@@ -104,6 +109,40 @@ def test_error_after_a_cached_pass_is_stocks(name):
     stock = check_error_after_passing(*SEQUENCES[name])
     expect_error = name not in ('unpickled_dtype_accepted',)
     assert (stock is not None) == expect_error
+
+
+@pytest.mark.parametrize('inputs, cached', [(60, True), (32 * 8, False)])
+def test_long_keys_are_cached_up_to_4_kb(monkeypatch, inputs, cached):
+    # Sixty (3, 4) inputs make a key of 1,448 bytes; 256 make 6,152.
+    chainer_fastpath.enable()
+    xs = [_v(_native((3, 4))) for _ in range(inputs)]
+    F.concat(xs, 0)
+    expects = []
+    original = type_check.expect
+
+    def spy(*conditions):
+        expects.append(len(conditions))
+        return original(*conditions)
+
+    monkeypatch.setattr(type_check, 'expect', spy)
+    F.concat(xs, 0)
+    assert (expects == []) == cached
+
+
+def test_the_cache_empties_itself_at_4_mb():
+    # Keys of 170 (n, 4) inputs, 4,088 bytes each: 1,026 of them are more
+    # than 4 MB.
+    from chainer_fastpath._core import _type_check
+    chainer_fastpath.enable()
+    before = _type_check.held()[0]
+    emptied = False
+    for n in range(1, 1100):
+        F.concat([_v(_native((n, 4)))] * 170, 0)
+        keys, held = _type_check.held()
+        assert 0 < held <= 1 << 22
+        emptied = emptied or keys < before
+        before = keys
+    assert emptied
 
 
 def test_cached_class_check_replaced_later_is_called(monkeypatch):
