@@ -1,6 +1,6 @@
 """What the compiled replacements of Chainer's public functions (``F.relu``,
 ``F.sigmoid``, ``F.tanh``, ``F.sum``, ``F.linear``, ``F.concat``,
-``F.split_axis``) share.
+``F.split_axis``, ``F.get_item``) share.
 
 Each stock function binds its arguments, builds a node and applies it;
 each replacement does the same without the interpreter, and leaves to

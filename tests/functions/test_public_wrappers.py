@@ -1,7 +1,10 @@
 """The public functions replaced by compiled ones (``F.relu``, ``F.sigmoid``,
-``F.tanh``, ``F.sum``, ``F.linear``, ``F.concat``, ``F.split_axis``):
+``F.tanh``, ``F.sum``, ``F.linear``, ``F.concat``, ``F.split_axis``,
+``F.get_item`` and ``Variable.__getitem__``):
 every call the stock function accepts gives stock's result and leaves the
 node stock leaves; every call it rejects raises stock's error."""
+import collections
+
 import numpy
 import pytest
 
@@ -11,6 +14,7 @@ from chainer.functions.activation import relu as relu_module
 from chainer.functions.activation import sigmoid as sigmoid_module
 from chainer.functions.activation import tanh as tanh_module
 from chainer.functions.array import concat as concat_module
+from chainer.functions.array import get_item as get_item_module
 from chainer.functions.array import split_axis as split_axis_module
 from chainer.functions.connection import linear as linear_module
 from chainer.functions.math import sum as sum_module
@@ -143,6 +147,35 @@ CALLS = {
     'split_axis_unknown_keyword': lambda: F.split_axis(_x(4, 3), 2, 0, y=1),
     'split_axis_module': lambda: split_axis_module.split_axis(
         _x(4, 3), [2], axis=0),
+    'get_item': lambda: F.get_item(_x(4, 3), (1, slice(None, 2))),
+    'get_item_operator': lambda: _x(4, 3)[1:, None],
+    'get_item_int': lambda: _x(4, 3)[2],
+    'get_item_bool': lambda: _x(4, 3)[True],
+    'get_item_slice': lambda: F.get_item(_x(4, 3), slice(1, None)),
+    'get_item_none': lambda: F.get_item(_x(4, 3), None),
+    'get_item_ellipsis': lambda: _x(4, 3)[...],
+    'get_item_two_ellipses': lambda: _x(4, 3)[..., ...],
+    'get_item_empty_tuple': lambda: _x(4, 3)[()],
+    'get_item_keywords': lambda: F.get_item(slices=1, x=_x(4, 3)),
+    'get_item_array': lambda: F.get_item(numpy.ones((2, 3)), 1),
+    'get_item_list_of_ints': lambda: _x(4, 3)[[0, 2]],
+    'get_item_list_mixed': lambda: F.get_item(_x(4, 3), [1, slice(1, 2)]),
+    'get_item_list_subclass': lambda: F.get_item(
+        _x(4, 3), type('L', (list,), {})([0, 1])),
+    'get_item_named_tuple': lambda: F.get_item(
+        _x(4, 3), collections.namedtuple('I', 'a b')(1, slice(None))),
+    'get_item_int_array': lambda: _x(4, 3)[numpy.array([3, 0])],
+    'get_item_numpy_int': lambda: _x(4, 3)[numpy.int32(1)],
+    'get_item_out_of_range': lambda: _x(4, 3)[4],
+    'get_item_too_many': lambda: _x(4, 3)[0, 0, 0],
+    'get_item_float': lambda: _x(4, 3)[1.0],
+    'get_item_str': lambda: _x(4, 3)['a'],
+    'get_item_dict': lambda: _x(4, 3)[{}],
+    'get_item_no_argument': lambda: F.get_item(_x(3)),
+    'get_item_too_many_arguments': lambda: F.get_item(_x(3), 0, 1),
+    'get_item_module': lambda: get_item_module.get_item(_x(3), 0),
+    'get_item_parameter': lambda: chainer.Parameter(
+        numpy.ones((2, 3), numpy.float32))[1],
 }
 
 
@@ -172,6 +205,8 @@ def test_same_result_node_and_error_as_stock(case):
     (lambda: F.linear(_x(2, 3), _x(4, 3), _x(4)), 'linear.linear'),
     (lambda: F.concat((_x(2, 3), _x(2, 3))), 'concat.concat'),
     (lambda: F.split_axis(_x(2, 3), [1], axis=1), 'split_axis.split_axis'),
+    (lambda: F.get_item(_x(2, 3), 1), 'get_item.get_item'),
+    (lambda: _x(2, 3)[:, None], 'get_item.get_item'),
 ])
 def test_wrapper_is_counted(public, row):
     chainer_fastpath.enable()
@@ -214,6 +249,46 @@ def test_split_axis_init_and_helper_replaced_are_called(monkeypatch):
                         spy('helper', helper))
     F.split_axis(_x(4, 3), 2, 0)
     assert calls == ['init', 'helper']
+
+
+def test_get_item_init_replaced_on_the_class_is_called(monkeypatch):
+    calls = []
+    original = get_item_module.GetItem.__init__
+
+    def init(self, slices):
+        calls.append(slices)
+        original(self, slices)
+
+    chainer_fastpath.enable()
+    monkeypatch.setattr(get_item_module.GetItem, '__init__', init)
+    _x(4, 3)[1, 2:]
+    F.get_item(_x(4, 3), [0])
+    assert calls == [(1, slice(2, None)), [0]]
+
+
+@pytest.mark.parametrize('index,calls', [((Ellipsis, Ellipsis), 1),
+                                         ((Ellipsis, 1), 2)])
+def test_get_item_in_debug_mode_as_stock(index, calls):
+    # Stock's GetItem rejects two Ellipses in debug mode only.
+    def call():
+        with chainer.using_config('debug', True):
+            error = error_of(lambda: _x(2, 3)[index])
+            return error if error is not None else _x(2, 3)[index].array
+    chainer_fastpath.enable()
+    chainer_fastpath.reset_stats()
+    call()
+    assert chainer_fastpath.stats()['get_item.get_item'] == {
+        'fast': 0, 'fallback': {'debug mode': calls}}
+    check_same(call)
+
+
+def test_variable_subclass_getitem_is_its_own():
+    class Indexed(chainer.Variable):
+        def __getitem__(self, index):
+            return ('own', index)
+
+    chainer_fastpath.enable()
+    assert Indexed(numpy.ones(3, numpy.float32))[1] == ('own', 1)
 
 
 def test_split_axis_unsorted_indices_in_debug_mode():

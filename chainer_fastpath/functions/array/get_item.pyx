@@ -1,16 +1,22 @@
 # cython: boundscheck=True, wraparound=True
 """Compiled ``GetItem`` (forward and backward) and ``GetItemGrad``
-(forward), on NumPy arrays and basic indices."""
+(forward), on NumPy arrays and basic indices; ``F.get_item`` and
+``Variable.__getitem__``."""
 import numpy
 
 import chainer
+import chainer.functions
+from chainer import variable
 from chainer.functions.array import get_item
 
 from chainer_fastpath._core._apply cimport apply_detached
-from chainer_fastpath._core._config cimport ConfigView
+from chainer_fastpath._core._audit cimport StockMethods
+from chainer_fastpath._core._config cimport ConfigView, debug_mode
 from chainer_fastpath._core._fpe cimport acts, quiet_begin, quiet_end
 from chainer_fastpath._core._grads cimport grad_array, grad_requires_grad
+from chainer_fastpath._core._objects cimport bare
 from chainer_fastpath._core._registry cimport NOT_HANDLED, compiled
+from chainer_fastpath._runtime._public cimport Public
 
 cdef object _utils = chainer.utils
 cdef object _zeros = numpy.zeros
@@ -83,6 +89,61 @@ cdef object _grad_forward(object node, tuple inputs, ConfigView config):
         if acts(raised):
             return NOT_HANDLED
     return gx,
+
+
+# -- F.get_item, Variable.__getitem__ ---------------------------------------
+
+# Stock installs get_item as Variable.__getitem__ too: one function, three
+# names.
+TARGETS = ((get_item, 'get_item'), (chainer.functions, 'get_item'),
+           (variable.Variable, '__getitem__'))
+
+cdef Public _get_item = Public('get_item.get_item', get_item,
+                               ('x', 'slices'), ())
+cdef type _GetItem = get_item.GetItem
+cdef StockMethods _get_item_init = StockMethods(_GetItem, ('__init__',))
+
+
+def bind(owner, attribute, original):
+    """Keeps stock's ``get_item`` to fall back to; returns its
+    replacement."""
+    return _get_item.bind(get_item_, original)
+
+
+cdef object _node(object cls, object slices):
+    """``cls(slices)``; for stock's GetItem, outside debug mode, and
+    ``slices`` not a list, the instance its ``__init__`` leaves, built
+    here: ``slices`` itself where it is a tuple, else ``(slices,)``."""
+    if cls is not _GetItem or not _get_item_init.on_class():
+        return cls(slices)
+    # Stock's isinstance calls, in its order.
+    if isinstance(slices, list):
+        return cls(slices)
+    if not isinstance(slices, tuple):
+        slices = slices,
+    node = bare(_GetItem)
+    node.slices = slices
+    return node
+
+
+def get_item_(*args, **kwargs):
+    """Drop-in for ``F.get_item`` and ``Variable.__getitem__``:
+    ``GetItem(slices).apply((x,))[0]``, the class read from its module as
+    stock reads it."""
+    cdef tuple values = _get_item.arguments(args, kwargs)
+    if values is not None:
+        if debug_mode():
+            # Stock's __init__ counts the Ellipses, its apply keeps the
+            # node's stack.
+            _get_item.stats.fallback('debug mode')
+        else:
+            x, slices = values
+            cls = _get_item.read_global('GetItem')
+            if cls is not None:
+                y = _get_item.apply(_node(cls, slices), (x,), False)
+                if y is not None:
+                    return y
+    return _get_item.stock(args, kwargs)
 
 
 ENTRIES = (
