@@ -9,22 +9,29 @@ import chainer.functions
 from chainer import variable
 from chainer.functions.array import get_item
 
+from chainer_fastpath._core import _attrs
 from chainer_fastpath._core._apply cimport apply_detached
+from chainer_fastpath._core._attrs cimport (
+    cfp_attr, cfp_attr_enable, cfp_getattr, cfp_setattr, get_site, set_site)
 from chainer_fastpath._core._audit cimport StockMethods
 from chainer_fastpath._core._config cimport ConfigView, debug_mode
 from chainer_fastpath._core._fpe cimport acts, quiet_begin, quiet_end
 from chainer_fastpath._core._grads cimport grad_array, grad_requires_grad
 from chainer_fastpath._core._objects cimport bare
 from chainer_fastpath._core._registry cimport NOT_HANDLED, compiled
+from chainer_fastpath._runtime._forced cimport forced
 from chainer_fastpath._runtime._public cimport Public
 
-cdef object _utils = chainer.utils
+cfp_attr_enable(_attrs.FAST)
+
 cdef object _zeros = numpy.zeros
 cdef object _add_at = numpy.add.at
 cdef object _add = numpy.add
 cdef type _ndarray = numpy.ndarray
 cdef type _slice = slice
 cdef object _Ellipsis = Ellipsis
+cdef cfp_attr _get_slices = get_site('slices')
+cdef cfp_attr _set_slices = set_site('slices')
 
 
 cdef bint _basic(object slices) except -1:
@@ -43,10 +50,10 @@ cdef bint _basic(object slices) except -1:
 cdef object _forward(object node, tuple inputs, ConfigView config):
     # GetItem.forward: force_array(x[slices]), with the ChainerX arrays
     # among the slices converted (there are none in basic indices).
-    slices = node.slices
+    slices = cfp_getattr(node, &_get_slices)
     if len(inputs) != 1 or not _basic(slices):
         return NOT_HANDLED
-    return _utils.force_array(inputs[0][slices]),
+    return forced(inputs[0][slices]),
 
 
 cdef object _backward(object func, tuple indexes, tuple grad_outputs):
@@ -122,7 +129,7 @@ cdef object _node(object cls, object slices):
     if not isinstance(slices, tuple):
         slices = slices,
     node = bare(_GetItem)
-    node.slices = slices
+    cfp_setattr(node, &_set_slices, slices)
     return node
 
 
