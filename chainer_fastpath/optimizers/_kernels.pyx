@@ -101,10 +101,46 @@ cdef object _MISSING = object()
 # --------------------------------------------------------------------------
 # Hyperparameters and scalars
 
+# The dicts along the Hyperparameter chain of the update in progress, read
+# once per update: reading ``__dict__`` goes through Hyperparameter's
+# ``__getattr__`` hook, and per name that was most of an Adam rule's
+# scalars. The values are still read from the dicts name by name.
+cdef object _chain_hp = None
+cdef list _chain_dicts = None
+
+
+cdef int _chain_begin(object hp) except -1:
+    """Reads the dicts of ``hp``'s chain for :func:`_hp`."""
+    global _chain_hp, _chain_dicts
+    cdef list dicts = []
+    cdef object h = hp
+    while type(h) is _Hyperparameter:
+        d = h.__dict__
+        if type(d) is not dict:
+            break
+        dicts.append(d)
+        h = (<dict>d).get('_parent')
+    _chain_hp = hp
+    _chain_dicts = dicts
+    return 0
+
+
+cdef inline void _chain_end():
+    global _chain_hp, _chain_dicts
+    _chain_hp = None
+    _chain_dicts = None
+
+
 cdef inline object _hp(object hp, str name):
     """``getattr(hp, name)`` for a chain of plain Hyperparameter objects."""
     cdef object h = hp
     cdef object d, v
+    if hp is _chain_hp:
+        for d in _chain_dicts:
+            v = (<dict>d).get(name, _MISSING)
+            if v is not _MISSING:
+                return v
+        return getattr(hp, name)
     while type(h) is _Hyperparameter:
         d = h.__dict__
         if type(d) is not dict:
@@ -599,11 +635,14 @@ cdef class _Kernel:
             if r is None:
                 hp = rule.hyperparam
                 try:
+                    _chain_begin(hp)
                     r = self.scalars(rule, hp, &A, s, f)
                 except Exception:
                     # Stock raises it where it computes that value, perhaps
                     # after updating some arrays.
                     r = 'hyperparameter raises'
+                finally:
+                    _chain_end()
             if r is not None:
                 return self.fall_back(r, rule, param)
             outputs = self.outputs(data, &A)

@@ -286,6 +286,41 @@ def test_update_rule_hooks_and_per_param_hyperparameters():
     assert len(stock[1]) == 20
 
 
+class _Schedule(chainer.optimizer.Hyperparameter):
+    """A link of the chain that is not a plain Hyperparameter: read by
+    getattr, its property each time."""
+
+    @property
+    def beta1(self):
+        return 0.8
+
+
+@pytest.mark.parametrize('chain', ['changed_by_hooks', 'three_levels',
+                                   'subclass_in_chain'])
+def test_hyperparameter_chain_read_at_each_update(chain):
+    # The kernels read the dicts along each rule's chain once per update:
+    # a value a hook changes just before, a longer chain, or a link read
+    # through its class, as stock's reads find them.
+    def setup(model, opt):
+        if chain == 'changed_by_hooks':
+            def pre(rule, param):
+                opt.hyperparam.alpha = 0.001 * (rule.t + 1)
+                rule.hyperparam.eps = 1e-3 * (rule.t % 3 + 1)
+            model.l1.W.update_rule.add_hook(pre, name='pre', timing='pre')
+            opt.add_hook(lambda o: setattr(o.hyperparam, 'beta2', 0.9 +
+                                           0.01 * (o.t % 5)), name='sched')
+            return
+        rule = model.l1.W.update_rule
+        middle = (chainer.optimizer.Hyperparameter(opt.hyperparam)
+                  if chain == 'three_levels' else _Schedule(opt.hyperparam))
+        middle.alpha = 0.01
+        rule.hyperparam._parent = middle
+    check_same(lambda: train('Adam', numpy.float32, steps=10, setup=setup),
+               **FAST)
+    assert chainer_fastpath.stats()['AdamRule.update_core_cpu'] == {
+        'fast': 10 * 5, 'fallback': {}}
+
+
 def test_use_fp32_update():
     def setup(model, opt):
         opt.use_fp32_update()
