@@ -107,6 +107,10 @@ cdef object _MISSING = object()
 # scalars. The values are still read from the dicts name by name.
 cdef object _chain_hp = None
 cdef list _chain_dicts = None
+# A chain is followed this far; a longer one, or a cycle (on which stock's
+# __getattr__ recursion finds the names before the cycle, or raises), is
+# read by getattr.
+DEF _CHAIN_MAX = 16
 
 
 cdef int _chain_begin(object hp) except -1:
@@ -115,6 +119,8 @@ cdef int _chain_begin(object hp) except -1:
     cdef list dicts = []
     cdef object h = hp
     while type(h) is _Hyperparameter:
+        if len(dicts) == _CHAIN_MAX:
+            return 0
         d = h.__dict__
         if type(d) is not dict:
             break
@@ -141,7 +147,9 @@ cdef inline object _hp(object hp, str name):
             if v is not _MISSING:
                 return v
         return getattr(hp, name)
-    while type(h) is _Hyperparameter:
+    cdef int depth = 0
+    while type(h) is _Hyperparameter and depth < _CHAIN_MAX:
+        depth += 1
         d = h.__dict__
         if type(d) is not dict:
             break

@@ -296,7 +296,7 @@ class _Schedule(chainer.optimizer.Hyperparameter):
 
 
 @pytest.mark.parametrize('chain', ['changed_by_hooks', 'three_levels',
-                                   'subclass_in_chain'])
+                                   'subclass_in_chain', 'cycle'])
 def test_hyperparameter_chain_read_at_each_update(chain):
     # The kernels read the dicts along each rule's chain once per update:
     # a value a hook changes just before, a longer chain, or a link read
@@ -311,6 +311,14 @@ def test_hyperparameter_chain_read_at_each_update(chain):
                                            0.01 * (o.t % 5)), name='sched')
             return
         rule = model.l1.W.update_rule
+        if chain == 'cycle':
+            # Every name on the rule's own link, which is its own parent:
+            # stock's reads never reach the cycle.
+            for name, value in vars(opt.hyperparam).items():
+                if name != '_parent':
+                    setattr(rule.hyperparam, name, value)
+            rule.hyperparam._parent = rule.hyperparam
+            return
         middle = (chainer.optimizer.Hyperparameter(opt.hyperparam)
                   if chain == 'three_levels' else _Schedule(opt.hyperparam))
         middle.alpha = 0.01
