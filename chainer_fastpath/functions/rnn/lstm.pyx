@@ -64,6 +64,15 @@ cdef object _readable(object c_prev):
     return c_prev.copy()
 
 
+cdef object _empty_as_stock(object c_prev, object readable, object dtype):
+    """Stock's ``numpy.empty_like(c_prev)``, for ``readable`` =
+    ``_readable(c_prev)``: where that is a copy, the empty array's strides
+    along axes of length one are NumPy's choice from ``c_prev``'s."""
+    if readable is c_prev:
+        return _empty(c_prev.shape, dtype)
+    return _empty_like(c_prev)
+
+
 # -- the kernels ----------------------------------------------------------
 
 ctypedef fused real:
@@ -275,6 +284,7 @@ cpdef object fused_forward(object c_prev, object x):
     """``(c_next, h)`` as stock ``LSTM.forward`` computes them on NumPy
     arrays, or None when the kernel does not apply or a floating-point
     exception occurred."""
+    original = c_prev
     c_prev = _readable(c_prev)
     cdef Geometry g
     cdef int flags = _start(c_prev, x, &g)
@@ -283,7 +293,7 @@ cpdef object fused_forward(object c_prev, object x):
     dtype = x.dtype
     t = _empty(4 * g.n, dtype)
     u = _empty(4 * g.n, dtype)
-    c_next = _empty(c_prev.shape, dtype)
+    c_next = _empty_as_stock(original, c_prev, dtype)
     h = _empty((len(x),) + c_prev.shape[1:], dtype)
     cdef char *pc = cfp_data(c_prev)
     cdef char *px = cfp_data(x)
@@ -326,6 +336,7 @@ cpdef object fused_grad(object c_prev, object x, object c_next, object gc,
     """``(gc_prev, gx)`` as stock ``LSTMGrad.forward`` computes them on
     NumPy arrays (``gc``, ``gh`` may be None), or None when the kernel does
     not apply or a floating-point exception occurred."""
+    original = c_prev
     c_prev = _readable(c_prev)
     cdef Geometry g
     cdef int flags = _start(c_prev, x, &g)
@@ -349,7 +360,7 @@ cpdef object fused_grad(object c_prev, object x, object c_next, object gc,
     # One tanh call: stock's gate arguments, then c_next[:batch].
     t = _empty(5 * g.n, dtype)
     u = _empty(5 * g.n, dtype)
-    gc_prev = _empty(c_prev.shape, dtype)
+    gc_prev = _empty_as_stock(original, c_prev, dtype)
     gx = _empty(x.shape, dtype)
     cdef char *pt = cfp_data(t)
     cdef char *pu = cfp_data(u)

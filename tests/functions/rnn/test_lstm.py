@@ -14,7 +14,7 @@ from chainer.functions.rnn import lstm
 
 from chainer_fastpath.functions.rnn import lstm as kernel
 from chainer_fastpath.testing import (
-    applied, assert_same, gradients, run_both, strided_variable,
+    applied, assert_same, check_same, gradients, run_both, strided_variable,
     variable as _v)
 from chainer_fastpath.testing.cases import function_tests
 
@@ -317,3 +317,21 @@ def test_lstm_mocked_module_function_is_called(name, mock_is_called):
 def test_passed_type_check_is_cached(type_check_is_cached):
     c, x = _v(2, 3), _v(2, 12)
     type_check_is_cached(lstm.LSTM, lambda: F.lstm(c, x))
+
+
+@pytest.mark.parametrize('dtype', [numpy.float32, numpy.float64])
+def test_column_cell_outputs_laid_out_as_stock(dtype):
+    # A (3, 1) cell transposed from a strided row is read from a copy; its
+    # empty_like, stock's c_next and gc_prev, is C-contiguous with NumPy's
+    # strides along the axis of length one: (itemsize, 3 * itemsize).
+    def fn():
+        row = chainer.Variable(
+            numpy.arange(6, dtype=dtype).reshape(1, 6)[:, ::2])
+        c_prev = F.transpose(row, (1, 0))
+        x = chainer.Variable(
+            numpy.linspace(-1, 1, 4).astype(dtype).reshape(1, 4))
+        c, h = F.lstm(c_prev, x)
+        (F.sum(c) + F.sum(h)).backward(retain_grad=True)
+        return [(a.shape, a.strides, a.tobytes())
+                for a in (c.array, h.array, c_prev.grad, row.grad, x.grad)]
+    check_same(fn)
