@@ -113,21 +113,26 @@ cdef list _chain_dicts = None
 DEF _CHAIN_MAX = 16
 
 
-cdef int _chain_begin(object hp) except -1:
-    """Reads the dicts of ``hp``'s chain for :func:`_hp`."""
-    global _chain_hp, _chain_dicts
+cdef list _dicts_of(object hp):
+    """The dicts of ``hp``'s chain of plain Hyperparameter objects, up to a
+    link of another kind; None for a chain longer than ``_CHAIN_MAX``."""
     cdef list dicts = []
     cdef object h = hp
     while type(h) is _Hyperparameter:
         if len(dicts) == _CHAIN_MAX:
-            return 0
+            return None
         d = h.__dict__
         if type(d) is not dict:
             break
         dicts.append(d)
         h = (<dict>d).get('_parent')
+    return dicts
+
+
+cdef int _chain_begin(object hp) except -1:
+    global _chain_hp, _chain_dicts
+    _chain_dicts = _dicts_of(hp)
     _chain_hp = hp
-    _chain_dicts = dicts
     return 0
 
 
@@ -138,25 +143,14 @@ cdef inline void _chain_end():
 
 
 cdef inline object _hp(object hp, str name):
-    """``getattr(hp, name)`` for a chain of plain Hyperparameter objects."""
-    cdef object h = hp
-    cdef object d, v
-    if hp is _chain_hp:
-        for d in _chain_dicts:
+    """``getattr(hp, name)``, looked up in the dicts of its chain of plain
+    Hyperparameter objects (read once per update for the rule's own)."""
+    cdef list dicts = _chain_dicts if hp is _chain_hp else _dicts_of(hp)
+    if dicts is not None:
+        for d in dicts:
             v = (<dict>d).get(name, _MISSING)
             if v is not _MISSING:
                 return v
-        return getattr(hp, name)
-    cdef int depth = 0
-    while type(h) is _Hyperparameter and depth < _CHAIN_MAX:
-        depth += 1
-        d = h.__dict__
-        if type(d) is not dict:
-            break
-        v = (<dict>d).get(name, _MISSING)
-        if v is not _MISSING:
-            return v
-        h = (<dict>d).get('_parent')
     return getattr(hp, name)
 
 
