@@ -11,6 +11,7 @@ gradients are then ``_grads.Grad`` objects, not Variables.
 """
 cimport cython
 
+import chainer
 from chainer.function_node import FunctionNode
 from chainer import _backprop_utils
 
@@ -35,7 +36,6 @@ cdef cfp_attr _get_inputs = get_site('inputs')
 cdef cfp_attr _get_lazy_grad_sum = get_site('lazy_grad_sum')
 cdef cfp_attr _backward_accumulate_site = lookup_site('backward_accumulate')
 cdef object _base_accumulate = FunctionNode.__dict__['backward_accumulate']
-cdef object _base_accumulate_code = FunctionNode.backward_accumulate.__code__
 cdef object _get_columns = _backprop_utils._get_columns
 
 
@@ -98,10 +98,13 @@ cdef void _backprop_step(GradTable table, func, tuple target_input_indexes,
     # this step's arrays are known to add zeros exactly (GradTable.adopt).
     forget_made_exact()
     inputs = get(func, &_get_inputs)
+    # Stock compares the code of the node's method with that of
+    # ``chainer.FunctionNode``'s as they are now: one replaced on the base
+    # class is then the base's, and backward runs.
     if (not cfp_class_has(func, &_backward_accumulate_site,
                           _base_accumulate)
             and func.backward_accumulate.__code__
-            is not _base_accumulate_code):
+            is not chainer.FunctionNode.backward_accumulate.__code__):
         grad_inputs_tuple = tuple([
             as_variable(table.pop_or_none(inputs[i]))
             for i in target_input_indexes])

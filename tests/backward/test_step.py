@@ -88,6 +88,32 @@ def test_backward_accumulate_result_paired_as_stock(kind):
     check_same(fn)
 
 
+def test_backward_accumulate_replaced_on_the_base_class():
+    # Stock compares the node's backward_accumulate code with the one
+    # chainer.FunctionNode has now: replaced there, every node finds the
+    # base's and backward runs, the replacement never (an outside probe:
+    # the patched step called it for every node).
+    import mock
+    calls = []
+
+    def backward_accumulate(self, target_input_indexes, grad_outputs,
+                            grad_inputs):
+        calls.append(type(self).__name__)
+        return tuple(g * 2 for g in grad_outputs)
+
+    def fn():
+        del calls[:]
+        with mock.patch.object(chainer.FunctionNode, 'backward_accumulate',
+                               backward_accumulate):
+            x = _v(3, 4)
+            F.sum(F.tanh(x) * x).backward()
+            y = _v(3, 4)
+            F.sum(_AccumulatingMul2().apply((y,))[0]).backward()
+        return x.grad, y.grad, list(calls)
+    stock, patched = check_same(fn)
+    assert stock[2] == []
+
+
 # -- hooks --------------------------------------------------------------
 
 class _Recorder(function_hook.FunctionHook):
