@@ -28,14 +28,15 @@ from chainer.optimizers import (
     ada_delta, ada_grad, adam, corrected_momentum_sgd, momentum_sgd, msvag,
     nesterov_ag, rmsprop, rmsprop_graves, sgd, smorms3)
 
-from chainer_fastpath._core._audit cimport stock_replaced
+from chainer_fastpath._core._audit cimport (
+    StockFunctions, StockMethods, stock_replaced)
 from chainer_fastpath._core._stats cimport EntryStats
 from chainer_fastpath._core import _stats
 from chainer_fastpath.optimizers._update cimport stock_cpu_device
 
 from cpython.float cimport PyFloat_AS_DOUBLE
 from cpython.mem cimport PyMem_RawFree, PyMem_RawMalloc
-from cpython.object cimport PyObject
+from cpython.object cimport PyObject, PyTypeObject
 from cpython.ref cimport Py_INCREF, Py_XDECREF
 from libc.float cimport FLT_MIN
 from libc.math cimport fabs, pow as c_pow, sqrt as c_sqrt, isfinite
@@ -50,6 +51,9 @@ from chainer_fastpath._core._ndarray cimport (
     CFP_NPY_ALIGNED, CFP_NPY_C_CONTIGUOUS, CFP_NPY_DOUBLE, CFP_NPY_FLOAT,
     CFP_NPY_HALF, CFP_NPY_WRITEABLE, cfp_byteorder, cfp_data, cfp_dims,
     cfp_flags, cfp_nd, cfp_typenum, numpy_struct_matches)
+
+cdef extern from "Python.h":
+    PyObject *_PyType_Lookup(PyTypeObject *type, object name)
 
 cdef extern from "_kernels.h" nogil:
     uint16_t cfp_f2h(float x)
@@ -144,9 +148,12 @@ cdef inline void _chain_end():
 
 cdef inline object _hp(object hp, str name):
     """``getattr(hp, name)``, looked up in the dicts of its chain of plain
-    Hyperparameter objects (read once per update for the rule's own)."""
+    Hyperparameter objects (read once per update for the rule's own). A name
+    the class has (set on ``Hyperparameter`` itself) is found there before
+    a parent's dict, or before any dict: read by getattr."""
     cdef list dicts = _chain_dicts if hp is _chain_hp else _dicts_of(hp)
-    if dicts is not None:
+    if (dicts is not None and _PyType_Lookup(
+            <PyTypeObject *>_Hyperparameter, name) is NULL):
         for d in dicts:
             v = (<dict>d).get(name, _MISSING)
             if v is not _MISSING:
@@ -595,11 +602,19 @@ cdef class _Kernel:
     cdef EntryStats stats
     cdef object original          # stock update_core_cpu, given to bind()
     cdef readonly object replacement
+    # What stock's update_core_cpu calls and the kernel stands for: the
+    # rule's methods and properties, its module's functions. Replaced, they
+    # run (stock's method does).
+    cdef StockMethods methods
+    cdef StockFunctions functions
 
     def __init__(self, rule_class, int row, tuple states,
                  tuple hyperparameters=(), str decay=None,
-                 bint in_place=True, bint set_data=True):
+                 bint in_place=True, bint set_data=True,
+                 tuple methods=('state',), tuple functions=()):
         self.rule_class = rule_class
+        self.methods = StockMethods(rule_class, methods) if methods else None
+        self.functions = StockFunctions(functions) if functions else None
         self.row = row
         self.states = states
         self.decay = decay
@@ -617,6 +632,10 @@ cdef class _Kernel:
         cdef int f[2]
         if type(rule) is not self.rule_class:
             return self.fall_back('subclass', rule, param)
+        if self.methods is not None and not self.methods.found_by(rule):
+            return self.fall_back('method replaced', rule, param)
+        if self.functions is not None and not self.functions.unchanged():
+            return self.fall_back('function replaced', rule, param)
         replaced = stock_replaced()
         if replaced is not None:
             return self.fall_back(replaced, rule, param)
@@ -891,13 +910,16 @@ cdef class _MSVAG(_Kernel):
 
 # One per built-in rule class, in the order of the report.
 cdef tuple _KERNELS = (
-    _Kernel(sgd.SGDRule, CFP_SGD, (), ('lr',)),
+    _Kernel(sgd.SGDRule, CFP_SGD, (), ('lr',), methods=()),
     _Kernel(momentum_sgd.MomentumSGDRule, CFP_MOMENTUM, ('v',),
             ('lr', 'momentum')),
     _Kernel(corrected_momentum_sgd.CorrectedMomentumSGDRule, CFP_CORRECTED,
             ('v',), ('lr', 'momentum')),
     _NesterovAG(nesterov_ag.NesterovAGRule, CFP_NESTEROV, ('v',)),
-    _Adam(adam.AdamRule, CFP_ADAM, ('m', 'v'), set_data=False),
+    _Adam(adam.AdamRule, CFP_ADAM, ('m', 'v'), set_data=False,
+          methods=('state', '_check_eps', 'alpha_t'),
+          functions=((adam, '_get_intermediate_dtype'),
+                     (adam, '_inplace_axpby'), (adam, '_learning_rate'))),
     _RMSprop(rmsprop.RMSpropRule, CFP_RMSPROP, ('ms',)),
     _Kernel(rmsprop_graves.RMSpropGravesRule, CFP_GRAVES, ('n', 'g', 'delta'),
             ('momentum', 'lr', 'eps'), decay='alpha'),

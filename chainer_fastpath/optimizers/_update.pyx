@@ -19,7 +19,8 @@ from chainer import optimizer as _opt
 from chainer import variable as _variable
 from chainer.backends import _cpu
 
-from chainer_fastpath._core._audit cimport StockFunctions, StockMethods
+from chainer_fastpath._core._audit cimport (
+    StockFunctions, StockMethods, stock_replaced)
 from chainer_fastpath._core._links cimport collect_params
 from chainer_fastpath._core._config cimport debug_mode
 from chainer_fastpath._core._stats cimport EntryStats
@@ -46,7 +47,6 @@ cdef object _s_update_core = _UpdateRule.__dict__['update_core']
 cdef object _s_init_states = _UpdateRule.__dict__['_init_states']
 cdef object _s_state = _UpdateRule.__dict__['state']
 cdef object _s_private_update = _UpdateRule.__dict__['_UpdateRule__update']
-cdef object _s_param_update = _Parameter.__dict__['update']
 cdef object _s_realloc = _GradientMethod.__dict__['reallocate_cleared_grads']
 cdef object _s_check_nan = _opt.Optimizer.__dict__['check_nan_in_grads']
 cdef object _s_call_hooks = _opt.Optimizer.__dict__['call_hooks']
@@ -60,6 +60,7 @@ cdef str _ALLOW = 'allow_array_access_with_nonstandard_layout'
 # skips: only while they are stock's.
 cdef StockMethods _cpu_methods = StockMethods(
     _CpuDevice, ('send', 'send_array', 'create_context'))
+cdef StockMethods _param_methods = StockMethods(_Parameter, ('update',))
 cdef StockFunctions _device_functions = StockFunctions((
     (chainer, 'using_device'), (chainer, 'get_array_types'),
     (_backend_module, 'get_device'), (_backend, '_convert_arrays'),
@@ -139,7 +140,8 @@ cdef str _rule_check(object self, object param):
             or getattr(cls, '_UpdateRule__update', None)
             is not _s_private_update):
         return 'UpdateRule subclass'
-    return None
+    # The lean body reads the parameter past its properties.
+    return stock_replaced()
 
 
 cdef object _rule_update(object self, object param):
@@ -242,7 +244,8 @@ cdef bint _all_have_grads(list params) except -1:
 
 
 cdef inline void _realloc(object self, list params) except *:
-    if not _all_have_grads(params):
+    # _all_have_grads reads past the properties stock reads ``grad`` by.
+    if stock_replaced() is not None or not _all_have_grads(params):
         self.reallocate_cleared_grads()
 
 
@@ -307,12 +310,13 @@ def gradient_method_update(self, lossfun=None, *args, **kwds):
 
 
 cdef object _update_params(list params):
-    # Parameter.update replaced on the class (a mock, say) is called for
-    # every parameter, as stock calls it.
-    cdef bint stock_update = _Parameter.update is _s_param_update
+    # Parameter.update replaced on the class (a mock, say) or set on the
+    # parameter is called, as stock calls it. Looked for without reading the
+    # parameter's __dict__, which would leave it a dict of its own, and
+    # every later read of its attributes the slow way.
     for param in params:
-        if (not stock_update or type(param) is not _Parameter
-                or 'update' in param.__dict__):
+        if (type(param) is not _Parameter
+                or not _param_methods.found_by(param)):
             param.update()
             continue
         rule = param.update_rule

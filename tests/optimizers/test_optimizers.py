@@ -329,6 +329,152 @@ def test_hyperparameter_chain_read_at_each_update(chain):
         'fast': 10 * 5, 'fallback': {}}
 
 
+def test_hyperparameter_set_on_the_class():
+    # A name set on Hyperparameter itself is found on the rule's own link,
+    # before the optimizer's dict that holds it too (an outside probe: the
+    # kernel used the optimizer's value).
+    def setup(model, opt):
+        opt.hyperparam.lr = 0.1
+        chainer.optimizer.Hyperparameter.lr = 0.5
+
+    def run(setup):
+        numpy.random.seed(0)
+        return train('SGD', numpy.float32, steps=3, setup=setup)
+
+    try:
+        stock, patched = check_same(lambda: run(setup), **FAST)
+    finally:
+        del chainer.optimizer.Hyperparameter.lr
+    assert_same(stock, run(lambda model, opt: setattr(opt, 'lr', 0.5)))
+
+
+def _adam_replacements():
+    from chainer.optimizers import adam
+
+    def learning_rate(hp, t):
+        return 10 * _ORIGINAL['_learning_rate'](hp, t)
+
+    def intermediate_dtype(dtype):
+        return numpy.float64
+
+    def wrap(name):
+        def replaced(*args):
+            return _ORIGINAL[name](*args)
+        return replaced
+
+    return {
+        'alpha_t': (adam.AdamRule, property(lambda rule: 0.25)),
+        '_check_eps': (adam.AdamRule, wrap('_check_eps')),
+        '_learning_rate': (adam, learning_rate),
+        '_get_intermediate_dtype': (adam, intermediate_dtype),
+        '_inplace_axpby': (adam, wrap('_inplace_axpby')),
+    }
+
+
+_ORIGINAL = {}
+
+
+@pytest.mark.parametrize('name', ['alpha_t', '_check_eps', '_learning_rate',
+                                  '_get_intermediate_dtype',
+                                  '_inplace_axpby'])
+def test_adam_helper_replaced_is_called(name):
+    # Stock's AdamRule.update_core_cpu reaches these by name at each
+    # update: a warm-up schedule overriding alpha_t, say. Replaced, the
+    # kernel leaves the update to stock's method.
+    import mock
+    owner, replacement = _adam_replacements()[name]
+    _ORIGINAL[name] = getattr(owner, name)
+    calls = []
+
+    def counted(*args):
+        calls.append(name)
+        return (replacement.fget if type(replacement) is property
+                else replacement)(*args)
+
+    def run():
+        del calls[:]
+        patch = property(counted) if type(replacement) is property else (
+            counted if owner.__name__.endswith('adam') else
+            lambda self, *a: counted(self, *a))
+        with mock.patch.object(owner, name, patch):
+            out = train('Adam', numpy.float32, steps=3)
+        return out, len(calls)
+
+    stock, patched = check_same(run, **FAST)
+    assert stock[1] > 0
+    assert chainer_fastpath.stats()['AdamRule.update_core_cpu'][
+        'fallback'] == {
+            ('function replaced' if owner.__name__.endswith('adam')
+             else 'method replaced'): 3 * 5}
+
+
+def test_grad_property_replaced_reallocates_as_stock():
+    # GradientMethod.update reads param.grad before and after the update to
+    # reallocate cleared gradients: a property of the user's is read as
+    # often, and a None it gives is a gradient reallocated over the real
+    # one.
+    import mock
+    original = chainer.Variable.__dict__['grad']
+
+    def run():
+        calls = []
+
+        def grad(self):
+            calls.append(self.name)
+            return None if self.name == 'b' else original.__get__(self)
+        with mock.patch.object(chainer.Variable, 'grad',
+                               property(grad, original.__set__)):
+            out = train('SGD', numpy.float32, steps=2)
+        return out, calls
+
+    stock, patched = check_same(run, **FAST)
+    assert stock[1]
+
+
+def test_state_property_replaced_is_read_as_stock():
+    # A state property of the user's that gives copies: stock's update then
+    # works on the copies, and the states keep their values.
+    import mock
+    original = chainer.optimizer.UpdateRule.__dict__['state']
+
+    def run():
+        model = Model(numpy.float32)
+        opt = OPTIMIZERS['MomentumSGD']().setup(model)
+        reads = []
+
+        def state(rule):
+            reads.append(rule.t)
+            return {k: v.copy() for k, v in original.__get__(rule).items()}
+        rng = numpy.random.RandomState(0)
+        for step in range(3):
+            for p in model.params():
+                p.grad = rng.standard_normal(p.shape).astype(numpy.float32)
+            if step == 0:
+                opt.update()    # the states made
+                continue
+            with mock.patch.object(chainer.optimizer.UpdateRule, 'state',
+                                   property(state)):
+                opt.update()
+        return snapshot(model, opt), reads
+
+    stock, patched = check_same(run, **FAST)
+    assert stock[1]
+
+
+def test_parameters_keep_their_attribute_values():
+    # Stock's update never reads a parameter's __dict__, which would give
+    # it a dict of its own: every later read of its attributes, the
+    # interpreter's and the compiled paths', would take the slow way.
+    from chainer_fastpath._core import _attrs
+
+    def run():
+        model = Model(numpy.float32)
+        train('Adam', numpy.float32, steps=2, model=lambda dtype: model)
+        return [_attrs.keeps_values(p) for p in model.params()]
+    stock, patched = check_same(run, **FAST)
+    assert all(stock) == _attrs.FAST
+
+
 def test_use_fp32_update():
     def setup(model, opt):
         opt.use_fp32_update()
