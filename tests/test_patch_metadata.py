@@ -128,3 +128,33 @@ def test_one_replacement_cannot_stand_for_two_originals():
     assert _patch._dressed(replacement, first, None) is replacement
     with pytest.raises(RuntimeError, match='already stands for'):
         _patch._dressed(replacement, second, None)
+
+
+# Module functions whose replacements word a call Python rejects as Cython
+# does (the README's known differences): the rest word it as stock.
+CYTHON_WORDED = {'force_array', 'sub', 'rsub', 'mul', 'n_step_rnn_impl',
+                 '_backprop_to_all'}
+
+
+def _error(f, *args, **kwargs):
+    try:
+        f(*args, **kwargs)
+    except Exception as e:
+        return type(e), str(e)
+    return None
+
+
+@pytest.mark.parametrize('name', sorted(
+    n for n, r in ROWS.items() if not isinstance(r.owner, type)))
+def test_module_function_rejects_bad_calls_in_stocks_words(name):
+    row = ROWS[name]
+    calls = [((), {}), ((None,) * 12, {}), ((), {'no_such_argument': 1})]
+    errors = [(_error(row.original, *a, **k),
+               _error(row.replacement, *a, **k)) for a, k in calls]
+    for stock, patched in errors:
+        assert stock is not None and patched is not None
+        assert stock[0] is patched[0]
+    if row.attribute in CYTHON_WORDED:
+        assert any(stock != patched for stock, patched in errors)
+    else:
+        assert [s for s, _ in errors] == [p for _, p in errors]
