@@ -282,38 +282,16 @@ static inline cfp_attr_way *cfp_attr_way_for(cfp_attr *a, PyObject *obj)
     return w->generic ? NULL : w;
 }
 
-/* The way of the two that cfp_attr_way_for keeps ``tp`` in (its own, or
- * the next where another class holds its own) that holds it, if either
- * does: a class displaced by a collision is found inline too. */
-static inline cfp_attr_way *cfp_way_holding(cfp_attr *a, PyTypeObject *tp)
-{
-    int i = cfp_way_of(tp);
-    cfp_attr_way *w = &a->ways[i];
-    return w->type == tp ? w : &a->ways[(i + 1) % CFP_ATTR_WAYS];
-}
-
 /* The way whose slot holds ``<name>`` for instances of ``obj``'s class,
  * where it is filled and current; NULL otherwise (the slow way decides).
  * A generic way has no slot (index -1). */
 static inline cfp_attr_way *cfp_attr_hit(cfp_attr *a, PyObject *obj)
 {
     PyTypeObject *tp = Py_TYPE(obj);
-    cfp_attr_way *w = cfp_way_holding(a, tp);
+    cfp_attr_way *w = &a->ways[cfp_way_of(tp)];
     if (w->type == tp && w->version == tp->tp_version_tag && w->index >= 0)
         return w;
     return NULL;
-}
-
-/* For the tests: whether the inline hit serves ``obj``, and the way a
- * class hashes to. */
-static inline int cfp_attr_inline_hit(PyObject *obj, cfp_attr *a)
-{
-    return cfp_attr_hit(a, obj) != NULL;
-}
-
-static inline int cfp_attr_way_index(PyTypeObject *tp)
-{
-    return cfp_way_of(tp);
 }
 
 /* The hit inline at every site (the compiler may decline ``inline`` in a
@@ -363,7 +341,7 @@ static CFP_NOINLINE PyObject *cfp_getattr_slow(PyObject *obj, cfp_attr *a)
 CFP_INLINE PyObject *cfp_getattr(PyObject *obj, cfp_attr *a)
 {
     PyTypeObject *tp = Py_TYPE(obj);
-    cfp_attr_way *w = cfp_way_holding(a, tp);
+    cfp_attr_way *w = &a->ways[cfp_way_of(tp)];
     if (w->type == tp && w->version == tp->tp_version_tag && !w->generic) {
         PyObject **values = cfp_values(obj);
         if (values != NULL) {
@@ -561,16 +539,6 @@ static inline int cfp_class_value(PyObject *obj, cfp_attr *a,
 static inline PyObject *cfp_attr_fast_read(PyObject *obj, cfp_attr *a)
 {
     return NULL;
-}
-
-static inline int cfp_attr_inline_hit(PyObject *obj, cfp_attr *a)
-{
-    return 0;
-}
-
-static inline int cfp_attr_way_index(PyTypeObject *tp)
-{
-    return 0;
 }
 
 static inline PyObject *cfp_getattr(PyObject *obj, cfp_attr *a)

@@ -16,8 +16,6 @@ from chainer_fastpath._core._attrs cimport (
 cdef extern from "_attrs.h":
     ctypedef struct PyTypeObject
     PyObject *cfp_attr_fast_read(object obj, cfp_attr *a)
-    bint cfp_attr_inline_hit(object obj, cfp_attr *a)
-    int cfp_attr_way_index(PyTypeObject *tp)
     PyObject **cfp_values(object obj)
     PyObject *cfp_dict(object obj)
     object cfp_shared_key_names(PyTypeObject *tp)
@@ -55,17 +53,6 @@ cdef class Site:
         """The value the cached way finds, or a miss (``_MISS``)."""
         cdef PyObject *v = cfp_attr_fast_read(obj, &self.attr)
         return _MISS if v == NULL else <object>v
-
-    def inline_hit(self, obj):
-        """Whether the hit inline at each site, without the out-of-line
-        fill, serves ``obj`` (its class has a current way)."""
-        return cfp_attr_inline_hit(obj, &self.attr)
-
-
-def way_of(type cls):
-    """The way of a cache that ``cls`` hashes to (0 where there are
-    none)."""
-    return cfp_attr_way_index(<PyTypeObject *>cls)
 
 
 _MISS = object()

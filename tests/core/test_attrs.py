@@ -287,27 +287,6 @@ def test_many_classes_through_one_site():
             assert Site('k', 'get').get(objs[i]) == i
 
 
-@pytest.mark.skipif(not _attrs.FAST, reason='the generic way only')
-def test_a_class_displaced_into_the_next_way_hits_inline():
-    # Two classes hashing to one way: the second is kept in the next way,
-    # and the hit inline at each site looks there too, not only the slow
-    # way (every access of such a class cost a call).
-    first = type('First', (), {})
-    while True:
-        second = type('Second', (), {})
-        if _attrs.way_of(second) == _attrs.way_of(first):
-            break
-    put = Site('v', 'set')
-    objs = [first(), second()]
-    for i, obj in enumerate(objs):
-        put.set(obj, i)     # fills the class's way
-    for i, obj in enumerate(objs):
-        put.set(obj, i + 10)
-        assert put.inline_hit(obj)
-        assert obj.v == i + 10
-        assert Site('v', 'get').get(obj) == i + 10
-
-
 def test_stores_once_the_shared_key_table_is_full():
     # CPython 3.11 shrinks a class's room for new shared keys with each
     # instance made, so in a program that makes many instances before
