@@ -42,6 +42,20 @@ cdef tuple _SHIFTS = tuple(
         ('DIVIDEBYZERO', FE_DIVBYZERO), ('OVERFLOW', FE_OVERFLOW),
         ('UNDERFLOW', FE_UNDERFLOW), ('INVALID', FE_INVALID)))
 cdef int _ALL = all_flags()
+# _SHIFTS, for watched() to read in C.
+cdef int _shift[4]
+cdef int _flag[4]
+
+
+cdef void _fill_shifts() except *:
+    cdef int i = 0
+    for shift, flag in _SHIFTS:
+        _shift[i] = shift
+        _flag[i] = flag
+        i += 1
+
+
+_fill_shifts()
 
 # A ufunc's ``extobj``: NumPy 1.x's default buffer size, every mode
 # 'ignore'. NumPy clears the flags before each loop and, with nothing to act
@@ -63,10 +77,10 @@ cdef int watched():
     if type(mask) is not int:
         return _ALL
     cdef long m = mask
-    cdef int flags = 0
-    for shift, flag in _SHIFTS:
-        if shift < 0 or (m >> <int>shift) & 7:
-            flags |= <int>flag
+    cdef int flags = 0, i
+    for i in range(4):
+        if _shift[i] < 0 or (m >> _shift[i]) & 7:
+            flags |= _flag[i]
     return flags
 
 

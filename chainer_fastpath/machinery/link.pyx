@@ -14,6 +14,10 @@ method, counted; the collection reads nothing stock would not.
 from chainer import link as link_module
 from chainer import variable
 
+from chainer_fastpath._core._attrs cimport (
+    cfp_attr, cfp_attr_enable, cfp_getattr as get, cfp_setattr as put,
+    get_site, set_site)
+from chainer_fastpath._core import _attrs
 from chainer_fastpath._core._audit cimport StockMethods, stock_replaced
 from chainer_fastpath._core._links cimport collect_params
 from chainer_fastpath._core._signature cimport Signature
@@ -26,6 +30,14 @@ cdef StockMethods _parameter_methods = StockMethods(
 cdef StockMethods _variable_methods = StockMethods(
     variable.Variable, ('cleargrad',))
 cdef Signature _signature = Signature(('self',))
+
+cfp_attr_enable(_attrs.FAST)
+cdef cfp_attr _get_has_chainerx = get_site('_has_chainerx_array')
+cdef cfp_attr _get_data = get_site('_data')
+cdef cfp_attr _set_grad_var = set_site('_grad_var')
+cdef cfp_attr _set_grad = set_site('_grad')
+cdef cfp_attr _set_grad_valid = set_site('_grad_valid')
+cdef cfp_attr _set_grad_initializer = set_site('_grad_initializer')
 
 cdef EntryStats _stats_cleargrads = _stats.entry('Link.cleargrads')
 cdef object _original = None
@@ -54,7 +66,7 @@ cdef str _reason(tuple bound, list params):
             return 'not a Parameter'
         if not _parameter_methods.found_by(param):
             return 'Parameter methods replaced'
-        if param._has_chainerx_array:
+        if get(param, &_get_has_chainerx):
             return 'chainerx'
     return None
 
@@ -68,8 +80,8 @@ def cleargrads(*args, **kwargs):
         return _original(*args, **kwargs)
     _stats_cleargrads.fast += 1
     for param in params:
-        param._grad_var = None
-        param._grad = None
-        param._grad_valid = True
-        if param._data[0] is None:
-            param._grad_initializer = None
+        put(param, &_set_grad_var, None)
+        put(param, &_set_grad, None)
+        put(param, &_set_grad_valid, True)
+        if get(param, &_get_data)[0] is None:
+            put(param, &_set_grad_initializer, None)

@@ -28,11 +28,16 @@ from chainer.optimizers import (
     ada_delta, ada_grad, adam, corrected_momentum_sgd, momentum_sgd, msvag,
     nesterov_ag, rmsprop, rmsprop_graves, sgd, smorms3)
 
+from chainer import _backend
+from chainer import backend as _backend_module
+
+from chainer_fastpath._core._attrs cimport (
+    cfp_attr, cfp_attr_enable, cfp_getattr as get, get_site, lookup_site)
+from chainer_fastpath._core import _attrs
 from chainer_fastpath._core._audit cimport (
-    StockFunctions, StockMethods, stock_replaced)
+    StockFunctions, StockMethods, method_is_at, stock_replaced)
 from chainer_fastpath._core._stats cimport EntryStats
 from chainer_fastpath._core import _stats
-from chainer_fastpath.optimizers._update cimport stock_cpu_device
 
 from cpython.float cimport PyFloat_AS_DOUBLE
 from cpython.mem cimport PyMem_RawFree, PyMem_RawMalloc
@@ -40,7 +45,7 @@ from cpython.object cimport PyObject, PyTypeObject
 from cpython.ref cimport Py_INCREF, Py_XDECREF
 from libc.float cimport FLT_MIN
 from libc.math cimport fabs, pow as c_pow, sqrt as c_sqrt, isfinite
-from libc.stdint cimport uint16_t
+from libc.stdint cimport uint16_t, uint64_t, uintptr_t
 from libc.string cimport memset
 
 from chainer_fastpath._core._fpe cimport (
@@ -52,8 +57,29 @@ from chainer_fastpath._core._ndarray cimport (
     CFP_NPY_HALF, CFP_NPY_WRITEABLE, cfp_byteorder, cfp_data, cfp_dims,
     cfp_flags, cfp_nd, cfp_typenum, numpy_struct_matches)
 
+from chainer_fastpath._core._dicts cimport (
+    cfp_dict_version, cfp_dict_item, cfp_item_memo)
+
 cdef extern from "Python.h":
     PyObject *_PyType_Lookup(PyTypeObject *type, object name)
+    Py_ssize_t PyDict_GET_SIZE(object d)
+
+cdef extern from *:
+    """
+    #include "_attrs.h"
+    /* The instance's own dict where it has one instead of values (its
+     * ``__dict__`` was asked for), for a class with managed attributes;
+     * else NULL: ask the generic way. */
+    static inline PyObject *cfp_managed_dict(PyObject *obj) {
+    #if CFP_ATTR_FAST
+        if (cfp_attr_enabled
+                && (Py_TYPE(obj)->tp_flags & Py_TPFLAGS_MANAGED_DICT))
+            return cfp_dict(obj);
+    #endif
+        return NULL;
+    }
+    """
+    PyObject *cfp_managed_dict(object obj)
 
 cdef extern from "_kernels.h" nogil:
     uint16_t cfp_f2h(float x)
@@ -92,6 +118,8 @@ DEF NOGIL_SIZE = 16384
 # Old values of at most this many doubles' bytes are saved on the stack.
 DEF STACK_SAVE = 2048
 
+cfp_attr_enable(_attrs.FAST)
+
 cdef object _ndarray = numpy.ndarray
 cdef object _np_float16 = numpy.float16
 cdef object _np_float32 = numpy.float32
@@ -115,19 +143,40 @@ cdef list _chain_dicts = None
 # __getattr__ recursion finds the names before the cycle, or raises), is
 # read by getattr.
 DEF _CHAIN_MAX = 16
+# Their versions when the chain was followed through them ('_parent' read).
+cdef uint64_t _chain_versions[_CHAIN_MAX]
+# A name's value in the last dict of a chain (the optimizer's own
+# Hyperparameter, which every rule's chain ends in), remembered while that
+# dict keeps its version: one memo per slot, chosen by the name (the names
+# are the kernels' constants, alive as long as the memos).
+DEF _MEMO_SLOTS = 32
+cdef cfp_item_memo _memos[_MEMO_SLOTS]
 
 
-cdef list _dicts_of(object hp):
+cdef inline object _hp_dict(object h):
+    """``h.__dict__`` of a Hyperparameter: its dict read where it has one
+    (see _attrs.h), without its class's ``__getattr__`` hook."""
+    cdef PyObject *d = cfp_managed_dict(h)
+    if d != NULL:
+        return <object>d
+    return h.__dict__
+
+
+cdef list _dicts_of(object hp, bint record):
     """The dicts of ``hp``'s chain of plain Hyperparameter objects, up to a
-    link of another kind; None for a chain longer than ``_CHAIN_MAX``."""
+    link of another kind; None for a chain longer than ``_CHAIN_MAX``.
+    With ``record``, the version each dict had when '_parent' was read in
+    it goes to ``_chain_versions``."""
     cdef list dicts = []
     cdef object h = hp
     while type(h) is _Hyperparameter:
         if len(dicts) == _CHAIN_MAX:
             return None
-        d = h.__dict__
+        d = _hp_dict(h)
         if type(d) is not dict:
             break
+        if record:
+            _chain_versions[len(dicts)] = cfp_dict_version(d)
         dicts.append(d)
         h = (<dict>d).get('_parent')
     return dicts
@@ -135,7 +184,7 @@ cdef list _dicts_of(object hp):
 
 cdef int _chain_begin(object hp) except -1:
     global _chain_hp, _chain_dicts
-    _chain_dicts = _dicts_of(hp)
+    _chain_dicts = _dicts_of(hp, True)
     _chain_hp = hp
     return 0
 
@@ -151,14 +200,35 @@ cdef inline object _hp(object hp, str name):
     Hyperparameter objects (read once per update for the rule's own). A name
     the class has (set on ``Hyperparameter`` itself) is found there before
     a parent's dict, or before any dict: read by getattr."""
-    cdef list dicts = _chain_dicts if hp is _chain_hp else _dicts_of(hp)
-    if (dicts is not None and _PyType_Lookup(
-            <PyTypeObject *>_Hyperparameter, name) is NULL):
-        for d in dicts:
-            v = (<dict>d).get(name, _MISSING)
-            if v is not _MISSING:
-                return v
+    cdef bint chain = hp is _chain_hp
+    cdef list dicts = _chain_dicts if chain else _dicts_of(hp, False)
+    cdef Py_ssize_t i, last
+    cdef PyObject *v
+    if (dicts is None or _PyType_Lookup(
+            <PyTypeObject *>_Hyperparameter, name) is not NULL):
+        return getattr(hp, name)
+    last = len(dicts) - 1
+    for i in range(last + 1):
+        d = dicts[i]
+        if i == last:
+            v = cfp_dict_item(&_memos[_slot(name)], d, name)
+            if v != NULL:
+                return <object>v
+        elif (chain and PyDict_GET_SIZE(d) == 1
+                and cfp_dict_version(d) == _chain_versions[i] != 0):
+            # Unchanged since the chain was followed through its
+            # '_parent': its one key (a rule's own Hyperparameter, with
+            # nothing set on it).
+            continue
+        else:
+            value = (<dict>d).get(name, _MISSING)
+            if value is not _MISSING:
+                return value
     return getattr(hp, name)
+
+
+cdef inline int _slot(str name):
+    return <int>((<uintptr_t><PyObject *>name >> 4) % _MEMO_SLOTS)
 
 
 cdef int _num(object x, double *out, bint *is_int) except -1:
@@ -529,26 +599,60 @@ cdef str _launch(int rule, Arrays *A, double *s, int *f, bint in_place,
 
 
 # --------------------------------------------------------------------------
-# Parameters and states
+# Parameters, states and the device
 
 cdef object _Parameter = chainer.Parameter
 cdef object _Variable = chainer.Variable
 cdef object _CpuDevice = _cpu.CpuDevice
+
+# What the compiled updates read of a Parameter and its rule, through the
+# attribute caches (_core/_attrs.h): the generic read's result, in a few
+# instructions while the class keeps its version.
+cdef cfp_attr _get_layout = get_site('_layout')
+cdef cfp_attr _get_has_chainerx = get_site('_has_chainerx_array')
+cdef cfp_attr _get_grad_valid = get_site('_grad_valid')
+cdef cfp_attr _get_grad_var = get_site('_grad_var')
+cdef cfp_attr _get_grad = get_site('_grad')
+cdef cfp_attr _get_data = get_site('_data')
+cdef cfp_attr _get_node = get_site('_node')
+cdef cfp_attr _get_device = get_site('_device')
+cdef cfp_attr _get_state = get_site('_state')
+cdef cfp_attr _get_hyperparam = get_site('hyperparam')
+cdef cfp_attr _get_t = get_site('t')
+cdef cfp_attr _update_core_cpu_site = lookup_site('update_core_cpu')
+
+# What stock's _init_states and update_core call on the CPU device at every
+# update (its context, a send of each state array) and the lean paths
+# skip: only while they are stock's.
+cdef StockMethods _cpu_methods = StockMethods(
+    _CpuDevice, ('send', 'send_array', 'create_context'))
+cdef StockFunctions _device_functions = StockFunctions((
+    (chainer, 'using_device'), (chainer, 'get_array_types'),
+    (_backend_module, 'get_device'), (_backend, '_convert_arrays'),
+    (_cpu, '_array_to_cpu')))
+
+
+cdef bint stock_cpu_device(object dev) except -1:
+    """Whether entering ``chainer.using_device(dev)`` of a CpuDevice, and
+    sending arrays to it, are stock's no-ops: neither its methods nor the
+    functions stock calls were replaced."""
+    return _cpu_methods.found_by(dev) and _device_functions.unchanged()
 
 
 cdef inline bint _plain(object param):
     """A NumPy Variable/Parameter with standard layout: its ``grad`` and
     ``data`` properties reduce to the attribute reads below."""
     return ((type(param) is _Parameter or type(param) is _Variable)
-            and param._layout is None and not param._has_chainerx_array)
+            and get(param, &_get_layout) is None
+            and not get(param, &_get_has_chainerx))
 
 
 cdef inline object _grad(object param, bint plain):
     """``param.grad``"""
-    if plain and param._grad_valid:
-        gv = param._grad_var
+    if plain and get(param, &_get_grad_valid):
+        gv = get(param, &_get_grad_var)
         if gv is None:
-            return param._grad
+            return get(param, &_get_grad)
         # ``gv.array``: the gradient Variable the backward engine leaves.
         if _plain(gv):
             return _data(gv, True)
@@ -558,7 +662,7 @@ cdef inline object _grad(object param, bint plain):
 cdef inline object _data(object param, bint plain):
     """``param.data``"""
     if plain:
-        return param._data[0]
+        return get(param, &_get_data)[0]
     return param.data
 
 
@@ -566,14 +670,14 @@ cdef inline void _set_data(object param, object data, bint plain) except *:
     """``param.data = data`` where ``data`` is already param's array:
     the setter only refreshes the node's dtype and shape."""
     if plain:
-        node = param._node
+        node = get(param, &_get_node)
         if node.dtype is data.dtype and node.shape == data.shape:
             return
     param.data = data
 
 
 cdef inline object _state(object rule, str key):
-    st = rule._state
+    st = get(rule, &_get_state)
     if type(st) is not dict:
         return _MISSING
     return (<dict>st).get(key, _MISSING)
@@ -654,7 +758,7 @@ cdef class _Kernel:
                     if r is not None:
                         break
             if r is None:
-                hp = rule.hyperparam
+                hp = get(rule, &_get_hyperparam)
                 try:
                     _chain_begin(hp)
                     r = self.scalars(rule, hp, &A, s, f)
@@ -768,7 +872,7 @@ cdef object _alpha_t(object rule, object hp):
     alpha = _hp(hp, 'alpha')
     beta1 = _hp(hp, 'beta1')
     beta2 = _hp(hp, 'beta2')
-    tt = rule.t
+    tt = get(rule, &_get_t)
     if (type(alpha) is float and type(beta1) is float
             and type(beta2) is float and type(tt) is int and tt != 0):
         a = PyFloat_AS_DOUBLE(alpha)
@@ -801,7 +905,7 @@ cdef class _Adam(_Kernel):
                 return r
         else:
             A.lo[4] = NULL       # the kernel's vhat: none
-        tt = rule.t
+        tt = get(rule, &_get_t)
         if type(tt) is not int or tt == 0:
             return 't'
         if bound and 'initial_alpha' not in rule.__dict__:
@@ -934,6 +1038,16 @@ cdef tuple _KERNELS = (
 cdef dict _kernel_of = {k.rule_class: k for k in _KERNELS}
 
 
+cdef object update_core_cpu(object rule, object param):
+    """``rule.update_core_cpu(param)``: the kernel itself where the rule's
+    class has its drop-in and the rule does not shadow it."""
+    k = _kernel_of.get(type(rule))
+    if k is not None and method_is_at(rule, &_update_core_cpu_site,
+                                      (<_Kernel>k).replacement):
+        return (<_Kernel>k).update(rule, param)
+    return rule.update_core_cpu(param)
+
+
 # --------------------------------------------------------------------------
 # Optimizer hooks
 
@@ -964,7 +1078,7 @@ cdef class _WeightDecay:
         if data is None or grad is None:
             self.stats.fast += 1
             return None
-        dev = param._device
+        dev = get(param, &_get_device)
         if dev is None:
             dev = param.device
         if type(dev) is not _CpuDevice or not stock_cpu_device(dev):

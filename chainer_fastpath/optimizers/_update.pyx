@@ -13,18 +13,24 @@ import functools
 import numpy
 
 import chainer
-from chainer import _backend
-from chainer import backend as _backend_module
 from chainer import optimizer as _opt
 from chainer import variable as _variable
 from chainer.backends import _cpu
 
+from chainer_fastpath._core._attrs cimport (
+    cfp_attr, cfp_attr_enable, cfp_getattr as get, cfp_setattr as put,
+    get_site, lookup_site, set_site)
+from chainer_fastpath._core import _attrs
 from chainer_fastpath._core._audit cimport (
-    StockFunctions, StockMethods, stock_replaced)
+    StockMethods, method_is_at, stock_replaced)
 from chainer_fastpath._core._links cimport collect_params
 from chainer_fastpath._core._config cimport debug_mode
 from chainer_fastpath._core._stats cimport EntryStats
 from chainer_fastpath._core import _stats
+from chainer_fastpath.optimizers._kernels cimport (
+    stock_cpu_device, update_core_cpu)
+
+cfp_attr_enable(_attrs.FAST)
 
 cdef EntryStats _st_rule = _stats.entry('UpdateRule.update')
 cdef EntryStats _st_method = _stats.entry('GradientMethod.update')
@@ -55,16 +61,30 @@ cdef object _s_update_loss_scale = _opt.Optimizer.__dict__['update_loss_scale']
 
 cdef str _ALLOW = 'allow_array_access_with_nonstandard_layout'
 
-# What stock's _init_states and update_core call on the CPU device at every
-# update (its context, a send of each state array) and the lean path
-# skips: only while they are stock's.
-cdef StockMethods _cpu_methods = StockMethods(
-    _CpuDevice, ('send', 'send_array', 'create_context'))
 cdef StockMethods _param_methods = StockMethods(_Parameter, ('update',))
-cdef StockFunctions _device_functions = StockFunctions((
-    (chainer, 'using_device'), (chainer, 'get_array_types'),
-    (_backend_module, 'get_device'), (_backend, '_convert_arrays'),
-    (_cpu, '_array_to_cpu')))
+cdef StockMethods _rule_methods = StockMethods(
+    _UpdateRule,
+    ('update_core', '_init_states', 'state', '_UpdateRule__update'))
+
+# What the lean paths read and write of a rule and a parameter, through the
+# attribute caches (_core/_attrs.h): the generic access's result, in a few
+# instructions while the class keeps its version.
+cdef cfp_attr _get_enabled = get_site('enabled')
+cdef cfp_attr _get_t = get_site('t')
+cdef cfp_attr _set_t = set_site('t')
+cdef cfp_attr _get_hookable = get_site('_hookable')
+cdef cfp_attr _get_use_fp32 = get_site('_use_fp32_update')
+cdef cfp_attr _get_state = get_site('_state')
+cdef cfp_attr _get_has_chainerx = get_site('_has_chainerx_array')
+cdef cfp_attr _get_data = get_site('_data')
+cdef cfp_attr _get_device = get_site('_device')
+cdef cfp_attr _get_loss_scale = get_site('_loss_scale')
+cdef cfp_attr _get_grad_valid = get_site('_grad_valid')
+cdef cfp_attr _get_grad_var = get_site('_grad_var')
+cdef cfp_attr _get_grad = get_site('_grad')
+cdef cfp_attr _get_layout = get_site('_layout')
+cdef cfp_attr _get_update_rule = get_site('update_rule')
+cdef cfp_attr _update_site = lookup_site('update')
 
 TARGETS = ((_UpdateRule, 'update'), (_GradientMethod, 'update'))
 
@@ -86,31 +106,66 @@ def bind(owner, attribute, original):
     raise KeyError((owner, attribute))
 
 
-cdef bint stock_cpu_device(object dev) except -1:
-    """Whether entering ``chainer.using_device(dev)`` of a CpuDevice, and
-    sending arrays to it, are stock's no-ops: neither its methods nor the
-    functions stock calls were replaced."""
-    return _cpu_methods.found_by(dev) and _device_functions.unchanged()
-
-
 # --------------------------------------------------------------------------
 # UpdateRule.update
 
-cdef inline bint _hooks_empty(object hookable, str timing):
-    """True when ``hookable.call_hooks(timing, ...)`` would call nothing."""
+cdef cfp_attr _get_pre_hooks = get_site('_pre_update_hooks')
+cdef cfp_attr _get_post_hooks = get_site('_post_update_hooks')
+cdef cfp_attr _update_core_site = lookup_site('update_core')
+
+
+cdef inline bint _hooks_empty(object hookable, bint pre) except -1:
+    """True when ``hookable.call_hooks(timing, ...)`` would call nothing
+    (timing 'pre' or 'post')."""
     if type(hookable) is not _Hookable:
         return False
-    hooks = hookable.__dict__.get(
-        '_pre_update_hooks' if timing == 'pre' else '_post_update_hooks')
+    try:
+        hooks = get(hookable, &_get_pre_hooks if pre else &_get_post_hooks)
+    except AttributeError:
+        return False        # stock's call_hooks raises it
     return hooks is not None and len(hooks) == 0
 
 
 cdef inline object _device(object param):
     """``param.device`` of a plain Variable/Parameter (a cached value)."""
-    dev = param._device
+    dev = get(param, &_get_device)
     if dev is None:
         return param.device
     return dev
+
+
+# The flag ``variable._AllowArrayAccessWithNonstandardLayout`` sets, in the
+# calling thread's dict of ``variable._thread_local`` (a ``_thread._local``
+# answers ``__dict__`` with it): what setting the attribute stores there.
+cdef type _local = type(_thread_local)
+cdef bint _local_dict_is_store = _local.__module__ == '_thread' and (
+    _local.__name__ == '_local')
+
+
+cdef inline dict _allow_store():
+    """The calling thread's dict of ``_thread_local``, or None where setting
+    the attribute may do more than store it there."""
+    if _local_dict_is_store:
+        d = _thread_local.__dict__
+        if type(d) is dict:
+            return <dict>d
+    return None
+
+
+cdef inline object _allow_set(dict store, object value):
+    """Sets the flag to ``value``; returns what it was (False where unset,
+    as ``variable._allow_array_access_with_nonstandard_layout`` reads it).
+    """
+    if store is not None:
+        old = store.get(_ALLOW, False)
+        store[_ALLOW] = value
+        return old
+    try:
+        old = getattr(_thread_local, _ALLOW)
+    except AttributeError:
+        old = False
+    setattr(_thread_local, _ALLOW, value)
+    return old
 
 
 cdef str _rule_check(object self, object param):
@@ -118,10 +173,9 @@ cdef str _rule_check(object self, object param):
     cdef object cls = type(self)
     if type(param) is not _Parameter and type(param) is not _Variable:
         return 'Variable subclass'
-    if param._has_chainerx_array:
+    if get(param, &_get_has_chainerx):
         return 'chainerx'
-    d = param._data
-    arr = d[0]
+    arr = get(param, &_get_data)[0]
     if arr is not None and type(arr) is not _ndarray:
         return 'not a numpy.ndarray'
     dev = _device(param)
@@ -129,17 +183,18 @@ cdef str _rule_check(object self, object param):
         return 'device'
     if not stock_cpu_device(dev):
         return 'device methods replaced'
-    if self._use_fp32_update:
+    if get(self, &_get_use_fp32):
         return 'use_fp32_update'
-    sd = self.__dict__
-    if ('update_core' in sd or '_init_states' in sd or '_hookable' not in sd
-            or '_UpdateRule__update' in sd):
-        return 'instance override'
-    if (getattr(cls, '_init_states') is not _s_init_states
-            or getattr(cls, 'state') is not _s_state
-            or getattr(cls, '_UpdateRule__update', None)
-            is not _s_private_update):
+    if not _rule_methods.found_by(self):
+        sd = self.__dict__
+        if ('update_core' in sd or '_init_states' in sd
+                or '_UpdateRule__update' in sd):
+            return 'instance override'
         return 'UpdateRule subclass'
+    try:
+        get(self, &_get_hookable)
+    except AttributeError:
+        return 'instance override'      # stock raises after some work
     # The lean body reads the parameter past its properties.
     return stock_replaced()
 
@@ -147,20 +202,17 @@ cdef str _rule_check(object self, object param):
 cdef object _rule_update(object self, object param):
     """The lean body; the caller checked ``_rule_check``."""
     cdef bint is_initialized
-    cdef object hookable = self._hookable
-    cdef object cls = type(self)
-    self.t += 1
-    tl = _thread_local
+    cdef object hookable = get(self, &_get_hookable)
+    t = get(self, &_get_t)
+    t += 1
+    put(self, &_set_t, t)
+    cdef dict store = _allow_store()
+    old = _allow_set(store, True)
     try:
-        old = getattr(tl, _ALLOW)
-    except AttributeError:
-        old = False
-    setattr(tl, _ALLOW, True)
-    try:
-        is_initialized = param._data[0] is not None
-        loss_scale = param._loss_scale
+        is_initialized = get(param, &_get_data)[0] is not None
+        loss_scale = get(param, &_get_loss_scale)
         if is_initialized:
-            state = self._state
+            state = get(self, &_get_state)
             init = True
             if type(state) is dict:
                 init = False
@@ -172,24 +224,22 @@ cdef object _rule_update(object self, object param):
                 self._init_states(param)
             if loss_scale is not None:
                 param.grad /= loss_scale
-        if not _hooks_empty(hookable, 'pre'):
+        if not _hooks_empty(hookable, True):
             hookable.call_hooks('pre', args=(self, param,))
-        if (getattr(cls, 'update_core') is _s_update_core
-                and 'update_core' not in self.__dict__
+        if (method_is_at(self, &_update_core_site, _s_update_core)
                 and type(_device(param)) is _CpuDevice):
             # stock update_core: `with using_device(cpu)` is a no-op
-            self.update_core_cpu(param)
+            update_core_cpu(self, param)
         else:
             self.update_core(param)
-        if not _hooks_empty(hookable, 'post'):
+        if not _hooks_empty(hookable, False):
             hookable.call_hooks('post', args=(self, param,))
     finally:
-        setattr(tl, _ALLOW, old)
+        _allow_set(store, old)
 
 
-def update_rule_update(self, param):
-    """Drop-in for ``UpdateRule.update``."""
-    if not self.enabled:
+cdef object _rule_update_entry(object self, object param):
+    if not get(self, &_get_enabled):
         _st_rule.fast += 1
         return
     reason = _rule_check(self, param)
@@ -200,25 +250,37 @@ def update_rule_update(self, param):
     _rule_update(self, param)
 
 
+def update_rule_update(self, param):
+    """Drop-in for ``UpdateRule.update``."""
+    return _rule_update_entry(self, param)
+
+
 # --------------------------------------------------------------------------
 # GradientMethod.update
 
+cdef StockMethods _method_methods = StockMethods(
+    _GradientMethod,
+    ('reallocate_cleared_grads', 'check_nan_in_grads', 'call_hooks',
+     'is_safe_to_update', 'update_loss_scale'))
+cdef cfp_attr _get_target = get_site('target')
+cdef cfp_attr _get_dynamic = get_site('_loss_scaling_is_dynamic')
+cdef cfp_attr _get_isnan = get_site('_loss_scaling_isnan')
+cdef cfp_attr _set_isnan = set_site('_loss_scaling_isnan')
+
+
 cdef str _method_check(object self):
-    cdef object cls = type(self)
-    sd = self.__dict__
-    for name in ('reallocate_cleared_grads', 'check_nan_in_grads',
-                 'call_hooks', 'is_safe_to_update', 'update_loss_scale'):
-        if name in sd:
-            return 'instance override'
-    if (getattr(cls, 'reallocate_cleared_grads') is not _s_realloc
-            or getattr(cls, 'check_nan_in_grads') is not _s_check_nan
-            or getattr(cls, 'call_hooks') is not _s_call_hooks
-            or getattr(cls, 'is_safe_to_update') is not _s_is_safe
-            or getattr(cls, 'update_loss_scale') is not _s_update_loss_scale):
+    if not _method_methods.found_by(self):
+        sd = self.__dict__
+        for name in _method_methods.names:
+            if name in sd:
+                return 'instance override'
         return 'GradientMethod subclass'
-    if self.target is None or self._hookable is None:
+    if get(self, &_get_target) is None:
         return 'not set up'
-    if type(self._hookable) is not _OptimizerHookable:
+    h = get(self, &_get_hookable)
+    if h is None:
+        return 'not set up'
+    if type(h) is not _OptimizerHookable:
         return 'hookable'
     return None
 
@@ -226,19 +288,19 @@ cdef str _method_check(object self):
 cdef bint _all_have_grads(list params) except -1:
     """True when stock ``reallocate_cleared_grads`` would allocate nothing."""
     for p in params:
-        if type(p) is not _Parameter or p._has_chainerx_array:
+        if type(p) is not _Parameter or get(p, &_get_has_chainerx):
             return False
-        if p._data[0] is None:
+        if get(p, &_get_data)[0] is None:
             continue        # namedparams(False) skips it
-        if not p._grad_valid:
+        if not get(p, &_get_grad_valid):
             return False    # let stock raise through the property
-        gv = p._grad_var
+        gv = get(p, &_get_grad_var)
         if gv is None:
-            if p._grad is None:
+            if get(p, &_get_grad) is None:
                 return False
-        elif type(gv) is not _Variable or gv._has_chainerx_array:
+        elif type(gv) is not _Variable or get(gv, &_get_has_chainerx):
             return False    # let stock read it through the property
-        elif (<list>gv._data)[0] is None:
+        elif (<list>get(gv, &_get_data))[0] is None:
             return False    # ``grad_var.array``: None
     return True
 
@@ -249,12 +311,14 @@ cdef inline void _realloc(object self, list params) except *:
         self.reallocate_cleared_grads()
 
 
-cdef inline bint _opt_hooks_empty(object self, str timing):
-    h = self._hookable
+cdef inline bint _opt_hooks_empty(object self, bint pre) except -1:
+    h = get(self, &_get_hookable)
     if type(h) is not _OptimizerHookable:
         return False
-    hooks = h.__dict__.get(
-        '_pre_update_hooks' if timing == 'pre' else '_post_update_hooks')
+    try:
+        hooks = get(h, &_get_pre_hooks if pre else &_get_post_hooks)
+    except AttributeError:
+        return False        # stock's call_hooks raises it
     return hooks is not None and len(hooks) == 0
 
 
@@ -281,31 +345,33 @@ def gradient_method_update(self, lossfun=None, *args, **kwds):
         del loss
 
     params = []
-    if not collect_params(self.target, params):
+    if not collect_params(get(self, &_get_target), params):
         _st_method.fallback('Link overrides params')
         return _finish_stock(self)
     _st_method.fast += 1
 
     _realloc(self, params)
     # check_nan_in_grads
-    if self._loss_scaling_is_dynamic:
+    if get(self, &_get_dynamic):
         self.check_nan_in_grads()
     else:
-        self._loss_scaling_isnan = False
-    if not _opt_hooks_empty(self, 'pre'):
+        put(self, &_set_isnan, False)
+    if not _opt_hooks_empty(self, True):
         self.call_hooks('pre')
         params = []
-        if not collect_params(self.target, params):
+        if not collect_params(get(self, &_get_target), params):
             return _finish_stock(self, hooks_done=True)
 
-    self.t += 1
-    if not self._loss_scaling_isnan:
+    t = get(self, &_get_t)
+    t += 1
+    put(self, &_set_t, t)
+    if not get(self, &_get_isnan):
         _update_params(params)
 
     _realloc(self, params)
-    if not _opt_hooks_empty(self, 'post'):
+    if not _opt_hooks_empty(self, False):
         self.call_hooks('post')
-    if self._loss_scaling_is_dynamic:
+    if get(self, &_get_dynamic):
         self.update_loss_scale()
 
 
@@ -319,15 +385,15 @@ cdef object _update_params(list params):
                 or not _param_methods.found_by(param)):
             param.update()
             continue
-        rule = param.update_rule
+        rule = get(param, &_get_update_rule)
         if rule is None:
             continue
-        if param._layout is not None and not rule.is_elementwise:
+        if (get(param, &_get_layout) is not None
+                and not rule.is_elementwise):
             param.update()      # raises as stock does
             continue
-        if (getattr(type(rule), 'update', None) is update_rule_update
-                and 'update' not in rule.__dict__):
-            update_rule_update(rule, param)
+        if method_is_at(rule, &_update_site, update_rule_update):
+            _rule_update_entry(rule, param)
         else:
             rule.update(param)
 

@@ -329,6 +329,90 @@ def test_hyperparameter_chain_read_at_each_update(chain):
         'fast': 10 * 5, 'fallback': {}}
 
 
+@pytest.mark.parametrize('name', ['Adam', 'MomentumSGD', 'RMSpropGraves'])
+def test_hyperparameters_changed_between_updates(name):
+    # The optimizer's values are remembered while its dict keeps its
+    # version, a rule's own link skipped while it holds only its parent:
+    # each change below, made between updates, is seen as stock sees it.
+    def changes(model, opt, step):
+        rule = model.l1.W.update_rule
+        hp = opt.hyperparam
+        if step == 1:
+            for key, value in list(vars(hp).items()):
+                if type(value) is float:
+                    setattr(hp, key, value * 0.5)
+        elif step == 2:
+            for key, value in list(vars(hp).items()):
+                if type(value) is float:
+                    setattr(rule.hyperparam, key, value * 0.25)
+        elif step == 3:
+            for key in list(vars(rule.hyperparam)):
+                if key != '_parent':
+                    delattr(rule.hyperparam, key)
+        elif step == 4:
+            own = dict(vars(hp))
+            own['_parent'] = hp
+            rule.hyperparam.__dict__ = own
+        elif step == 5:
+            rule.hyperparam.__dict__ = {'_parent': hp}
+            for key, value in list(vars(hp).items()):
+                if type(value) is float:
+                    hp.__dict__[key] = value * 2
+
+    def run():
+        model = Model(numpy.float32)
+        opt = OPTIMIZERS[name]()
+        opt.setup(model)
+        rng = numpy.random.RandomState(1)
+        for step in range(7):
+            changes(model, opt, step)
+            for p in model.params():
+                p.grad = rng.standard_normal(p.shape).astype(numpy.float32)
+            opt.update()
+        return snapshot(model, opt)
+    check_same(run, **FAST)
+    rule = type(OPTIMIZERS[name]().create_update_rule()).__name__
+    assert chainer_fastpath.stats()[rule + '.update_core_cpu'] == {
+        'fast': 7 * 5, 'fallback': {}}
+
+
+def test_array_access_flag_as_stock_sets_it():
+    # UpdateRule.update runs its body in
+    # _AllowArrayAccessWithNonstandardLayout: hooks and a replaced
+    # update_core see the flag set, and it is put back after each update.
+    from chainer import variable
+
+    seen = []
+
+    def flag():
+        return variable._allow_array_access_with_nonstandard_layout()
+
+    def setup(model, opt):
+        def pre(rule, param):
+            seen.append(('pre', flag()))
+
+        def post(rule, param):
+            seen.append(('post', flag()))
+        model.l1.W.update_rule.add_hook(pre, name='pre', timing='pre')
+        model.l1.b.update_rule.add_hook(post, name='post', timing='post')
+        rule = model.l2.W.update_rule
+        core = rule.update_core
+
+        def update_core(param):
+            seen.append(('core', flag()))
+            return core(param)
+        rule.update_core = update_core
+        opt.add_hook(lambda o: seen.append(('opt', flag())), name='o')
+
+    def run():
+        del seen[:]
+        return train('Adam', numpy.float32, steps=3, setup=setup), \
+            list(seen), flag()
+    stock, patched = check_same(run, **FAST)
+    assert ('pre', True) in stock[1] and ('core', True) in stock[1]
+    assert ('opt', False) in stock[1] and stock[2] is False
+
+
 def test_hyperparameter_set_on_the_class():
     # A name set on Hyperparameter itself is found on the rule's own link,
     # before the optimizer's dict that holds it too (an outside probe: the

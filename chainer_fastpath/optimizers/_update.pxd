@@ -1,1 +1,0 @@
-cdef bint stock_cpu_device(object dev) except -1
