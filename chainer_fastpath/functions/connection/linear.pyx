@@ -34,6 +34,7 @@ from chainer_fastpath._core._ndarray cimport (
     CFP_NPY_HALF, builtin_typenum, cfp_c_aligned, cfp_data, cfp_descr_of,
     cfp_dims, cfp_flags, cfp_nd, numpy_struct_matches, new_shaped)
 from chainer_fastpath._core._objects cimport node_data
+from chainer_fastpath._core._reductions cimport sum_middle
 from chainer_fastpath._core._registry cimport NOT_HANDLED, compiled, nodeless
 from chainer_fastpath._core._ufunc_loop cimport add_loop
 from chainer_fastpath._core._retained cimport array_of, requires_grad_of
@@ -160,7 +161,11 @@ cdef object _backward(object func, tuple indexes, tuple grad_outputs):
         gW = _cast(dot(gy_c.T, x) if gW is None else gW, W)
         ret.append(new_grad(gW, requires_grad_of(x_node) or gy_rg))
     if 2 in indexes:
-        gb = numpy.asarray(_add_reduce(gy, (0,), None, None, False))
+        # Sum's forward: the rows added in NumPy's order, in C where
+        # sum_middle can (gy C-contiguous, float32 or float64).
+        gb = sum_middle(gy, 0, False)
+        if gb is None:
+            gb = numpy.asarray(_add_reduce(gy, (0,), None, None, False))
         ret.append(new_grad(gb, gy_rg))
     return ret
 

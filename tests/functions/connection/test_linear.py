@@ -134,6 +134,39 @@ def test_odd_output_gradient_with_bias_is_stocks(dtype, scale, layout,
         'case left to stock: LinearFunction': 1}
 
 
+@pytest.mark.parametrize('dtype', [numpy.float16, numpy.float32,
+                                   numpy.float64])
+@pytest.mark.parametrize('gy_kind', ['signed_zeros', 'subnormals',
+                                     'fortran', 'one_row', 'one_column'])
+def test_bias_gradient_bits(dtype, gy_kind, patched_stats):
+    # The bias gradient is Sum's forward, the rows of gy added in NumPy's
+    # order: in C for a C-contiguous float32 or float64 gy, else NumPy's.
+    rows, units = {'one_row': (1, 5), 'one_column': (4, 1)}.get(
+        gy_kind, (3, 5))
+
+    def fn():
+        x, W, b = _v(rows, 4, dtype=dtype), _v(units, 4, dtype=dtype), _v(
+            units, dtype=dtype)
+        y = F.linear(x, W, b)
+        gy = numpy.random.uniform(-1, 1, (rows, units)).astype(dtype)
+        if gy_kind == 'signed_zeros':
+            gy[:, 0] = -0.0
+            gy[0, 1], gy[1:, 1] = -0.0, 0.0
+            gy[:, 2] = [0.0, -0.0, -0.0]
+        elif gy_kind == 'subnormals':
+            gy *= numpy.finfo(dtype).tiny / 4
+        elif gy_kind == 'fortran':
+            gy = numpy.asfortranarray(gy)
+        y.grad = gy
+        y.backward()
+        return grad_vars(x, W, b)
+    check_same(fn)
+    # The check for a quiet sum reads a float32 or float64 gy as C floats.
+    left = gy_kind == 'fortran' and dtype != numpy.float16
+    assert patched_stats(fn)['fallback'] == (
+        {'case left to stock: LinearFunction': 1} if left else {})
+
+
 def test_linear_static_method_patched_on_the_class_is_called(monkeypatch):
     chainer_fastpath.enable()
     calls = []
