@@ -23,7 +23,7 @@ from chainer_fastpath._backward.graph_reads cimport is_plain_variable
 from chainer_fastpath._core._attrs cimport cfp_attr_enable
 from chainer_fastpath._core import _attrs
 from chainer_fastpath._core._audit cimport StockMethods, stock_replaced
-from chainer_fastpath._core._config cimport ConfigView
+from chainer_fastpath._core._config cimport ConfigView, PerThread
 from chainer_fastpath._core._fpe cimport acts, quiet_into
 from chainer_fastpath._core._ndarray cimport cfp_nd
 from chainer_fastpath._core._objects cimport new_variable
@@ -45,6 +45,11 @@ cdef type _Parameter = chainer.Parameter
 cdef object _using_device = chainer.using_device
 cdef type _CpuDevice = backend.CpuDevice
 cdef object _config = chainer.config
+# The calling thread's dict of the configuration's thread-local object,
+# where ``using_config`` sets and deletes its value (see _core/_config).
+cdef PerThread _config_local = PerThread(_config._local)
+cdef str _ENABLE_BACKPROP = 'enable_backprop'
+cdef object _MISSING = object()
 
 cdef EntryStats _stats_backward = _stats.entry('Variable.backward')
 cdef EntryStats _stats_to_all = _stats.entry('_backprop._backprop_to_all')
@@ -241,9 +246,34 @@ cdef object _backward(self, retain_grad, enable_double_backprop,
         grad_var = self.grad_var
         self.grad_var = None
 
-    # ``with chainer.using_config('enable_backprop', ...)``, inlined.
+    # ``with chainer.using_config('enable_backprop', ...)``, inlined: the
+    # value set in, and put back or deleted from, the thread's dict of the
+    # thread-local object, which is what setting its attribute does.
     local = _config._local
-    cdef bint was_local = hasattr(local, 'enable_backprop')
+    cdef dict d = (_config_local.get() if local is _config_local.local
+                   and _config_local.cacheable else None)
+    if d is None:
+        _backprop_with_local_attribute(local, node, grad_var, retain_grad,
+                                       enable_double_backprop, loss_scale)
+        return
+    old = d.get(_ENABLE_BACKPROP, _MISSING)
+    d[_ENABLE_BACKPROP] = enable_double_backprop
+    try:
+        backprop([(node, grad_var)], retain_grad, loss_scale)
+    finally:
+        if old is not _MISSING:
+            d[_ENABLE_BACKPROP] = old
+        elif _ENABLE_BACKPROP in d:
+            del d[_ENABLE_BACKPROP]
+        else:
+            delattr(local, _ENABLE_BACKPROP)    # raises as stock's does
+
+
+cdef object _backprop_with_local_attribute(object local, object node,
+                                           object grad_var, object retain_grad,
+                                           object enable_double_backprop,
+                                           object loss_scale):
+    cdef bint was_local = hasattr(local, _ENABLE_BACKPROP)
     if was_local:
         old = local.enable_backprop
     local.enable_backprop = enable_double_backprop

@@ -243,3 +243,66 @@ def test_one_element_loss_warning_calls_a_mocked_warn(monkeypatch):
         return [(str(m), c) for m, c in calls]
     stock, patched = check_same(fn)
     assert len(stock) == 2
+
+
+class _SeesConfig(chainer.FunctionNode):
+    """Records what a backward sees of ``enable_backprop``; with ``delete``
+    also deletes the thread's value, which the backward had set."""
+
+    def __init__(self, seen, delete=False):
+        self.seen = seen
+        self.delete = delete
+
+    def forward(self, inputs):
+        return inputs[0] * 2,
+
+    def backward(self, indexes, grad_outputs):
+        local = chainer.config._local
+        self.seen.append((chainer.config.enable_backprop,
+                          hasattr(local, 'enable_backprop')))
+        if self.delete:
+            del chainer.config.enable_backprop
+        return grad_outputs[0] * 2,
+
+
+@pytest.mark.parametrize('outer', ['unset', True, False])
+@pytest.mark.parametrize('double', [False, True])
+@pytest.mark.parametrize('where', ['main', 'thread', 'deleted'])
+def test_enable_backprop_as_using_config_sets_it(outer, double, where):
+    # backward runs in ``using_config('enable_backprop', double)``: set in
+    # the thread's configuration, put back or deleted after; deleted by the
+    # backward itself, stock's delattr raises at the end.
+    import threading
+
+    def body(seen):
+        x = _v(3)
+        y = F.sum(_SeesConfig(seen, where == 'deleted').apply((x,))[0])
+        try:
+            y.backward(enable_double_backprop=double)
+        except Exception as e:
+            seen.append(type(e).__name__)
+        local = chainer.config._local
+        seen.append((hasattr(local, 'enable_backprop'),
+                     getattr(local, 'enable_backprop', None)))
+        return x.grad
+
+    def fn():
+        seen = []
+        if outer != 'unset':
+            chainer.config.enable_backprop = outer
+        try:
+            if where == 'thread':
+                out = []
+                t = threading.Thread(target=lambda: out.append(body(seen)))
+                t.start()
+                t.join()
+                grad = out[0] if out else None
+            else:
+                grad = body(seen)
+        finally:
+            if hasattr(chainer.config._local, 'enable_backprop'):
+                del chainer.config.enable_backprop
+        return grad, seen
+    stock, patched = check_same(fn)
+    if outer is not False:      # else no graph: no backward to see it
+        assert stock[1][0] == (double, True)
