@@ -11,10 +11,18 @@ replacement of ``F.linear`` is called without building its keyword
 arguments. Debug mode, whose node stacks show stock's frame, runs stock's
 method, counted.
 """
+import types
+
+from cpython.object cimport PyObject
+
 from chainer import variable
 from chainer.links.connection import linear as linear_module
 
+from chainer_fastpath._core._attrs cimport (
+    cfp_attr, cfp_attr_enable, cfp_getattr as get, get_site)
+from chainer_fastpath._core import _attrs
 from chainer_fastpath._core._audit cimport stock_replaced
+from chainer_fastpath._core._dicts cimport cfp_dict_item, cfp_item_memo
 from chainer_fastpath._core._config cimport debug_mode
 from chainer_fastpath._runtime._public cimport Public
 from chainer_fastpath.functions.connection.linear cimport linear_call
@@ -28,6 +36,19 @@ cdef Public _forward = Public('Linear.forward', linear_module,
 
 TARGETS = ((_Linear, 'forward'),)
 
+cfp_attr_enable(_attrs.FAST)
+# The link's and its Parameter's attributes, read through the attribute
+# caches (_core/_attrs.h): the generic read's result.
+cdef cfp_attr _get_W = get_site('W')
+cdef cfp_attr _get_b = get_site('b')
+cdef cfp_attr _get_layout = get_site('_layout')
+cdef cfp_attr _get_has_chainerx = get_site('_has_chainerx_array')
+cdef cfp_attr _get_data = get_site('_data')
+cdef type _module = types.ModuleType
+# ``linear.linear`` of the functions' module: its dict's entry, remembered
+# while that dict keeps its version.
+cdef cfp_item_memo _linear_read
+
 
 def bind(owner, attribute, original):
     """Keeps stock's ``Linear.forward`` to fall back to; returns its
@@ -38,8 +59,9 @@ def bind(owner, attribute, original):
 cdef inline bint _uninitialized(object W) except -1:
     """``W.array is None``."""
     if (type(W) is _Parameter and stock_replaced() is None
-            and W._layout is None and not W._has_chainerx_array):
-        return W._data[0] is None
+            and get(W, &_get_layout) is None
+            and not get(W, &_get_has_chainerx)):
+        return get(W, &_get_data)[0] is None
     return W.array is None
 
 
@@ -60,11 +82,24 @@ def forward(*args, **kwargs):
         return _forward.stock(args, kwargs)
     _forward.stats.fast += 1
     self, x, n_batch_axes = values
-    if _uninitialized(self.W):
+    if _uninitialized(get(self, &_get_W)):
         utils = _global('utils')
         in_size = utils.size_of_shape(x.shape[n_batch_axes:])
         self._initialize_params(in_size)
-    linear = _global('linear').linear
+    linear = _function(_global('linear'))
     if linear is _linear_replacement:
-        return linear_call(x, self.W, self.b, n_batch_axes)
-    return linear(x, self.W, self.b, n_batch_axes=n_batch_axes)
+        return linear_call(x, get(self, &_get_W), get(self, &_get_b),
+                           n_batch_axes)
+    return linear(x, get(self, &_get_W), get(self, &_get_b),
+                  n_batch_axes=n_batch_axes)
+
+
+cdef inline object _function(object module):
+    """``module.linear``: read from a module's dict (what the attribute
+    read finds there), else by getattr."""
+    cdef PyObject *found
+    if type(module) is _module:
+        found = cfp_dict_item(&_linear_read, module.__dict__, 'linear')
+        if found != NULL:
+            return <object>found
+    return module.linear
