@@ -22,7 +22,10 @@ import chainer
 from chainer.functions.activation import log_softmax
 from chainer.functions.loss import softmax_cross_entropy
 
-from chainer_fastpath._core._attrs cimport retain_inputs
+from chainer_fastpath._core._attrs cimport (
+    cfp_attr, cfp_attr_enable, cfp_getattr as get, cfp_setattr as put,
+    get_site, retain_inputs, set_site)
+from chainer_fastpath._core import _attrs
 from chainer_fastpath._core._grads cimport grad_array, new_grad
 from chainer_fastpath._core._ndarray cimport (
     CFP_NPY_ALIGNED, CFP_NPY_DOUBLE, CFP_NPY_FLOAT, CFP_NPY_INT, CFP_NPY_LONG,
@@ -435,6 +438,20 @@ cpdef object fused_grad(object y, object t, object ignore_label,
 
 # -- the node -------------------------------------------------------------
 
+cfp_attr_enable(_attrs.FAST)
+# The node's attributes, read and written through the attribute caches
+# (_core/_attrs.h): the generic access's result.
+cdef cfp_attr _get_class_weight = get_site('class_weight')
+cdef cfp_attr _get_reduce = get_site('reduce')
+cdef cfp_attr _get_ignore_label = get_site('ignore_label')
+cdef cfp_attr _get_normalize = get_site('normalize')
+cdef cfp_attr _get_cache_score = get_site('cache_score')
+cdef cfp_attr _get_soft_target = get_site('soft_target')
+cdef cfp_attr _get_y = get_site('y')
+cdef cfp_attr _get_coeff = get_site('_coeff')
+cdef cfp_attr _set_y = set_site('y')
+cdef cfp_attr _set_coeff = set_site('_coeff')
+
 @cython.boundscheck(True)
 @cython.wraparound(True)
 cdef object _forward(object node, tuple inputs, ConfigView config):
@@ -445,21 +462,23 @@ cdef object _forward(object node, tuple inputs, ConfigView config):
     if len(inputs) != 2:
         return NOT_HANDLED   # stock's assertion or unpacking error
     x, t = inputs
-    if (node.class_weight is not None
+    if (get(node, &_get_class_weight) is not None
             or (x.ndim == t.ndim and x.shape == t.shape)
-            or type(node.reduce) is not str):   # a numpy.str_, say
+            or type(get(node, &_get_reduce)) is not str):   # a numpy.str_
         return NOT_HANDLED
     retain_inputs(node, (0, 1))
     # _log_softmax asks this first; on NumPy only its config check counts.
     _should_use_cudnn('>=auto')
-    result = fused_forward(x, t, node.ignore_label, node.normalize,
-                           node.reduce, node.cache_score)
+    result = fused_forward(x, t, get(node, &_get_ignore_label),
+                           get(node, &_get_normalize),
+                           get(node, &_get_reduce),
+                           get(node, &_get_cache_score))
     if result is not None:
         loss, y, coeff = result
-        if node.cache_score:
-            node.y = y
-        if node.reduce == 'mean':
-            node._coeff = coeff
+        if get(node, &_get_cache_score):
+            put(node, &_set_y, y)
+        if get(node, &_get_reduce) == 'mean':
+            put(node, &_set_coeff, coeff)
         return loss,
     # Stock's NumPy calls, from its own lines (where they warn).
     return NOT_HANDLED
@@ -484,9 +503,11 @@ cdef object _grad_forward(object node, tuple inputs, ConfigView config):
     if len(inputs) != 3:
         return NOT_HANDLED
     x, t, gloss = inputs
-    if not _kernel_applies(node.y, node.class_weight, node.soft_target, x):
+    if not _kernel_applies(get(node, &_get_y), get(node, &_get_class_weight),
+                           get(node, &_get_soft_target), x):
         return NOT_HANDLED
-    gx = fused_grad(node.y, t, node.ignore_label, gloss, node.coeff)
+    gx = fused_grad(get(node, &_get_y), t, get(node, &_get_ignore_label),
+                    gloss, node.coeff)
     if gx is None:
         return NOT_HANDLED
     return gx,
@@ -507,11 +528,14 @@ cdef object _backward(object func, tuple indexes, tuple grad_outputs):
     cdef bint rg = (retained_inputs_require_grad(func)
                     or gloss_var._requires_grad)
     x, t = arrays
-    if _kernel_applies(func.y, func.class_weight, func.soft_target, x):
+    if _kernel_applies(get(func, &_get_y), get(func, &_get_class_weight),
+                       get(func, &_get_soft_target), x):
         # The gradient node's forward_cpu by the one-pass kernel, or where
         # it declines, stock's backward. The node has no type check, and
         # its output, an ndarray, passes apply's.
-        gx = fused_grad(func.y, t, func.ignore_label, gloss, func._coeff)
+        gx = fused_grad(get(func, &_get_y), t,
+                        get(func, &_get_ignore_label), gloss,
+                        get(func, &_get_coeff))
         if gx is None:
             return NOT_HANDLED
         return new_grad(gx, rg), None
