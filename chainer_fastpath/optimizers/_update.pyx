@@ -24,7 +24,7 @@ from chainer_fastpath._core import _attrs
 from chainer_fastpath._core._audit cimport (
     StockMethods, method_is_at, stock_replaced)
 from chainer_fastpath._core._links cimport collect_params
-from chainer_fastpath._core._config cimport debug_mode
+from chainer_fastpath._core._config cimport PerThread, debug_mode
 from chainer_fastpath._core._stats cimport EntryStats
 from chainer_fastpath._core import _stats
 from chainer_fastpath.optimizers._kernels cimport (
@@ -137,18 +137,14 @@ cdef inline object _device(object param):
 # The flag ``variable._AllowArrayAccessWithNonstandardLayout`` sets, in the
 # calling thread's dict of ``variable._thread_local`` (a ``_thread._local``
 # answers ``__dict__`` with it): what setting the attribute stores there.
-cdef type _local = type(_thread_local)
-cdef bint _local_dict_is_store = _local.__module__ == '_thread' and (
-    _local.__name__ == '_local')
+cdef PerThread _allow_dicts = PerThread(_thread_local)
 
 
 cdef inline dict _allow_store():
     """The calling thread's dict of ``_thread_local``, or None where setting
     the attribute may do more than store it there."""
-    if _local_dict_is_store:
-        d = _thread_local.__dict__
-        if type(d) is dict:
-            return <dict>d
+    if _allow_dicts.cacheable:
+        return _allow_dicts.get()
     return None
 
 

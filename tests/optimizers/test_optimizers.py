@@ -376,10 +376,13 @@ def test_hyperparameters_changed_between_updates(name):
         'fast': 7 * 5, 'fallback': {}}
 
 
-def test_array_access_flag_as_stock_sets_it():
+@pytest.mark.parametrize('where', ['main', 'thread'])
+def test_array_access_flag_as_stock_sets_it(where):
     # UpdateRule.update runs its body in
     # _AllowArrayAccessWithNonstandardLayout: hooks and a replaced
-    # update_core see the flag set, and it is put back after each update.
+    # update_core see the flag set, and it is put back after each update,
+    # in the thread that updates.
+    import threading
     from chainer import variable
 
     seen = []
@@ -404,10 +407,19 @@ def test_array_access_flag_as_stock_sets_it():
         rule.update_core = update_core
         opt.add_hook(lambda o: seen.append(('opt', flag())), name='o')
 
-    def run():
+    def body():
         del seen[:]
         return train('Adam', numpy.float32, steps=3, setup=setup), \
             list(seen), flag()
+
+    def run():
+        if where == 'main':
+            return body()
+        out = []
+        t = threading.Thread(target=lambda: out.append(body()))
+        t.start()
+        t.join()
+        return out[0] + (flag(),)
     stock, patched = check_same(run, **FAST)
     assert ('pre', True) in stock[1] and ('core', True) in stock[1]
     assert ('opt', False) in stock[1] and stock[2] is False
