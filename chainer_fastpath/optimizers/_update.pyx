@@ -166,7 +166,6 @@ cdef inline object _allow_set(dict store, object value):
 
 cdef str _rule_check(object self, object param):
     """None when the lean path reproduces stock ``update``; else why not."""
-    cdef object cls = type(self)
     if type(param) is not _Parameter and type(param) is not _Variable:
         return 'Variable subclass'
     if get(param, &_get_has_chainerx):

@@ -452,6 +452,7 @@ cdef cfp_attr _get_coeff = get_site('_coeff')
 cdef cfp_attr _set_y = set_site('y')
 cdef cfp_attr _set_coeff = set_site('_coeff')
 
+
 @cython.boundscheck(True)
 @cython.wraparound(True)
 cdef object _forward(object node, tuple inputs, ConfigView config):
