@@ -25,6 +25,8 @@ cdef class Binary(FloatLoops):
     cdef int op     # CFP_BINARY_* of _binary.h, -1 for other ufuncs
     cdef UfuncLoop _loop_of(self, object a, object b)
     cdef object call(self, object a, object b, int *raised)
+    cdef object call_value(self, object a, double value, bint value_first,
+                           int *raised)
     cdef bint into_rows(self, object a, object b, int *raised) except -1
     cdef bint into(self, object a, object b, int *raised) except -1
     cdef object call_broadcast(self, object a, object b, int *raised)

@@ -404,6 +404,54 @@ cdef class Binary(FloatLoops):
         raised[0] |= fetestexcept(all_flags())
         return out
 
+    def with_value(self, a, value, value_first=False):
+        """``(self.call_value(a, value, value_first), raised flags)``, for
+        the tests."""
+        cdef int raised = 0
+        out = self.call_value(a, value, value_first, &raised)
+        return out, raised
+
+    cdef object call_value(self, object a, double value, bint value_first,
+                           int *raised):
+        """``ufunc(a, c)`` (``ufunc(c, a)`` where ``value_first``), ``c``
+        being ``value`` in ``a``'s dtype, as ``call`` runs it with ``c`` a
+        0-d array, which is how NumPy takes a NumPy scalar; without making
+        that array. The caller makes sure the conversion of ``value`` to
+        ``a``'s dtype is exact or quiet, as ``a.dtype.type(value)`` makes
+        it. None, nothing done, where ``call`` would give None."""
+        if (type(a) is not _ndarray or not numpy_struct_matches()
+                or not canonical(a)):
+            return None
+        cdef UfuncLoop loop = self.for_type(cfp_typenum(a))
+        if loop is None:
+            return None
+        cdef Py_ssize_t itemsize = _itemsize(a), stride
+        if not _operand_stride(a, itemsize, &stride):
+            return None
+        cdef int nd = cfp_nd(a), k
+        cdef Py_ssize_t count = 1
+        for k in range(nd):
+            count *= cfp_dims(a)[k]
+        if count > _BROADCAST_MAX:
+            return None
+        out = new_shaped(a, nd, cfp_dims(a))
+        if out is None or count == 0:
+            return out
+        cdef float single = <float>value
+        cdef char *c = <char *>&value
+        if itemsize == 4:
+            c = <char *>&single
+        cdef Py_ssize_t steps[3]
+        cdef char *args[3]
+        cdef int i = 1 if value_first else 0
+        args[i], steps[i] = cfp_data(a), stride
+        args[1 - i], steps[1 - i] = c, 0
+        args[2], steps[2] = cfp_data(out), itemsize
+        clear_flags(all_flags())
+        loop.function(args, &count, steps, loop.data)
+        raised[0] |= fetestexcept(all_flags())
+        return out
+
     cdef bint into(self, object a, object b, int *raised) except -1:
         """``ufunc(a, b, out=a)`` with NumPy's error handling off, adding the
         flags it raised to ``raised``; False (nothing done) unless ``a`` and

@@ -480,6 +480,65 @@ def test_constant_beside_a_subclass_is_the_scalar():
     assert type(Constant(1)(m)) is numpy.float32
 
 
+# Python numbers as stock's constant nodes take them: the value's conversion
+# to float32 is exact, rounds, or is the number zero of either sign.
+VALUES = [0.5, 1, -2.75, 0.1, -0.0, 0, 1e-3, 65504.0, 2.0 ** -14, 3]
+
+
+@pytest.mark.parametrize('value_first', [False, True])
+@pytest.mark.parametrize('layout', sorted(LAYOUTS))
+@pytest.mark.parametrize('dtype', DTYPES)
+@pytest.mark.parametrize('ufunc', UFUNCS + [numpy.true_divide],
+                         ids=lambda u: u.__name__)
+def test_value_same_bits_as_the_ufunc_of_the_scalar(ufunc, dtype, layout,
+                                                    value_first):
+    # What stock's AddConstant and its kind compute: the array and
+    # ``x.dtype.type(value)``, the NumPy scalar, in either order.
+    rng = numpy.random.RandomState(5)
+    loop = Binary(ufunc)
+    for value in VALUES:
+        x = _operand(layout, dtype, rng)
+        c = x.dtype.type(value)
+        with numpy.errstate(all='ignore'):
+            expected = numpy.asarray(ufunc(c, x) if value_first
+                                     else ufunc(x, c))
+        actual, raised = loop.with_value(x, value, value_first)
+        assert type(actual) is numpy.ndarray
+        assert actual.dtype is expected.dtype
+        assert actual.shape == expected.shape
+        assert actual.strides == expected.strides
+        assert actual.flags.owndata and actual.flags.writeable
+        assert bits(actual) == bits(expected)
+
+
+@pytest.mark.parametrize('value_first', [False, True])
+@pytest.mark.parametrize('ufunc', [numpy.add, numpy.multiply,
+                                   numpy.true_divide],
+                         ids=lambda u: u.__name__)
+@pytest.mark.parametrize('values', [
+    [3e38, -3e38, 1.0],         # overflow
+    [numpy.inf, 0.0, 1.0],      # invalid, divide by zero
+    [1e-39, 1e-44, 2.0],        # underflow
+    [1.0, 2.0, 3.0],            # none
+])
+def test_value_raises_the_ufuncs_flags(values, ufunc, value_first):
+    x = numpy.array(values, numpy.float32)
+    for value in (0, 65504.0, 2.0 ** -14, -1):
+        c = numpy.float32(value)
+        a, b = (c, x) if value_first else (x, c)
+        _, raised = Binary(ufunc).with_value(x, value, value_first)
+        assert raised == _ufunc_flags(ufunc, a, b)
+
+
+@pytest.mark.parametrize('case', [
+    'fortran', 'float16', 'int32', 'byte_swapped', 'subclass', 'unaligned',
+    'large_broadcast'])
+def test_value_leaves_other_arrays_to_the_ufunc(case):
+    x = {**NOT_TAKEN, 'large_broadcast': lambda: (
+        numpy.ones(4097, numpy.float32), None)}[case]()[0]
+    assert Binary(numpy.add).with_value(x, 1.5) == (None, 0)
+
+
 def _broadcast_view(rng, dtype, shape, view):
     # An operand of ``shape`` as a program makes one: C-ordered, a window
     # of a wider array, every other column, broadcast along a new axis.

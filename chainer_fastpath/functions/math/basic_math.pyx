@@ -14,8 +14,14 @@ import chainer.functions
 from chainer.functions.math import basic_math
 from chainer.functions.math import sum as sum_mod
 
-from chainer_fastpath._core._attrs cimport retain_inputs, retain_outputs
+from cpython.object cimport PyObject
+
+from chainer_fastpath._core import _attrs
+from chainer_fastpath._core._attrs cimport (
+    cfp_attr, cfp_attr_enable, cfp_getattr as get, get_site, retain_inputs,
+    retain_outputs)
 from chainer_fastpath._core._config cimport ConfigView
+from chainer_fastpath._core._dicts cimport cfp_dict_item_keyed, cfp_keyed_memo
 from chainer_fastpath._core._fpe cimport acts, quiet2, quiet_begin, quiet_end
 from chainer_fastpath._core._grads cimport (
     grad_array, grad_raw, grad_requires_grad, new_grad)
@@ -39,6 +45,20 @@ cdef object _np_subtract = numpy.subtract
 cdef object _np_multiply = numpy.multiply
 cdef object _np_divide = numpy.true_divide
 cdef Binary _divide_loop = Binary(_np_divide)
+cdef dict _globals = basic_math.__dict__
+cdef cfp_keyed_memo _preprocess_const_read
+
+cfp_attr_enable(_attrs.FAST)
+cdef cfp_attr _get_value = get_site('value')
+
+
+cdef inline bint _stock_preprocess_const() except -1:
+    """Whether ``basic_math._preprocess_const`` is stock's helper."""
+    cdef PyObject *found = cfp_dict_item_keyed(
+        &_preprocess_const_read, _globals, '_preprocess_const')
+    if found is NULL:
+        return basic_math._preprocess_const is _preprocess_const
+    return <object>found is _preprocess_const
 
 
 cdef inline object _forced(object y, int raised):
@@ -117,10 +137,10 @@ cdef inline object _constant(object node, tuple in_data, bint ints=False):
     # on the conversion (stock's forward then converts, acting once, from
     # its line). Integer inputs only where ``ints``: for operations that
     # raise no flag on them.
-    if basic_math._preprocess_const is not _preprocess_const:
+    if not _stock_preprocess_const():
         return NOT_HANDLED
     x = in_data[0]
-    value = node.value
+    value = get(node, &_get_value)
     if _converts_quietly(x, value) or ints and _int_holds(x, value):
         return x.dtype.type(value)
     if not _float_array(x):
@@ -139,7 +159,29 @@ cdef inline object _constant(object node, tuple in_data, bint ints=False):
     return value
 
 
+cdef inline object _with_constant(Binary loop, object node, tuple in_data,
+                                  bint value_first):
+    """``loop``'s operation of ``x`` and ``_constant(node, in_data)`` (the
+    constant first where ``value_first``) by ``Binary.call_value``, for the
+    float32 and float64 arrays whose conversion of the value is quiet;
+    None where that does not take them."""
+    if not _stock_preprocess_const():
+        return None
+    x = in_data[0]
+    value = get(node, &_get_value)
+    if not _converts_quietly(x, value):
+        return None
+    cdef int raised = 0
+    y = loop.call_value(x, value, value_first, &raised)
+    if y is None:
+        return None
+    return _forced(y, raised)
+
+
 cdef object _add_constant(object node, tuple in_data, ConfigView config):
+    y = _with_constant(add_loop, node, in_data, False)
+    if y is not None:
+        return y
     value = _constant(node, in_data)
     if value is NOT_HANDLED:
         return NOT_HANDLED
@@ -150,6 +192,9 @@ cdef object _add_constant(object node, tuple in_data, ConfigView config):
 
 cdef object _sub_from_constant(object node, tuple in_data,
                                ConfigView config):
+    y = _with_constant(subtract_loop, node, in_data, True)
+    if y is not None:
+        return y
     value = _constant(node, in_data)
     if value is NOT_HANDLED:
         return NOT_HANDLED
@@ -161,6 +206,9 @@ cdef object _sub_from_constant(object node, tuple in_data,
 cdef object _mul_constant(object node, tuple in_data, ConfigView config):
     # Integer products wrap, as NumPy's multiply of integer arrays does,
     # raising no flag.
+    y = _with_constant(multiply_loop, node, in_data, True)
+    if y is not None:
+        return y
     value = _constant(node, in_data, True)
     if value is NOT_HANDLED:
         return NOT_HANDLED
@@ -188,6 +236,10 @@ cdef object _div(object node, tuple x, ConfigView config):
 cdef object _div_from_constant(object node, tuple in_data,
                                ConfigView config):
     # DivFromConstant.forward: ``value / x``, the value in x's dtype.
+    y = _with_constant(_divide_loop, node, in_data, True)
+    if y is not None:
+        retain_inputs(node, (0,))
+        return y
     value = _constant(node, in_data)
     if value is NOT_HANDLED:
         return NOT_HANDLED
@@ -348,11 +400,13 @@ cdef object _mul_constant_grad(object func, tuple indexes,
     # check only names the input) computing value (in gy's dtype) * gy.
     gy_var = grad_outputs[0]
     gy = grad_array(gy_var)
-    value = func.value
+    value = get(func, &_get_value)
     if gy is None or not _converts_quietly(gy, value):
         return NOT_HANDLED
     cdef int raised = 0
-    gx = quiet2(_np_multiply, gy.dtype.type(value), gy, &raised)
+    gx = multiply_loop.call_value(gy, value, True, &raised)
+    if gx is None:
+        gx = quiet2(_np_multiply, gy.dtype.type(value), gy, &raised)
     if acts(raised):
         return NOT_HANDLED
     return (new_grad(_utils.force_array(gx), grad_requires_grad(gy_var)),)
@@ -405,7 +459,7 @@ cdef object _retained_base(object func, object gy):
     the floating dtype and the shape of gradient ``gy``, and
     ``_preprocess_const`` is stock's; else None."""
     if (func._input_indexes_to_retain != (0,)
-            or basic_math._preprocess_const is not _preprocess_const):
+            or not _stock_preprocess_const()):
         return None
     xs = retained_inputs(func, [])
     if xs is None:
@@ -424,7 +478,7 @@ cdef object _pow_var_const_grad(object func, tuple indexes,
     # dtype.
     gy_var = grad_outputs[0]
     gy = grad_array(gy_var)
-    value = func.value
+    value = get(func, &_get_value)
     if gy is None or (type(value) is not float and type(value) is not int):
         return NOT_HANDLED
     x = _retained_base(func, gy)
@@ -463,7 +517,7 @@ cdef object _div_from_constant_grad(object func, tuple indexes,
     cdef int raised
     saved = quiet_begin()
     try:
-        value = _preprocess_const(x, func.value)
+        value = _preprocess_const(x, get(func, &_get_value))
         gx = _utils.force_array(-value * gy / (x ** 2))
     finally:
         # An exception after a flag NumPy acts on is stock's to raise, if

@@ -241,6 +241,18 @@ SPECIAL_CASES = {
     'pow_cube': lambda: (lambda a: a ** 3, [_specials(12, numpy.float64)]),
     'pow_odd_float16': lambda: (lambda a: a ** 1.5, [_specials(12, f16)]),
     'rpow': lambda: (lambda a: 0.5 ** a, [_specials(12)]),
+    # Constant nodes: values whose conversion rounds, is exact, is -0.0.
+    'add_const': lambda: (lambda a: a + 0.1, [_specials(12)]),
+    'add_const_strided': lambda: (lambda a: a + 1e-3, [
+        chainer.Variable(_specials(24).array[::2])]),
+    'sub_const_float64': lambda: (lambda a: a - 2.75, [
+        _specials(12, numpy.float64)]),
+    'rsub_const': lambda: (lambda a: -0.0 - a, [_specials(12)]),
+    'mul_const': lambda: (lambda a: a * -3, [_specials(12)]),
+    'rmul_const_float64': lambda: (lambda a: 0.1 * a, [
+        _specials(12, numpy.float64)]),
+    'add_const_0d': lambda: (lambda a: a + 65504.0, [
+        chainer.Variable(_specials(12).array[5:6].reshape(()))]),
 }
 
 
@@ -257,6 +269,9 @@ def test_special_values_same_as_stock(case):
     ('rdiv', basic_math.DivFromConstant.forward),
     ('pow_half', basic_math.PowVarConst.forward),
     ('rpow', basic_math.PowConstVar.forward),
+    ('add_const', basic_math.AddConstant.forward),
+    ('rsub_const', basic_math.SubFromConstant.forward),
+    ('mul_const', basic_math.MulConstant.forward),
 ])
 def test_special_values_ignored_are_compiled(case, forward,
                                              compiled_instead):
