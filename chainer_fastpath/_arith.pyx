@@ -30,6 +30,7 @@ from cpython.object cimport PyObject
 from chainer_fastpath._core._audit cimport stock_replaced
 from chainer_fastpath._core._config cimport debug_mode
 from chainer_fastpath._core._ndarray cimport cfp_descr_of
+from chainer_fastpath._core._objects cimport construct_valued
 from chainer_fastpath._core._dicts cimport cfp_dict_item_keyed, cfp_keyed_memo
 from chainer_fastpath._runtime._apply_node cimport apply_new, apply_or_debug
 from chainer_fastpath._core._stats cimport EntryStats
@@ -128,6 +129,39 @@ cdef inline object _stock(str name):
     return getattr(basic_math, name)
 
 
+def _stock_init(name):
+    """Stock's ``__init__`` of node class ``name``, which sets
+    ``self.value`` only: found along the MRO of the class in its place (a
+    subclass put there before this import), or None."""
+    for cls in getattr(basic_math, name).__mro__:
+        init = vars(cls).get('__init__')
+        if (init is not None
+                and getattr(init, '__module__', None) == basic_math.__name__
+                and getattr(init, '__qualname__', None) == name + '.__init__'):
+            return init
+    return None
+
+
+cdef object _add_constant_init = _stock_init('AddConstant')
+cdef object _sub_from_constant_init = _stock_init('SubFromConstant')
+cdef object _mul_constant_init = _stock_init('MulConstant')
+
+
+# basic_math's global node classes called with a constant, as stock's
+# functions make their constant nodes.
+cdef inline object _add_constant(object value):
+    return construct_valued(_stock('AddConstant'), value, _add_constant_init)
+
+
+cdef inline object _sub_from_constant(object value):
+    return construct_valued(_stock('SubFromConstant'), value,
+                            _sub_from_constant_init)
+
+
+cdef inline object _mul_constant(object value):
+    return construct_valued(_stock('MulConstant'), value, _mul_constant_init)
+
+
 cdef inline object _rhs_array(object x, object value):
     """``_preprocess_rhs(x, value)`` for an exact ndarray ``value``: not a
     Variable; not a scalar (``numpy.isscalar``: not a NumPy scalar nor of
@@ -162,7 +196,7 @@ def add(*xs):
         if _plain_variable(xs[1]):
             y = _applied_new(_stats_add, _stock('Add'), xs)
         elif _number(xs[1]):
-            y = _applied(_stats_add, _stock('AddConstant')(xs[1]), (xs[0],))
+            y = _applied(_stats_add, _add_constant(xs[1]), (xs[0],))
         elif type(xs[1]) is _ndarray and not _array_in_debug(_stats_add):
             rhs = _rhs_array(xs[0], xs[1])
             y = _applied_new(_stats_add, _stock('Add'), (xs[0], rhs))
@@ -179,7 +213,7 @@ def sub(self, rhs):
     if _plain_variable(rhs):
         y = _applied_new(_stats_sub, _stock('Sub'), (self, rhs))
     elif _number(rhs):
-        y = _applied(_stats_sub, _stock('AddConstant')(-rhs), (self,))
+        y = _applied(_stats_sub, _add_constant(-rhs), (self,))
     elif type(rhs) is _ndarray and not _array_in_debug(_stats_sub):
         rhs = _rhs_array(self, rhs)
         y = _applied_new(_stats_sub, _stock('Sub'), (self, rhs))
@@ -192,7 +226,7 @@ def rsub(self, rhs):
     """Drop-in for ``Variable.__rsub__``."""
     y = None
     if _number(rhs):
-        y = _applied(_stats_rsub, _stock('SubFromConstant')(rhs), (self,))
+        y = _applied(_stats_rsub, _sub_from_constant(rhs), (self,))
     elif type(rhs) is _ndarray and not _array_in_debug(_stats_rsub):
         rhs = _rhs_array(self, rhs)
         y = _applied_new(_stats_rsub, _stock('Sub'), (rhs, self))
@@ -207,7 +241,7 @@ def mul(self, rhs):
     if _plain_variable(rhs):
         y = _applied_new(_stats_mul, _stock('Mul'), (self, rhs))
     elif _number(rhs):
-        y = _applied(_stats_mul, _stock('MulConstant')(rhs), (self,))
+        y = _applied(_stats_mul, _mul_constant(rhs), (self,))
     elif type(rhs) is _ndarray and not _array_in_debug(_stats_mul):
         # Not a scalar: stock's next step, looked up as stock does.
         rhs = _rhs_array(self, rhs)

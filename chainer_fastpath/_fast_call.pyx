@@ -29,6 +29,7 @@ from chainer_fastpath._core import _stats
 from chainer_fastpath._core._objects cimport (
     construct, constructs_plainly, dtype_of, new_variable, shape_of,
     untracked_refs, weak_ref)
+from chainer_fastpath._core._dicts cimport cfp_dict_item_keyed, cfp_keyed_memo
 from chainer_fastpath._core._tuples cimport nones, set_item
 from chainer_fastpath._core._apply cimport check_outputs, none_layouts
 from chainer_fastpath._core._config cimport ConfigView, function_hooks
@@ -52,6 +53,7 @@ cdef cfp_attr _get_layout = get_site('_layout')
 cdef cfp_attr _get_requires_grad = get_site('_requires_grad')
 cdef cfp_attr _get_node = get_site('_node')
 cdef cfp_attr _get_rank = get_site('_rank')
+cdef cfp_attr _get_value = get_site('value')
 cdef cfp_attr _get_local_function_hooks = get_site('_local_function_hooks')
 cdef cfp_attr _get_is_elementwise = get_site('is_elementwise')
 cdef cfp_attr _get_output_layouts = get_site('_output_layouts')
@@ -103,16 +105,19 @@ cdef object _last_constant_label = None
 def _value_labels():
     # Label properties of the nodes with a constant operand:
     # '<op> %s' % _convert_value_to_string(self.value).
+    # Classes put in their place before this import give none of their
+    # own: their label is then evaluated as stock evaluates it.
     m = basic_math
-    return frozenset(cls.__dict__['label']
-                     for cls in (m.AddConstant, m.SubFromConstant,
-                                 m.MulConstant, m.DivFromConstant,
-                                 m.PowVarConst, m.PowConstVar))
+    labels = (vars(cls).get('label')
+              for cls in (m.AddConstant, m.SubFromConstant, m.MulConstant,
+                          m.DivFromConstant, m.PowVarConst, m.PowConstVar))
+    return frozenset(label for label in labels if label is not None)
 
 
 cdef frozenset _VALUE_LABELS = _value_labels()
-cdef object _basic_math = basic_math
+cdef dict _basic_math_globals = basic_math.__dict__
 cdef object _convert_value = basic_math._convert_value_to_string
+cdef cfp_keyed_memo _convert_value_read
 
 
 cdef bint _label_is_pure(object node, object label) except -1:
@@ -130,9 +135,15 @@ cdef bint _label_is_pure(object node, object label) except -1:
         return True
     if label not in _VALUE_LABELS:
         return False
-    t = type(node.value)
-    return ((t is float or t is int)
-            and _basic_math._convert_value_to_string is _convert_value)
+    t = type(get(node, &_get_value))
+    if t is not float and t is not int:
+        return False
+    # The module's global as its attribute gives it (a missing one raises).
+    cdef PyObject *helper = cfp_dict_item_keyed(
+        &_convert_value_read, _basic_math_globals, '_convert_value_to_string')
+    if helper is NULL:
+        return basic_math._convert_value_to_string is _convert_value
+    return <object>helper is _convert_value
 
 
 cdef object _OrderedDict = collections.OrderedDict

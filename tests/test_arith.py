@@ -199,3 +199,65 @@ def test_array_operand_converted_as_stock(op, dtype):
         return (y.array, [x is rhs for x in arrays],
                 [x.dtype for x in arrays], len(m.call_args_list), y2.array)
     check_same(fn)
+
+
+def _recording_subclass(cls, calls):
+    class Recorded(cls):
+        def __init__(self, value):
+            calls.append(value)
+            super().__init__(value * 2)
+    return Recorded
+
+
+class _Meta(type):
+    pass
+
+
+CONSTANT_NODES = {
+    'AddConstant': lambda a: a + 1.5,
+    'SubFromConstant': lambda a: 0.5 - a,
+    'MulConstant': lambda a: a * 3,
+}
+
+
+@pytest.mark.parametrize('how', ['subclass', 'init_replaced', 'metaclass',
+                                 'finalizer'])
+@pytest.mark.parametrize('name', sorted(CONSTANT_NODES))
+def test_constant_node_made_as_stock_makes_it(name, how, monkeypatch):
+    # The node is made without its __init__'s frame only while that is
+    # stock's: a class put in its place, an __init__ replaced on the class,
+    # a metaclass or a __del__ each gets stock's call.
+    from chainer.functions.math import basic_math
+    cls = getattr(basic_math, name)
+    calls = []
+    if how == 'subclass':
+        monkeypatch.setattr(basic_math, name,
+                            _recording_subclass(cls, calls))
+    elif how == 'init_replaced':
+        stock_init = cls.__init__
+
+        def init(self, value):
+            calls.append(value)
+            stock_init(self, value * 2)
+        monkeypatch.setattr(cls, '__init__', init)
+    elif how == 'metaclass':
+        monkeypatch.setattr(basic_math, name, _Meta(
+            name, (cls,), {'__init__': lambda self, value: (
+                calls.append(value), cls.__init__(self, value * 2))[1]}))
+    else:
+        monkeypatch.setattr(basic_math, name, type(name, (cls,), {
+            '__del__': lambda self: calls.append('del')}))
+
+    def build():
+        del calls[:]
+        a = _v(3, 2)
+        y = CONSTANT_NODES[name](a)
+        F.sum(y).backward()
+        node = y.creator
+        state = (type(node).__name__, sorted(vars(node)), node.value)
+        del node
+        y.unchain_backward()
+        return y, a.grad, state, list(calls)
+
+    stock, patched = check_same(build)
+    assert stock[3], 'the replacement was not called'

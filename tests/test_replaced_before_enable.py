@@ -40,6 +40,22 @@ def test_method_of_a_compiled_function_mocked_before_enable():
     assert out.split() == ['[3.0,', '3.0]']
 
 
+def test_constant_node_class_replaced_before_enable_is_made_by_its_init():
+    out, _ = _run('''
+        import chainer_fastpath, numpy, chainer
+        from chainer.functions.math import basic_math
+        class AddConstant(basic_math.AddConstant):
+            def __init__(self, value):
+                print('init', value)
+                super().__init__(value * 2)
+        basic_math.AddConstant = AddConstant
+        chainer_fastpath.enable()
+        x = chainer.Variable(numpy.ones(2, numpy.float32))
+        print((x + 1).array.tolist())
+    ''')
+    assert out.split() == ['init', '1', '[3.0,', '3.0]']
+
+
 def test_patch_target_mocked_before_enable_is_left_with_a_warning():
     out, err = _run('''
         from unittest import mock

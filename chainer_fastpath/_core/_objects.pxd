@@ -1,5 +1,6 @@
 cdef object bare(type cls)
 cdef object construct(object cls)
+cdef object construct_valued(object cls, object value, object init)
 cdef bint constructs_plainly(object cls)
 cdef object new_variable(object data, bint requires_grad, object creator,
                          object rank)

@@ -24,6 +24,7 @@ from chainer_fastpath._core._ndarray cimport (
 
 cdef extern from "Python.h":
     void PyObject_GC_UnTrack(void *op)
+    PyObject *_PyType_Lookup(PyTypeObject *tp, object name)
 
 cdef type _Variable = variable.Variable
 cdef type _VariableNode = variable.VariableNode
@@ -110,6 +111,23 @@ cdef inline object _bare(type cls):
     return (<PyTypeObject*>cls).tp_new(cls, <PyObject*>_NO_ARGS, NULL)
 
 
+cdef object construct_valued(object cls, object value, object init):
+    """``cls(value)`` for a class whose ``__init__`` is ``init``, which
+    only does ``self.value = value`` (``AddConstant``'s and its kind):
+    where the class's ``__init__`` is that very function, and its
+    ``__new__`` and metaclass plain, the instance made by its __new__ and
+    given ``value`` directly, without running ``init``'s frame."""
+    cdef PyTypeObject *tp = <PyTypeObject *>cls
+    if (init is not None and type(cls) is type
+            and tp.tp_new == (<PyTypeObject *>object).tp_new
+            and cfp_dies_quietly(cls)
+            and _PyType_Lookup(tp, '__init__') == <PyObject *>init):
+        node = _bare(<type>cls)
+        put(node, &_set_value, value)
+        return node
+    return cls(value)
+
+
 # The stores of new Variables and VariableNodes (``_attrs.h``), one cache
 # per name: where a name is both a Variable's and a node's, its cache holds
 # both classes.
@@ -128,6 +146,7 @@ cdef cfp_attr _set_grad_valid = set_site('_grad_valid')
 cdef cfp_attr _set_data = set_site('_data')
 cdef cfp_attr _set_node = set_site('_node')
 cdef cfp_attr _set_grad = set_site('_grad')
+cdef cfp_attr _set_value = set_site('value')
 cdef cfp_attr _get_data = get_site('_data')
 
 
