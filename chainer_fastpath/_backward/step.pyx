@@ -141,7 +141,13 @@ cdef void _backprop_step(GradTable table, func, tuple target_input_indexes,
         len_gxs = len(gxs)
         n_inputs = len(inputs)
         if len_gxs == n_inputs:
-            gxs = tuple([gxs[i] for i in target_input_indexes])
+            # Every input asked for (the indexes rise, unique, up to the
+            # last input's) is the tuple itself: no copy made to be read
+            # once.
+            if (type(gxs) is not tuple
+                    or len(target_input_indexes) != n_inputs
+                    or target_input_indexes[n_inputs - 1] != n_inputs - 1):
+                gxs = tuple([gxs[i] for i in target_input_indexes])
         elif len_gxs != len(target_input_indexes):
             msg = 'number of gradients returned from backward is incorrect: '
             if n_inputs == len(target_input_indexes):

@@ -342,3 +342,25 @@ def test_hook_rebinding_inputs_before_the_backward_as_stock():
         return error_of(lambda: F.sum(y).backward())
     stock, _ = check_same(run)
     assert stock[0] == 'IndexError'
+
+
+class _KeepsTwoInputs(function_hook.FunctionHook):
+    name = 'KeepsTwoInputs'
+
+    def backward_preprocess(self, function, in_data, out_grad):
+        function.inputs = function.inputs[1:]
+
+
+@pytest.mark.parametrize('first_requires_grad', [False, True])
+def test_hook_shortening_inputs_pairs_gradients_as_stock(
+        first_requires_grad):
+    # As many gradients as inputs now, but asked for inputs 1 and 2 of the
+    # three there were: stock picks them by index, and fails.
+    def run():
+        a = _v(2, requires_grad=first_requires_grad)
+        b, c = _v(2), _v(2)
+        y = F.add(a, b, c)
+        y.creator.add_hook(_KeepsTwoInputs())
+        error = error_of(lambda: F.sum(y).backward())
+        return error, b.grad, c.grad
+    check_same(run)
