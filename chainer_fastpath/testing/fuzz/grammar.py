@@ -330,7 +330,10 @@ def _constant_arith(b):
     # and PowVarConst, which _arith's mixed operands reach less often.
     x = b.pick_float(lambda v: v.kind == 'var', kind='var')
     symbol = b.choice(('-', '**', '+', '*', '/'))
-    c = b.choice(('2.0', '0.5', '-1', '3', 'numpy.float32(2)'))
+    # Constants a float32 holds exactly, and ones its conversion rounds
+    # (0.1, 1e-3) or keeps signed (-0.0).
+    c = b.choice(('2.0', '0.5', '-1', '3', 'numpy.float32(2)', '0.1',
+                  '-0.0', '1e-3'))
     expr = ('{} {} {}' if b.flag() else '{2} {1} {0}').format(
         x.name, symbol, c)
     b.add(expr, x.shape, x.dtype)
