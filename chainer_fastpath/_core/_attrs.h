@@ -492,7 +492,23 @@ static inline void cfp_memo_take(cfp_class_memo *m, PyObject *obj,
     m->nentries = keys->dk_nentries;
 }
 
+/* The instance's own dict where it has one instead of values (its
+ * ``__dict__`` was asked for), for a class with managed attributes; else
+ * NULL: ask the generic way. */
+static inline PyObject *cfp_own_dict(PyObject *obj)
+{
+    if (cfp_attr_enabled
+            && (Py_TYPE(obj)->tp_flags & Py_TPFLAGS_MANAGED_DICT))
+        return cfp_dict(obj);
+    return NULL;
+}
+
 #else   /* not CFP_ATTR_FAST: the generic way, always */
+
+static inline PyObject *cfp_own_dict(PyObject *obj)
+{
+    return NULL;
+}
 
 static inline PyObject **cfp_values(PyObject *obj)
 {

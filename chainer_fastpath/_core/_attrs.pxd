@@ -12,6 +12,7 @@ cdef extern from "_attrs.h":
     int cfp_setattr(object obj, cfp_attr *a, object value) except -1
     bint cfp_class_has(object obj, cfp_attr *a, object original)
     bint cfp_class_value(object obj, cfp_attr *a, PyObject **value)
+    PyObject *cfp_own_dict(object obj)
     ctypedef struct cfp_class_memo:
         pass
     bint cfp_memo_holds(cfp_class_memo *m, object obj)

@@ -32,7 +32,8 @@ from chainer import _backend
 from chainer import backend as _backend_module
 
 from chainer_fastpath._core._attrs cimport (
-    cfp_attr, cfp_attr_enable, cfp_getattr as get, get_site, lookup_site)
+    cfp_attr, cfp_attr_enable, cfp_getattr as get, cfp_own_dict, get_site,
+    lookup_site)
 from chainer_fastpath._core import _attrs
 from chainer_fastpath._core._audit cimport (
     StockFunctions, StockMethods, method_is_at, stock_replaced)
@@ -63,23 +64,6 @@ from chainer_fastpath._core._dicts cimport (
 cdef extern from "Python.h":
     PyObject *_PyType_Lookup(PyTypeObject *type, object name)
     Py_ssize_t PyDict_GET_SIZE(object d)
-
-cdef extern from *:
-    """
-    #include "_attrs.h"
-    /* The instance's own dict where it has one instead of values (its
-     * ``__dict__`` was asked for), for a class with managed attributes;
-     * else NULL: ask the generic way. */
-    static inline PyObject *cfp_managed_dict(PyObject *obj) {
-    #if CFP_ATTR_FAST
-        if (cfp_attr_enabled
-                && (Py_TYPE(obj)->tp_flags & Py_TPFLAGS_MANAGED_DICT))
-            return cfp_dict(obj);
-    #endif
-        return NULL;
-    }
-    """
-    PyObject *cfp_managed_dict(object obj)
 
 cdef extern from "_kernels.h" nogil:
     uint16_t cfp_f2h(float x)
@@ -156,7 +140,7 @@ cdef cfp_item_memo _memos[_MEMO_SLOTS]
 cdef inline object _hp_dict(object h):
     """``h.__dict__`` of a Hyperparameter: its dict read where it has one
     (see _attrs.h), without its class's ``__getattr__`` hook."""
-    cdef PyObject *d = cfp_managed_dict(h)
+    cdef PyObject *d = cfp_own_dict(h)
     if d != NULL:
         return <object>d
     return h.__dict__
@@ -632,6 +616,14 @@ cdef StockFunctions _device_functions = StockFunctions((
     (_cpu, '_array_to_cpu')))
 
 
+cdef object param_device(object param):
+    """``param.device`` of a plain Variable/Parameter (a cached value)."""
+    dev = get(param, &_get_device)
+    if dev is None:
+        return param.device
+    return dev
+
+
 cdef bint stock_cpu_device(object dev) except -1:
     """Whether entering ``chainer.using_device(dev)`` of a CpuDevice, and
     sending arrays to it, are stock's no-ops: neither its methods nor the
@@ -1078,9 +1070,7 @@ cdef class _WeightDecay:
         if data is None or grad is None:
             self.stats.fast += 1
             return None
-        dev = get(param, &_get_device)
-        if dev is None:
-            dev = param.device
+        dev = param_device(param)
         if type(dev) is not _CpuDevice or not stock_cpu_device(dev):
             return self.fall_back('device', hook, rule, param)
         if param._loss_scale is not None:

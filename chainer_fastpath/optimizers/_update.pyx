@@ -28,7 +28,7 @@ from chainer_fastpath._core._config cimport PerThread, debug_mode
 from chainer_fastpath._core._stats cimport EntryStats
 from chainer_fastpath._core import _stats
 from chainer_fastpath.optimizers._kernels cimport (
-    stock_cpu_device, update_core_cpu)
+    param_device, stock_cpu_device, update_core_cpu)
 
 cfp_attr_enable(_attrs.FAST)
 
@@ -77,7 +77,6 @@ cdef cfp_attr _get_use_fp32 = get_site('_use_fp32_update')
 cdef cfp_attr _get_state = get_site('_state')
 cdef cfp_attr _get_has_chainerx = get_site('_has_chainerx_array')
 cdef cfp_attr _get_data = get_site('_data')
-cdef cfp_attr _get_device = get_site('_device')
 cdef cfp_attr _get_loss_scale = get_site('_loss_scale')
 cdef cfp_attr _get_grad_valid = get_site('_grad_valid')
 cdef cfp_attr _get_grad_var = get_site('_grad_var')
@@ -126,14 +125,6 @@ cdef inline bint _hooks_empty(object hookable, bint pre) except -1:
     return hooks is not None and len(hooks) == 0
 
 
-cdef inline object _device(object param):
-    """``param.device`` of a plain Variable/Parameter (a cached value)."""
-    dev = get(param, &_get_device)
-    if dev is None:
-        return param.device
-    return dev
-
-
 # The flag ``variable._AllowArrayAccessWithNonstandardLayout`` sets, in the
 # calling thread's dict of ``variable._thread_local`` (a ``_thread._local``
 # answers ``__dict__`` with it): what setting the attribute stores there.
@@ -173,7 +164,7 @@ cdef str _rule_check(object self, object param):
     arr = get(param, &_get_data)[0]
     if arr is not None and type(arr) is not _ndarray:
         return 'not a numpy.ndarray'
-    dev = _device(param)
+    dev = param_device(param)
     if type(dev) is not _CpuDevice:
         return 'device'
     if not stock_cpu_device(dev):
@@ -222,7 +213,7 @@ cdef object _rule_update(object self, object param):
         if not _hooks_empty(hookable, True):
             hookable.call_hooks('pre', args=(self, param,))
         if (method_is_at(self, &_update_core_site, _s_update_core)
-                and type(_device(param)) is _CpuDevice):
+                and type(param_device(param)) is _CpuDevice):
             # stock update_core: `with using_device(cpu)` is a no-op
             update_core_cpu(self, param)
         else:
