@@ -29,6 +29,9 @@ from chainer_fastpath.functions.connection.linear cimport linear_call
 from chainer_fastpath.functions.connection.linear import (
     linear_ as _linear_replacement)
 
+cdef extern from "Python.h":
+    PyObject *PyModule_GetDict(object module)
+
 cdef object _Linear = linear_module.Linear
 cdef type _Parameter = variable.Parameter
 cdef Public _forward = Public('Linear.forward', linear_module,
@@ -99,7 +102,8 @@ cdef inline object _function(object module):
     read finds there), else by getattr."""
     cdef PyObject *found
     if type(module) is _module:
-        found = cfp_dict_item(&_linear_read, module.__dict__, 'linear')
+        found = cfp_dict_item(&_linear_read, <object>PyModule_GetDict(module),
+                              'linear')
         if found != NULL:
             return <object>found
     return module.linear
