@@ -98,8 +98,9 @@ cdef StockMethods _node_setter = StockMethods(
 
 
 cdef frozenset _CONSTANT_LABELS = _registry.CONSTANT_LABELS
-# The member of _CONSTANT_LABELS last found.
+# The members of _CONSTANT_LABELS and of _VALUE_LABELS last found.
 cdef object _last_constant_label = None
+cdef object _last_value_label = None
 
 
 def _value_labels():
@@ -126,15 +127,17 @@ cdef bint _label_is_pure(object node, object label) except -1:
     operand's label while its value is an int or a float and the helper it
     calls is stock's (a replaced one, a mock, is called as stock calls
     it)."""
-    global _last_constant_label
+    global _last_constant_label, _last_value_label
     if label is _last_constant_label:
         return True
-    if label in _CONSTANT_LABELS:
-        # Most calls apply the class of the call before.
-        _last_constant_label = label
-        return True
-    if label not in _VALUE_LABELS:
-        return False
+    # Most calls apply the class of the call before.
+    if label is not _last_value_label:
+        if label in _CONSTANT_LABELS:
+            _last_constant_label = label
+            return True
+        if label not in _VALUE_LABELS:
+            return False
+        _last_value_label = label
     t = type(get(node, &_get_value))
     if t is not float and t is not int:
         return False
