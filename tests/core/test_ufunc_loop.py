@@ -67,13 +67,19 @@ def test_same_bits_as_the_ufunc(ufunc, dtype, layout, broadcast):
         with numpy.errstate(all='ignore'):
             expected = numpy.asarray(ufunc(a, b))
         actual, raised = loop(a, b)
-        assert type(actual) is numpy.ndarray
-        assert actual.dtype is expected.dtype
-        assert actual.shape == expected.shape
-        assert actual.strides == expected.strides
-        assert actual.flags.owndata and actual.flags.writeable
-        # NaN bits where NumPy reproduces them itself (NumPy 1.26: always).
-        assert bits(actual) == bits(expected)
+        _check_same_array(actual, expected)
+
+
+def _check_same_array(actual, expected):
+    """``actual`` is a new array as NumPy allocates ``expected``, with its
+    bits (NaN bits too, where NumPy reproduces them itself: NumPy 1.26
+    always)."""
+    assert type(actual) is numpy.ndarray
+    assert actual.dtype is expected.dtype
+    assert actual.shape == expected.shape
+    assert actual.strides == expected.strides
+    assert actual.flags.owndata and actual.flags.writeable
+    assert bits(actual) == bits(expected)
 
 
 @pytest.mark.parametrize('ufunc', UFUNCS, ids=lambda u: u.__name__)
@@ -503,12 +509,7 @@ def test_value_same_bits_as_the_ufunc_of_the_scalar(ufunc, dtype, layout,
             expected = numpy.asarray(ufunc(c, x) if value_first
                                      else ufunc(x, c))
         actual, raised = loop.with_value(x, value, value_first)
-        assert type(actual) is numpy.ndarray
-        assert actual.dtype is expected.dtype
-        assert actual.shape == expected.shape
-        assert actual.strides == expected.strides
-        assert actual.flags.owndata and actual.flags.writeable
-        assert bits(actual) == bits(expected)
+        _check_same_array(actual, expected)
 
 
 @pytest.mark.parametrize('value_first', [False, True])
