@@ -13,6 +13,7 @@ method, counted.
 """
 import types
 
+from cpython.module cimport PyModule_GetDict
 from cpython.object cimport PyObject
 
 from chainer import variable
@@ -28,9 +29,6 @@ from chainer_fastpath._runtime._public cimport Public
 from chainer_fastpath.functions.connection.linear cimport linear_call
 from chainer_fastpath.functions.connection.linear import (
     linear_ as _linear_replacement)
-
-cdef extern from "Python.h":
-    PyObject *PyModule_GetDict(object module)
 
 cdef object _Linear = linear_module.Linear
 cdef type _Parameter = variable.Parameter
