@@ -35,6 +35,28 @@ from chainer_fastpath._core._ndarray cimport (
 
 from libc.string cimport memcpy, memset
 
+cdef extern from "_lstm.h" nogil:
+    bint cfp_lstm_tanh_args_f(const float *x, float *t, Py_ssize_t blocks,
+                              Py_ssize_t R)
+    bint cfp_lstm_tanh_args_d(const double *x, double *t, Py_ssize_t blocks,
+                              Py_ssize_t R)
+    void cfp_lstm_cell_f(const float *u, const float *c_prev, float *c_next,
+                         Py_ssize_t blocks, Py_ssize_t R)
+    void cfp_lstm_cell_d(const double *u, const double *c_prev,
+                         double *c_next, Py_ssize_t blocks, Py_ssize_t R)
+    void cfp_lstm_output_f(const float *u, float *h, Py_ssize_t blocks,
+                           Py_ssize_t R)
+    void cfp_lstm_output_d(const double *u, double *h, Py_ssize_t blocks,
+                           Py_ssize_t R)
+    void cfp_lstm_grad_f(const float *u, const float *co,
+                         const float *c_prev, const float *gc,
+                         const float *gh, float *gc_prev, float *gx,
+                         Py_ssize_t blocks, Py_ssize_t R)
+    void cfp_lstm_grad_d(const double *u, const double *co,
+                         const double *c_prev, const double *gc,
+                         const double *gh, double *gc_prev, double *gx,
+                         Py_ssize_t blocks, Py_ssize_t R)
+
 from chainer_fastpath._core._config cimport ConfigView
 from chainer_fastpath._core._registry cimport (
     NOT_HANDLED, compiled, forward_callees)
@@ -139,40 +161,9 @@ cdef bint _geometry(object c, object x, Geometry *g):
     return g.n > 0
 
 
-cdef bint _tanh_args(const real *x, real *t, Geometry g) noexcept nogil:
-    # What stock passes to tanh: gate a as is, i, f and o halved (_sigmoid).
-    # False on a NaN, whose signaling kind tanh would warn about per call.
-    # The NaN test sets a flag rather than branching, so that the loops
-    # stay straight; an LSTM link's gates (one value each) take the first.
-    cdef real half = 0.5
-    cdef Py_ssize_t _block, r, R = g.rest
-    cdef bint nan = False
-    if R == 1:
-        for _block in range(g.blocks):
-            nan |= ((x[0] != x[0]) | (x[1] != x[1]) | (x[2] != x[2])
-                    | (x[3] != x[3]))
-            t[0] = x[0]
-            t[1] = x[1] * half
-            t[2] = x[2] * half
-            t[3] = x[3] * half
-            x += 4
-            t += 4
-        return not nan
-    for _block in range(g.blocks):
-        for r in range(4 * R):
-            nan |= x[r] != x[r]
-        for r in range(R):
-            t[r] = x[r]
-        for r in range(R, 4 * R):
-            t[r] = x[r] * half
-        x += 4 * R
-        t += 4 * R
-    return not nan
-
-
 cdef bint _copy_numbers(const real *src, real *dst,
                         Py_ssize_t n) noexcept nogil:
-    # dst[:n] = src[:n]; False on a NaN (see _tanh_args).
+    # dst[:n] = src[:n]; False on a NaN (see _lstm.h's tanh arguments).
     cdef Py_ssize_t k
     cdef bint nan = False
     for k in range(n):
@@ -191,93 +182,6 @@ cdef int _start(object c_prev, object x, Geometry *g) except? -2:
         return -1
     cdef int flags = watched()
     return -1 if flags & FE_UNDERFLOW else flags
-
-
-# Each kernel below is one element's arithmetic, r the value's index in
-# its block; the loops give the compiler a constant R == 1 (an LSTM link's
-# gates) where they can, so that no inner loop of one pass is left.
-
-cdef inline void _cell_at(const real *u, const real *c_prev, real *c_next,
-                          Py_ssize_t r, Py_ssize_t R) noexcept nogil:
-    # c_next = tanh(a) * sigmoid(i) + sigmoid(f) * c_prev
-    cdef real half = 0.5
-    cdef real ai = u[R + r] * half + half
-    cdef real af = u[2 * R + r] * half + half
-    c_next[r] = u[r] * ai + af * c_prev[r]
-
-
-cdef void _cell(const real *u, const real *c_prev, real *c_next,
-                Geometry g) noexcept nogil:
-    cdef Py_ssize_t b, _block, r, R = g.rest
-    if R == 1:
-        for b in range(g.blocks):
-            _cell_at(u + 4 * b, c_prev + b, c_next + b, 0, 1)
-        return
-    for _block in range(g.blocks):
-        for r in range(R):
-            _cell_at(u, c_prev, c_next, r, R)
-        u += 4 * R
-        c_prev += R
-        c_next += R
-
-
-cdef inline void _output_at(const real *u, real *h, Py_ssize_t r,
-                            Py_ssize_t R) noexcept nogil:
-    # h = sigmoid(o) * tanh(c_next), h holding tanh(c_next) on entry.
-    cdef real half = 0.5
-    h[r] = (u[3 * R + r] * half + half) * h[r]
-
-
-cdef void _output(const real *u, real *h, Geometry g) noexcept nogil:
-    cdef Py_ssize_t b, _block, r, R = g.rest
-    if R == 1:
-        for b in range(g.blocks):
-            _output_at(u + 4 * b, h + b, 0, 1)
-        return
-    for _block in range(g.blocks):
-        for r in range(R):
-            _output_at(u, h, r, R)
-        u += 4 * R
-        h += R
-
-
-cdef inline void _grad_at(const real *u, const real *co, const real *c_prev,
-                          const real *gc, const real *gh, real *gc_prev,
-                          real *gx, Py_ssize_t r, Py_ssize_t R,
-                          Py_ssize_t e) noexcept nogil:
-    # LSTMGrad.forward's NumPy expressions, operand by operand; a missing
-    # gc or gh is stock's integer 0, which NumPy makes a 0 of the dtype.
-    cdef real half = 0.5, one = 1, zero = 0
-    cdef real aa = u[r]
-    cdef real ai = u[R + r] * half + half
-    cdef real af = u[2 * R + r] * half + half
-    cdef real ao = u[3 * R + r] * half + half
-    cdef real c = co[e]
-    cdef real h = gh[e] if gh != NULL else zero
-    cdef real temp = h * ao * (one - c * c)
-    temp = temp + (gc[e] if gc != NULL else zero)
-    gx[r] = temp * ai * (one - aa * aa)
-    gx[R + r] = temp * aa * (ai * (one - ai))
-    gx[2 * R + r] = temp * c_prev[e] * (af * (one - af))
-    gx[3 * R + r] = h * c * (ao * (one - ao))
-    gc_prev[e] = temp * af
-
-
-cdef void _grad(const real *u, const real *co, const real *c_prev,
-                const real *gc, const real *gh, real *gc_prev, real *gx,
-                Geometry g) noexcept nogil:
-    cdef Py_ssize_t b, _block, r, e = 0, R = g.rest
-    if R == 1:
-        for b in range(g.blocks):
-            _grad_at(u + 4 * b, co, c_prev, gc, gh, gc_prev, gx + 4 * b,
-                     0, 1, b)
-        return
-    for _block in range(g.blocks):
-        for r in range(R):
-            _grad_at(u, co, c_prev, gc, gh, gc_prev, gx, r, R, e)
-            e += 1
-        u += 4 * R
-        gx += 4 * R
 
 
 cpdef object fused_forward(object c_prev, object x):
@@ -304,25 +208,29 @@ cpdef object fused_forward(object c_prev, object x):
     cdef bint single = g.typenum == CFP_NPY_FLOAT, numbers
     clear_flags(flags)
     if single:
-        numbers = _tanh_args(<float *>px, <float *>pt, g)
+        numbers = cfp_lstm_tanh_args_f(<float *>px, <float *>pt, g.blocks,
+                                       g.rest)
     else:
-        numbers = _tanh_args(<double *>px, <double *>pt, g)
+        numbers = cfp_lstm_tanh_args_d(<double *>px, <double *>pt, g.blocks,
+                                       g.rest)
     if not numbers or fetestexcept(flags):
         return None
     _tanh(t, u)
     clear_flags(flags)
     if single:
-        _cell(<float *>pu, <float *>pc, <float *>pn, g)
+        cfp_lstm_cell_f(<float *>pu, <float *>pc, <float *>pn, g.blocks,
+                        g.rest)
     else:
-        _cell(<double *>pu, <double *>pc, <double *>pn, g)
+        cfp_lstm_cell_d(<double *>pu, <double *>pc, <double *>pn, g.blocks,
+                        g.rest)
     if fetestexcept(flags):
         return None
     _tanh(c_next[:len(x)], h)
     clear_flags(flags)
     if single:
-        _output(<float *>pu, <float *>ph, g)
+        cfp_lstm_output_f(<float *>pu, <float *>ph, g.blocks, g.rest)
     else:
-        _output(<double *>pu, <double *>ph, g)
+        cfp_lstm_output_d(<double *>pu, <double *>ph, g.blocks, g.rest)
     if fetestexcept(flags):
         return None
     cdef Py_ssize_t itemsize = 4 if single else 8
@@ -370,11 +278,13 @@ cpdef object fused_grad(object c_prev, object x, object c_next, object gc,
     cdef bint numbers
     clear_flags(flags)
     if single:
-        numbers = (_tanh_args(<float *>cfp_data(x), <float *>pt, g)
+        numbers = (cfp_lstm_tanh_args_f(<float *>cfp_data(x), <float *>pt,
+                                        g.blocks, g.rest)
                    and _copy_numbers(<float *>cfp_data(c_next),
                                      <float *>pt + 4 * g.n, g.n))
     else:
-        numbers = (_tanh_args(<double *>cfp_data(x), <double *>pt, g)
+        numbers = (cfp_lstm_tanh_args_d(<double *>cfp_data(x), <double *>pt,
+                                        g.blocks, g.rest)
                    and _copy_numbers(<double *>cfp_data(c_next),
                                      <double *>pt + 4 * g.n, g.n))
     if not numbers or fetestexcept(flags):
@@ -382,13 +292,15 @@ cpdef object fused_grad(object c_prev, object x, object c_next, object gc,
     _tanh(t, u)
     clear_flags(flags)
     if single:
-        _grad(<float *>pu, <float *>pu + 4 * g.n,
-              <float *>cfp_data(c_prev), <float *>pgc, <float *>pgh,
-              <float *>pgp, <float *>cfp_data(gx), g)
+        cfp_lstm_grad_f(<float *>pu, <float *>pu + 4 * g.n,
+                        <float *>cfp_data(c_prev), <float *>pgc,
+                        <float *>pgh, <float *>pgp, <float *>cfp_data(gx),
+                        g.blocks, g.rest)
     else:
-        _grad(<double *>pu, <double *>pu + 4 * g.n,
-              <double *>cfp_data(c_prev), <double *>pgc, <double *>pgh,
-              <double *>pgp, <double *>cfp_data(gx), g)
+        cfp_lstm_grad_d(<double *>pu, <double *>pu + 4 * g.n,
+                        <double *>cfp_data(c_prev), <double *>pgc,
+                        <double *>pgh, <double *>pgp, <double *>cfp_data(gx),
+                        g.blocks, g.rest)
     if fetestexcept(flags):
         return None
     # gc_prev[batch:] = gc[batch:], or stock's 0 when gc is missing.
