@@ -139,8 +139,15 @@ cdef object _backward(object func, tuple indexes, tuple grad_outputs):
             or not _float_matrices(gy, x, W)):
         # A cast of gW to W's dtype may warn.
         return NOT_HANDLED
-    if 2 in indexes and not _sums_quietly(gy):
-        return NOT_HANDLED
+    # The bias gradient first: where NumPy's sum would warn or choose a
+    # NaN's payload (sum_middle declines those), or where sum_middle does
+    # not apply and the sum may not be quiet, stock runs the whole backward
+    # before anything is computed here.
+    gb = None
+    if 2 in indexes:
+        gb = sum_middle(gy, 0, False)
+        if gb is None and not _sums_quietly(gy):
+            return NOT_HANDLED
     cdef bint gy_rg = grad_requires_grad(gy_var)
     gy_c = gy
     if not numpy_struct_matches():
@@ -162,8 +169,7 @@ cdef object _backward(object func, tuple indexes, tuple grad_outputs):
         ret.append(new_grad(gW, requires_grad_of(x_node) or gy_rg))
     if 2 in indexes:
         # Sum's forward: the rows added in NumPy's order, in C where
-        # sum_middle can (gy C-contiguous, float32 or float64).
-        gb = sum_middle(gy, 0, False)
+        # sum_middle could (gy C-contiguous, float32 or float64).
         if gb is None:
             gb = numpy.asarray(_add_reduce(gy, (0,), None, None, False))
         ret.append(new_grad(gb, gy_rg))

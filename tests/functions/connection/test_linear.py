@@ -9,7 +9,7 @@ from chainer.functions.connection import linear
 import chainer_fastpath
 from chainer_fastpath.testing import (
     applied, check_error_same, check_same, grad_vars, gradients, misaligned,
-    run_both, variable as _v)
+    run_both, variable as _v, warned)
 from chainer_fastpath.testing.cases import function_tests
 
 # name -> builds (under the shared seed) and returns (fn, args)
@@ -165,6 +165,35 @@ def test_bias_gradient_bits(dtype, gy_kind, patched_stats):
     left = gy_kind == 'fortran' and dtype != numpy.float16
     assert patched_stats(fn)['fallback'] == (
         {'case left to stock: LinearFunction': 1} if left else {})
+
+
+@pytest.mark.parametrize('dtype', [numpy.float32, numpy.float64])
+@pytest.mark.parametrize('gy_kind', ['overflow', 'nan', 'inf', 'large'])
+@pytest.mark.parametrize('overflow', ['warn', 'raise', 'ignore'])
+def test_bias_gradient_exceptional_sums_as_stock(dtype, gy_kind, overflow,
+                                                 patched_stats):
+    # A bias sum that overflows or meets a NaN or an infinity warns (or
+    # raises) from stock's line, with stock's bits: stock's whole backward
+    # runs. A large sum that does not overflow, or one whose overflow
+    # NumPy ignores, is computed here.
+    big = numpy.finfo(dtype).max / 2
+
+    def fn():
+        x, W, b = _v(3, 4, dtype=dtype), _v(5, 4, dtype=dtype), _v(
+            5, dtype=dtype)
+        y = F.linear(x, W, b)
+        gy = numpy.random.uniform(-1, 1, (3, 5)).astype(dtype)
+        gy[:, 1] = {'overflow': [big, big, big], 'large': [big, 1, -big],
+                    'nan': [1, numpy.nan, 2],
+                    'inf': [numpy.inf, 1, -numpy.inf]}[gy_kind]
+        y.grad = gy
+        with numpy.errstate(over=overflow, invalid=overflow):
+            return warned(y.backward), grad_vars(x, W, b)
+    check_same(fn)
+    quiet = gy_kind == 'large' or (gy_kind == 'overflow'
+                                   and overflow == 'ignore')
+    assert patched_stats(fn)['fallback'] == (
+        {} if quiet else {'case left to stock: LinearFunction': 1})
 
 
 def test_linear_static_method_patched_on_the_class_is_called(monkeypatch):
