@@ -19,16 +19,13 @@ Each sample is counted as arithmetic when its function is one of:
   EmbedID, the hierarchical softmax and negative sampling, which do
   stock's fancy indexing copies and its ``gW[ix] += igy`` and
   ``gW[ik] += ig * x``, the sums of rows over a middle axis (``Sum``), and
-  the elementwise passes of the fused LSTM, which do the arithmetic of
-  ``LSTM.forward`` and ``LSTMGrad.forward`` but for tanh (NumPy's); not
-  those ``cfp_`` functions that keep the project's own books (its
+  the passes of the fused LSTM and softmax cross entropy, which do the
+  arithmetic of their stock forwards but for tanh, exp and log (NumPy's);
+  not those ``cfp_`` functions that keep the project's own books (its
   attribute caches, allocation, NaN scans).
 
 Everything else (the interpreter, Chainer's and NumPy's Python-facing
-code, this project's glue, the kernel, the allocator) is overhead. The
-fused softmax cross entropy kernels of this project are inlined into their
-callers and counted as overhead, so the share is a lower bound where those
-run.
+code, this project's glue, the kernel, the allocator) is overhead.
 """
 import collections
 import re

@@ -42,6 +42,36 @@ from chainer_fastpath._core._retained cimport (
     retained_inputs, retained_inputs_require_grad)
 
 
+cdef extern from "_softmax_cross_entropy.h" nogil:
+    bint cfp_sce_shifted_f(const float *x, float *e, float *m,
+                           Py_ssize_t rows, Py_ssize_t cols)
+    bint cfp_sce_shifted_d(const double *x, double *e, double *m,
+                           Py_ssize_t rows, Py_ssize_t cols)
+    void cfp_sce_zero_maxima_f(const float *x, float *e, float *m,
+                               const float *numpy_m, Py_ssize_t rows,
+                               Py_ssize_t cols)
+    void cfp_sce_zero_maxima_d(const double *x, double *e, double *m,
+                               const double *numpy_m, Py_ssize_t rows,
+                               Py_ssize_t cols)
+    void cfp_sce_log_softmax_f(const float *x, const float *m,
+                               const float *log_s, float *log_y,
+                               const Py_ssize_t *index, const bint *valid,
+                               float *log_p, Py_ssize_t rows,
+                               Py_ssize_t cols)
+    void cfp_sce_log_softmax_d(const double *x, const double *m,
+                               const double *log_s, double *log_y,
+                               const Py_ssize_t *index, const bint *valid,
+                               double *log_p, Py_ssize_t rows,
+                               Py_ssize_t cols)
+    void cfp_sce_grad_rows_f(const float *y, float *gx,
+                             const Py_ssize_t *index, const bint *valid,
+                             const float *gloss, Py_ssize_t step,
+                             Py_ssize_t rows, Py_ssize_t cols)
+    void cfp_sce_grad_rows_d(const double *y, double *gx,
+                             const Py_ssize_t *index, const bint *valid,
+                             const double *gloss, Py_ssize_t step,
+                             Py_ssize_t rows, Py_ssize_t cols)
+
 cdef type _ndarray = numpy.ndarray
 cdef object _exp = numpy.exp
 cdef object _log = numpy.log
@@ -135,84 +165,12 @@ cdef _Targets _targets(object t, object ignore_label, Py_ssize_t rows,
     return r
 
 
-cdef bint _shifted(const real *x, real *e, real *m, Py_ssize_t rows,
-                   Py_ssize_t cols) noexcept nogil:
-    # m = x.max(axis=1); e = x - m, where x holds no NaN (a NaN reaches the
-    # row's sum of exp(e), where the caller finds it). Four running maxima
-    # free of branches let the compiler use max instructions. Where zeros of
-    # both signs tie for the maximum, which one NumPy keeps depends on the
-    # vector width its loop was dispatched to: returns whether a row's
-    # maximum is a zero, for the caller to take NumPy's (_zero_maxima).
-    cdef Py_ssize_t i, j
-    cdef real t0, t1, t2, t3
-    cdef bint zero = False
-    for i in range(rows):
-        t0 = t1 = t2 = t3 = x[0]
-        j = 0
-        while j + 4 <= cols:
-            t0 = x[j] if x[j] > t0 else t0
-            t1 = x[j + 1] if x[j + 1] > t1 else t1
-            t2 = x[j + 2] if x[j + 2] > t2 else t2
-            t3 = x[j + 3] if x[j + 3] > t3 else t3
-            j += 4
-        while j < cols:
-            t0 = x[j] if x[j] > t0 else t0
-            j += 1
-        t0 = t1 if t1 > t0 else t0
-        t2 = t3 if t3 > t2 else t2
-        t0 = t2 if t2 > t0 else t0
-        for j in range(cols):
-            e[j] = x[j] - t0
-        m[i] = t0
-        zero |= t0 == 0
-        x += cols
-        e += cols
-    return zero
-
-
-cdef void _zero_maxima(const real *x, real *e, real *m, const real *numpy_m,
-                       Py_ssize_t rows, Py_ssize_t cols) noexcept nogil:
-    # Rows whose maximum is a zero take NumPy's, numpy_m, and e = x - m again.
-    cdef Py_ssize_t i, j
-    for i in range(rows):
-        if m[i] == 0:
-            m[i] = numpy_m[i]
-            for j in range(cols):
-                e[j] = x[j] - m[i]
-        x += cols
-        e += cols
-
-
 cdef bint _any_nan(const real *a, Py_ssize_t n) noexcept nogil:
     cdef Py_ssize_t k
     for k in range(n):
         if a[k] != a[k]:
             return True
     return False
-
-
-cdef void _log_softmax(const real *x, const real *m, const real *log_s,
-                       real *log_y, Py_ssize_t rows,
-                       Py_ssize_t cols) noexcept nogil:
-    # m += log(s); log_y = x - m
-    cdef Py_ssize_t i, j
-    cdef real z
-    for i in range(rows):
-        z = m[i] + log_s[i]
-        for j in range(cols):
-            log_y[j] = x[j] - z
-        x += cols
-        log_y += cols
-
-
-cdef void _gather(const real *log_y, const Py_ssize_t *index,
-                  const bint *valid, real *log_p, Py_ssize_t rows,
-                  Py_ssize_t cols) noexcept nogil:
-    # log_p = log_y[arange, t] * t_valid
-    cdef Py_ssize_t k
-    cdef real one = 1, zero = 0
-    for k in range(rows):
-        log_p[k] = log_y[k * cols + index[k]] * (one if valid[k] else zero)
 
 
 cdef bint _sum_is_quiet(const real *a, Py_ssize_t n,
@@ -240,28 +198,6 @@ cdef void _scale(real *a, double factor) noexcept nogil:
     a[0] = a[0] * <real>factor
 
 
-cdef void _grad_rows(const real *y, real *gx, const Py_ssize_t *index,
-                     const bint *valid, const real *gloss, Py_ssize_t step,
-                     Py_ssize_t rows, Py_ssize_t cols) noexcept nogil:
-    # gx = y.copy(); gx[arange, t] -= 1; gx *= t_valid[:, None];
-    # gx *= g, g one scalar (step 0) or gloss[:, None] (step 1). The row is
-    # computed as if no column were the label's, a loop the compiler
-    # vectorises, then the label's column again. The first value of that
-    # column may raise a flag stock's would not (0 * inf, an underflow);
-    # the caller then only takes the NumPy calls.
-    cdef Py_ssize_t i, j, k
-    cdef real one = 1, zero = 0, w, g
-    for i in range(rows):
-        w = one if valid[i] else zero
-        g = gloss[i * step]
-        for j in range(cols):
-            gx[j] = y[j] * w * g
-        k = index[i]
-        gx[k] = (y[k] - one) * w * g
-        y += cols
-        gx += cols
-
-
 cpdef object fused_forward(object x, object t, object ignore_label,
                            bint normalize, str reduce, bint cache_score):
     """``(loss, y, coeff)``: what stock ``SoftmaxCrossEntropy.forward_cpu``
@@ -285,23 +221,25 @@ cpdef object fused_forward(object x, object t, object ignore_label,
     m = _empty(rows, dtype)
     clear_flags(flags)
     if single:
-        zero = _shifted(<float *>cfp_data(x), <float *>cfp_data(e),
-                        <float *>cfp_data(m), rows, cols)
+        zero = cfp_sce_shifted_f(<float *>cfp_data(x), <float *>cfp_data(e),
+                                 <float *>cfp_data(m), rows, cols)
     else:
-        zero = _shifted(<double *>cfp_data(x), <double *>cfp_data(e),
-                        <double *>cfp_data(m), rows, cols)
+        zero = cfp_sce_shifted_d(<double *>cfp_data(x),
+                                 <double *>cfp_data(e),
+                                 <double *>cfp_data(m), rows, cols)
     if fetestexcept(flags):
         return None
     if zero:
         numpy_m = x.max(axis=1)
         if single:
-            _zero_maxima(<float *>cfp_data(x), <float *>cfp_data(e),
-                         <float *>cfp_data(m), <float *>cfp_data(numpy_m),
-                         rows, cols)
+            cfp_sce_zero_maxima_f(
+                <float *>cfp_data(x), <float *>cfp_data(e),
+                <float *>cfp_data(m), <float *>cfp_data(numpy_m), rows, cols)
         else:
-            _zero_maxima(<double *>cfp_data(x), <double *>cfp_data(e),
-                         <double *>cfp_data(m), <double *>cfp_data(numpy_m),
-                         rows, cols)
+            cfp_sce_zero_maxima_d(
+                <double *>cfp_data(x), <double *>cfp_data(e),
+                <double *>cfp_data(m), <double *>cfp_data(numpy_m), rows,
+                cols)
     cdef int raised = 0
     quiet2(_exp, e, e, &raised)
     if raised & flags:
@@ -324,17 +262,15 @@ cpdef object fused_forward(object x, object t, object ignore_label,
     log_p = _empty(rows, dtype)
     clear_flags(flags)
     if single:
-        _log_softmax(<float *>cfp_data(x), <float *>cfp_data(m),
-                     <float *>cfp_data(s), <float *>cfp_data(log_y),
-                     rows, cols)
-        _gather(<float *>cfp_data(log_y), targets.index, targets.valid,
-                <float *>cfp_data(log_p), rows, cols)
+        cfp_sce_log_softmax_f(
+            <float *>cfp_data(x), <float *>cfp_data(m),
+            <float *>cfp_data(s), <float *>cfp_data(log_y), targets.index,
+            targets.valid, <float *>cfp_data(log_p), rows, cols)
     else:
-        _log_softmax(<double *>cfp_data(x), <double *>cfp_data(m),
-                     <double *>cfp_data(s), <double *>cfp_data(log_y),
-                     rows, cols)
-        _gather(<double *>cfp_data(log_y), targets.index, targets.valid,
-                <double *>cfp_data(log_p), rows, cols)
+        cfp_sce_log_softmax_d(
+            <double *>cfp_data(x), <double *>cfp_data(m),
+            <double *>cfp_data(s), <double *>cfp_data(log_y), targets.index,
+            targets.valid, <double *>cfp_data(log_p), rows, cols)
     if fetestexcept(flags):
         return None
     y = None
@@ -424,13 +360,13 @@ cpdef object fused_grad(object y, object t, object ignore_label,
     gx = _empty((rows, cols), y.dtype)
     clear_flags(flags)
     if num == CFP_NPY_FLOAT:
-        _grad_rows(<float *>cfp_data(y), <float *>cfp_data(gx),
-                   targets.index, targets.valid, <float *>cfp_data(gl), step,
-                   rows, cols)
+        cfp_sce_grad_rows_f(<float *>cfp_data(y), <float *>cfp_data(gx),
+                            targets.index, targets.valid,
+                            <float *>cfp_data(gl), step, rows, cols)
     else:
-        _grad_rows(<double *>cfp_data(y), <double *>cfp_data(gx),
-                   targets.index, targets.valid, <double *>cfp_data(gl),
-                   step, rows, cols)
+        cfp_sce_grad_rows_d(<double *>cfp_data(y), <double *>cfp_data(gx),
+                            targets.index, targets.valid,
+                            <double *>cfp_data(gl), step, rows, cols)
     if fetestexcept(flags):
         return None
     return gx
