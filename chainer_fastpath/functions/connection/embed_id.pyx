@@ -113,11 +113,22 @@ ctypedef fused _index_t:
 
 cdef bint _indices_within(const _index_t *x, Py_ssize_t n,
                           Py_ssize_t rows) noexcept nogil:
+    # Each of x[:n] in [0, rows). Read unsigned, a negative index lies above
+    # any row count, so one maximum of the indices, a loop of vector
+    # instructions, decides.
     cdef Py_ssize_t i
-    cdef bint inside = True
-    for i in range(n):
-        inside &= (x[i] >= 0) & (x[i] < rows)
-    return inside
+    cdef unsigned int top32 = 0
+    cdef unsigned long long top64 = 0
+    if n == 0:
+        return True
+    if _index_t is int:
+        for i in range(n):
+            top32 = max(top32, <unsigned int>x[i])
+        return <Py_ssize_t>top32 < rows
+    else:
+        for i in range(n):
+            top64 = max(top64, <unsigned long long>x[i])
+        return top64 < <unsigned long long>rows
 
 
 ctypedef fused _float_t:

@@ -335,10 +335,19 @@ def test_embed_id_forward_rows_as_numpy_indexing(dtype, index_dtype, ids,
         check_same(lambda: fn(order))
 
 
-def test_embed_id_index_out_of_range_raises_as_stock():
+@pytest.mark.parametrize('index_dtype', [numpy.int32, numpy.int64])
+@pytest.mark.parametrize('bad', ['rows', 'below', 'largest', 'smallest'])
+def test_embed_id_index_out_of_range_raises_as_stock(index_dtype, bad):
+    # One index past either end among good ones, up to the extremes of
+    # the index type, which read unsigned are past the rows too.
+    info = numpy.iinfo(index_dtype)
+    value = {'rows': 6, 'below': -7, 'largest': info.max,
+             'smallest': info.min}[bad]
+
     def fn():
         with pytest.raises(IndexError) as e:
-            F.embed_id(numpy.array([0, 6], numpy.int32), _weights('c', 'f'))
+            F.embed_id(numpy.array([0, 5, value, 1], index_dtype),
+                       _weights('c', 'f'))
         return str(e.value)
     check_same(fn)
 
