@@ -3,6 +3,7 @@
 forwards and backward on NumPy arrays, and W's gradient added row by row
 into the backward pass's gradient sum."""
 cimport cython
+from cpython.mem cimport PyMem_Free, PyMem_Malloc
 
 import numpy
 
@@ -21,8 +22,8 @@ from chainer_fastpath._core._retained cimport (
 from chainer_fastpath._core._ndarray cimport (
     CFP_NPY_ALIGNED, CFP_NPY_C_CONTIGUOUS, CFP_NPY_DOUBLE, CFP_NPY_FLOAT,
     CFP_NPY_INT, CFP_NPY_LONG, CFP_NPY_LONGLONG, builtin_typenum, cfp_data,
-    cfp_dims, cfp_flags, cfp_nd, cfp_strides, made_adding_zeros_exactly,
-    new_shaped, numpy_struct_matches)
+    cfp_dims, cfp_elsize, cfp_flags, cfp_nd, cfp_strides,
+    made_adding_zeros_exactly, new_shaped, numpy_struct_matches)
 from chainer_fastpath._core._rows cimport (
     cfp_scatter_add_rows_d, cfp_scatter_add_rows_f, gather_rows)
 
@@ -58,17 +59,51 @@ cdef object _forward(object node, tuple inputs, ConfigView config):
 cdef object _rows_of(object W, object x):
     """``W[x]`` by row copies (``cfp_gather_rows``) into the array NumPy's
     indexing makes (C order, W's descr, shape ``x.shape + W.shape[1:]``),
-    for a 2-d float32 or float64 W and C-contiguous int32 or int64 indices,
-    each in ``[0, len(W))``; None elsewhere (a negative index NumPy wraps,
-    one out of range it raises for, another layout of x, a 0-d x, for
-    which NumPy returns a view of W)."""
+    for a 2-d float32 or float64 W and aligned int32 or int64 indices,
+    C-contiguous or in one axis of any stride (a column of a batch of
+    sequences), each in ``[0, len(W))``; None elsewhere (a negative index
+    NumPy wraps, one out of range it raises for, another layout of x, a 0-d
+    x, for which NumPy returns a view of W)."""
     if (type(W) is not _ndarray or type(x) is not _ndarray
             or not numpy_struct_matches() or cfp_nd(W) != 2
             or not 1 <= cfp_nd(x) <= 16
-            or cfp_flags(x) & (CFP_NPY_C_CONTIGUOUS | CFP_NPY_ALIGNED)
-            != (CFP_NPY_C_CONTIGUOUS | CFP_NPY_ALIGNED)
+            or not cfp_flags(x) & CFP_NPY_ALIGNED
             or not cfp_flags(W) & CFP_NPY_ALIGNED):
         return None
+    if cfp_flags(x) & CFP_NPY_C_CONTIGUOUS:
+        return _rows_at(W, x, cfp_data(x))
+    cdef int xt = builtin_typenum(x)
+    cdef size_t size = cfp_elsize(x)
+    if cfp_nd(x) != 1 or not (
+            xt == CFP_NPY_INT and size == 4
+            or (xt == CFP_NPY_LONG or xt == CFP_NPY_LONGLONG) and size == 8):
+        return None
+    # The indices, read with their stride, into a contiguous buffer.
+    cdef Py_ssize_t n = cfp_dims(x)[0], step = cfp_strides(x)[0], i
+    cdef char local[1024]
+    cdef char *ids = local
+    if n * size > sizeof(local):
+        ids = <char *>PyMem_Malloc(n * size)
+        if ids == NULL:
+            raise MemoryError()
+    cdef const char *read = cfp_data(x)
+    try:
+        if size == 4:
+            for i in range(n):
+                (<int *>ids)[i] = (<const int *>(read + i * step))[0]
+        else:
+            for i in range(n):
+                (<long long *>ids)[i] = (
+                    <const long long *>(read + i * step))[0]
+        return _rows_at(W, x, ids)
+    finally:
+        if ids != local:
+            PyMem_Free(ids)
+
+
+cdef object _rows_at(object W, object x, const char *ids):
+    """``_rows_of(W, x)`` with x's indices read, in C order, from
+    ``ids``."""
     cdef int wt = builtin_typenum(W), xt = builtin_typenum(x)
     if wt != CFP_NPY_FLOAT and wt != CFP_NPY_DOUBLE:
         return None
@@ -80,10 +115,10 @@ cdef object _rows_of(object W, object x):
         n *= dims[k]
     dims[nd] = units
     if xt == CFP_NPY_INT:
-        if not _indices_within(<const int *>cfp_data(x), n, rows):
+        if not _indices_within(<const int *>ids, n, rows):
             return None
     elif xt == CFP_NPY_LONG or xt == CFP_NPY_LONGLONG:
-        if not _indices_within(<const long long *>cfp_data(x), n, rows):
+        if not _indices_within(<const long long *>ids, n, rows):
             return None
     else:
         return None
@@ -92,8 +127,8 @@ cdef object _rows_of(object W, object x):
         return None
     cdef const char *w = cfp_data(W)
     cdef Py_ssize_t s0 = cfp_strides(W)[0], s1 = cfp_strides(W)[1]
-    cdef const int *ids32 = <const int *>cfp_data(x)
-    cdef const Py_ssize_t *ids64 = <const Py_ssize_t *>cfp_data(x)
+    cdef const int *ids32 = <const int *>ids
+    cdef const Py_ssize_t *ids64 = <const Py_ssize_t *>ids
     if wt == CFP_NPY_FLOAT:
         if xt == CFP_NPY_INT:
             gather_rows(w, s0, s1, ids32, n, units, <float *>cfp_data(y))

@@ -335,6 +335,32 @@ def test_embed_id_forward_rows_as_numpy_indexing(dtype, index_dtype, ids,
         check_same(lambda: fn(order))
 
 
+@pytest.mark.parametrize('dtype', [numpy.float32, numpy.float64])
+@pytest.mark.parametrize('index_dtype', [numpy.int32, numpy.int64,
+                                         numpy.int16])
+@pytest.mark.parametrize('view', ['column', 'reversed', 'every_other'])
+@pytest.mark.parametrize('n', [3, 700])
+@pytest.mark.parametrize('bad', [None, 6, -1])
+def test_embed_id_forward_strided_indices_as_numpy_indexing(
+        dtype, index_dtype, view, n, bad):
+    # A column of a batch of sequences (x[:, j]), a reversed or a strided
+    # vector of ids: the indices are read with their stride, the result
+    # laid out as stock's W[x], a bad index raising stock's error.
+    def fn():
+        ids = numpy.random.randint(0, 6, (n, 4)).astype(index_dtype)
+        if bad is not None:
+            ids[n // 2] = bad
+        x = {'column': ids[:, 1], 'reversed': ids[::-1, 0],
+             'every_other': ids.ravel()[::2]}[view]
+        assert not x.flags.c_contiguous
+        try:
+            y = F.embed_id(x, _weights('c', dtype)).array
+        except IndexError as e:
+            return str(e)
+        return y, y.strides, y.flags.c_contiguous
+    check_same(fn)
+
+
 @pytest.mark.parametrize('index_dtype', [numpy.int32, numpy.int64])
 @pytest.mark.parametrize('bad', ['rows', 'below', 'largest', 'smallest'])
 def test_embed_id_index_out_of_range_raises_as_stock(index_dtype, bad):
