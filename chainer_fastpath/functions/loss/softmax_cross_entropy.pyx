@@ -80,7 +80,7 @@ cdef object _empty = numpy.empty
 cdef object _np_multiply = numpy.multiply
 cdef double _FLOAT_MAX = numpy.finfo(numpy.float32).max
 cdef double _DOUBLE_MAX = numpy.finfo(numpy.float64).max
-cdef object _int64 = numpy.int64
+cdef object _float64 = numpy.float64
 cdef object _should_use_cudnn = chainer.should_use_cudnn
 cdef type _GradNoDoubleBackprop = (
     softmax_cross_entropy._SoftmaxCrossEntropyGrad_NoDoubleBackprop)
@@ -287,9 +287,16 @@ cpdef object fused_forward(object x, object t, object ignore_label,
             _negate(<double *>cfp_data(log_p), <double *>cfp_data(loss),
                     rows)
         return loss, y, None
-    # Stock's own expression: the types of count and coeff decide how
-    # the backward multiplies by it.
-    coeff = 1.0 / max(_int64(targets.count) if normalize else rows, 1)
+    # Stock's 1.0 / max(count, 1), count t_valid.sum() (a NumPy int64) or
+    # len(x): the types of count and coeff decide how the backward
+    # multiplies by it. Divided by a NumPy int64, 1.0 is a NumPy float64 of
+    # C's quotient.
+    if not normalize:
+        coeff = 1.0 / rows
+    elif targets.count >= 1:
+        coeff = _float64(1.0 / <double>targets.count)
+    else:
+        coeff = 1.0
     cdef double factor = -coeff
     # Stock's sum of these raises no exception in any order either.
     if single:

@@ -42,6 +42,22 @@ def _value(v):
     return type(v), v
 
 
+@pytest.mark.parametrize('shape', SHAPES)
+@pytest.mark.parametrize('ignored', ['all', 'all_but_one'])
+@pytest.mark.parametrize('normalize', [True, False])
+def test_forward_coefficient_as_stock(shape, ignored, normalize):
+    # 1.0 / max(count, 1): a NumPy float64 where a label counts, the float
+    # 1.0 where none does (normalize), 1.0 / len(x) otherwise.
+    x, t = _inputs(numpy.float32, shape, 1)
+    t[:] = -1
+    if ignored == 'all_but_one':
+        t[-1] = 0
+    node, expected = _stock(x, t, normalize=normalize)
+    loss, _, coeff = kernel.fused_forward(x, t, -1, normalize, 'mean', True)
+    assert _value(loss) == _value(expected)
+    assert _value(coeff) == _value(node._coeff)
+
+
 @pytest.mark.parametrize('dtype', [numpy.float32, numpy.float64])
 @pytest.mark.parametrize('shape', SHAPES)
 @pytest.mark.parametrize('scale', [0.1, 1, 30, 300])
