@@ -12,6 +12,10 @@ cdef extern from *:
 cdef class UfuncLoop:
     cdef cfp_loop function
     cdef void *data
+    cdef int typenum
+
+    cdef bint unary_into(self, object a, object out,
+                         int *raised) except -1
 
 
 cdef class FloatLoops:

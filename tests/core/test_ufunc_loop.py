@@ -1,10 +1,12 @@
-"""``_ufunc_loop.Binary``: a ufunc's loop called as its trivial path calls
-it, against the ufunc itself, bit for bit."""
+"""``_ufunc_loop``: a ufunc's loop called as its trivial path calls it
+(``Binary``, ``UfuncLoop.unary_into``), against the ufunc itself, bit for
+bit."""
 import numpy
 import pytest
 
 from chainer_fastpath._core._fpe import fenv_flags
-from chainer_fastpath._core._ufunc_loop import Binary, Constant, Reduction
+from chainer_fastpath._core._ufunc_loop import (
+    Binary, Constant, Reduction, UfuncLoop)
 from chainer_fastpath.testing import bits
 
 UFUNCS = [numpy.add, numpy.subtract, numpy.multiply, numpy.maximum]
@@ -631,3 +633,73 @@ def test_broadcast_leaves_other_operands_to_the_ufunc(case):
     ufunc = numpy.maximum if case == 'maximum' else numpy.subtract
     with numpy.errstate(all='ignore'):
         assert Binary(ufunc).broadcast(a, b) == (None, 0)
+
+
+UNARY = [numpy.exp, numpy.log, numpy.tanh]
+
+
+@pytest.mark.parametrize('in_place', [False, True])
+@pytest.mark.parametrize('shape', [(1,), (7,), (3, 5), (1000,), (100003,)])
+@pytest.mark.parametrize('dtype', DTYPES)
+@pytest.mark.parametrize('ufunc', UNARY, ids=lambda u: u.__name__)
+def test_unary_same_bits_and_flags_as_the_ufunc(ufunc, dtype, shape,
+                                                in_place):
+    rng = numpy.random.RandomState(3)
+    a = _specials(dtype, int(numpy.prod(shape)), rng).reshape(shape)
+    a[::4] = numpy.abs(a[::4])      # log of positive numbers, too
+    out = a.copy() if in_place else numpy.empty_like(a)
+    expected = numpy.empty_like(a)
+    flags = []
+    with numpy.errstate(all='call',
+                        call=lambda kind, flag: flags.append(flag)):
+        ufunc(a, expected)
+    done, raised = UfuncLoop(ufunc, numpy.dtype(dtype).num).apply_unary(
+        out if in_place else a, out)
+    assert done
+    assert raised == fenv_flags(sum(set(flags)))
+    assert bits(out) == bits(expected)
+
+
+# name -> (a, out) the loop leaves to the ufunc
+UNARY_NOT_TAKEN = {
+    'strided': lambda: (numpy.ones(6, numpy.float32)[::2],
+                        numpy.ones(3, numpy.float32)),
+    'fortran_out': lambda: (numpy.ones(6, numpy.float32),
+                            numpy.ones((3, 2), numpy.float32).T),
+    'other_dtype': lambda: (numpy.ones(3, numpy.float64),
+                            numpy.ones(3, numpy.float32)),
+    'float16': lambda: (numpy.ones(3, numpy.float16),
+                        numpy.ones(3, numpy.float16)),
+    'byte_swapped': lambda: (numpy.ones(3, '>f4'), numpy.ones(3, '>f4')),
+    'sizes': lambda: (numpy.ones(3, numpy.float32),
+                      numpy.ones(4, numpy.float32)),
+    'empty': lambda: (numpy.ones(0, numpy.float32),
+                      numpy.ones(0, numpy.float32)),
+    'read_only_out': lambda: (numpy.ones(3, numpy.float32), _read_only(3)),
+    'overlapping': lambda: _shifted_views(),
+    'subclass': lambda: (numpy.ones(3, numpy.float32).view(numpy.matrix),
+                         numpy.ones(3, numpy.float32)),
+    'unaligned': lambda: (
+        numpy.frombuffer(bytearray(13), numpy.float32, 3, 1),
+        numpy.ones(3, numpy.float32)),
+}
+
+
+def _read_only(n):
+    a = numpy.ones(n, numpy.float32)
+    a.flags.writeable = False
+    return a
+
+
+def _shifted_views():
+    base = numpy.ones(5, numpy.float32)
+    return base[:4], base[1:]
+
+
+@pytest.mark.parametrize('case', sorted(UNARY_NOT_TAKEN))
+def test_unary_other_operands_are_left_to_the_ufunc(case):
+    a, out = UNARY_NOT_TAKEN[case]()
+    before = out.copy()
+    loop = UfuncLoop(numpy.exp, numpy.dtype(numpy.float32).num)
+    assert loop.apply_unary(a, out) == (False, 0)
+    assert bits(out) == bits(before)
