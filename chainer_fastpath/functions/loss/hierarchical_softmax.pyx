@@ -109,12 +109,12 @@ cdef bint _tree_array(object a, int typenum):
 
 
 cdef Py_ssize_t _paths_length(const char *tp, Py_ssize_t ts, const int *b,
-                              const int *p, Py_ssize_t rows,
-                              Py_ssize_t n_vocab, Py_ssize_t n_paths,
-                              Py_ssize_t n_nodes) noexcept:
+                              Py_ssize_t rows, Py_ssize_t n_vocab,
+                              Py_ssize_t n_paths) noexcept:
     """The total length of the samples' paths, every label inside the tree
-    and every path inside ``W``; -1 where one is not."""
-    cdef Py_ssize_t i, k, label, begin, end, total = 0
+    and every path inside the paths array; -1 where one is not. (Their
+    nodes are checked as they are copied.)"""
+    cdef Py_ssize_t i, label, begin, end, total = 0
     for i in range(rows):
         label = (<const int *>(tp + i * ts))[0]
         if label < 0 or label >= n_vocab:
@@ -123,9 +123,6 @@ cdef Py_ssize_t _paths_length(const char *tp, Py_ssize_t ts, const int *b,
         end = b[label + 1]
         if begin < 0 or end < begin or end > n_paths:
             return -1
-        for k in range(begin, end):
-            if p[k] < 0 or p[k] >= n_nodes:
-                return -1
         total += end - begin
     return total
 
@@ -170,8 +167,8 @@ cdef _Tree _tree(object function, object x, object t, object W):
     tree.begin = numpy.empty(tree.rows, numpy.intp)
     tree.length = numpy.empty(tree.rows, numpy.intp)
     tree.max_length = 0
-    cdef Py_ssize_t total = _paths_length(tp, ts, b, p, tree.rows, n_vocab,
-                                          n_paths, n_nodes)
+    cdef Py_ssize_t total = _paths_length(tp, ts, b, tree.rows, n_vocab,
+                                          n_paths)
     if total < 0:
         return None
     # The samples' paths and codes, copied as checked: the loops index W by
@@ -184,14 +181,17 @@ cdef _Tree _tree(object function, object x, object t, object W):
     cdef int *up = <int *>cfp_data(used_paths)
     cdef char *uc = cfp_data(used_codes)
     cdef const char *c = cfp_data(codes)
-    # Read again: the allocations above may have run Python code.
-    if (_paths_length(tp, ts, b, p, tree.rows, n_vocab, n_paths, n_nodes)
-            != total):
-        return None
+    # Every bound checked again as it is used: the allocations above may
+    # have run Python code (a finalizer) that changed the arrays.
     for i in range(tree.rows):
         label = (<const int *>(tp + i * ts))[0]
+        if label < 0 or label >= n_vocab:
+            return None
         begin = b[label]
         end = b[label + 1]
+        if (begin < 0 or end < begin or end > n_paths
+                or at + end - begin > total):
+            return None
         for k in range(begin, end):
             up[at + k - begin] = p[k]
             if up[at + k - begin] < 0 or up[at + k - begin] >= n_nodes:
@@ -202,6 +202,8 @@ cdef _Tree _tree(object function, object x, object t, object W):
         tree.length[i] = end - begin
         tree.max_length = max(tree.max_length, end - begin)
         at += end - begin
+    if at != total:
+        return None
     tree.x, tree.t, tree.W = x, t, W
     tree.paths, tree.codes = used_paths, used_codes
     tree.typenum = typenum

@@ -195,12 +195,21 @@ def test_mock_on_the_instance_is_called():
 @pytest.mark.parametrize('type_check', [True, False])
 @pytest.mark.parametrize('bad', [
     'label_too_large', 'label_negative', 'float_labels', 'x_3d',
-    'x_float16_w_float32', 'units_mismatch'])
+    'x_float16_w_float32', 'units_mismatch', 'path_node_too_large',
+    'path_node_negative', 'begins_past_paths'])
 def test_bad_input_same_as_stock(bad, type_check):
     def fn():
         link = _link(numpy.float32, 4)
         x, t = _inputs(numpy.float32, 6, 4)
-        if bad == 'label_too_large':
+        tree = link._func
+        if bad == 'path_node_too_large':
+            # a node of the third sample's path past W's rows
+            tree.paths[tree.begins[t[2]] + 1] = len(link.W.array) + 2
+        elif bad == 'path_node_negative':
+            tree.paths[tree.begins[t[2]]] = -1
+        elif bad == 'begins_past_paths':
+            tree.begins[t[2] + 1] = len(tree.paths) + 4
+        elif bad == 'label_too_large':
             t[2] = N_VOCAB + 5
         elif bad == 'label_negative':
             t[2] = -1
