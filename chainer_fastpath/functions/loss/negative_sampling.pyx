@@ -89,20 +89,13 @@ cdef _Rows _rows(object node, object x, object W):
     return result
 
 
-cdef bint _nan_in(const real *a, Py_ssize_t stride,
-                  Py_ssize_t n) noexcept nogil:
-    # Whether one of the n values from a, stride bytes apart, is a NaN.
-    # No early exit: a NaN is rare, and the loop without one vectorises.
+cdef bint _nan_in(const real *a, Py_ssize_t n) noexcept nogil:
+    # Whether one of a[:n] is a NaN. No early exit: a NaN is rare, and the
+    # loop without one vectorises.
     cdef Py_ssize_t k
     cdef bint nan = False
-    if stride == sizeof(real):
-        for k in range(n):
-            nan |= a[k] != a[k]
-        return nan
-    cdef real v
     for k in range(n):
-        v = (<const real *>(<const char *>a + k * stride))[0]
-        nan |= v != v
+        nan |= a[k] != a[k]
     return nan
 
 
@@ -157,11 +150,12 @@ cdef bint _grad_rows(_Rows rows, UfuncLoop exp, int flags, object x,
             return False
         # Which NaN an operation keeps depends on the order of its operands,
         # which NumPy's loops and this one need not share: a NaN in the
-        # gradients, or in the row or weights they are made of, goes to
-        # stock.
-        if (_nan_in(f, sizeof(real), m)
-                or _nan_in(w, sizeof(real), m * units)
-                or _nan_in(<const real *>(xp + i * xs0), xs1, units)):
+        # gradients goes to stock. A NaN in x's row or in the weights
+        # makes one there too: each of f is a dot product of a weight row
+        # and x's row, and a NaN in either makes it NaN (the products and
+        # sums of a NaN are NaNs), which exp and the division keep. What
+        # else the weights make, gx, is the same gemv stock's dot calls.
+        if _nan_in(f, m):
             return False
         if not gemv(typenum, True, <char *>w, m, units, <char *>f,
                     sizeof(real), cfp_data(gx_row)):

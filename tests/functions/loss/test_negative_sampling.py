@@ -8,22 +8,40 @@ import chainer.functions as F
 import chainer.links as L
 from chainer.functions.loss import negative_sampling
 
-from chainer_fastpath.testing import FLOAT_DTYPES, check_same, error_of
+from chainer_fastpath.testing import (
+    FLOAT_DTYPES, check_same, error_of, warned)
 from chainer_fastpath.testing.cases import function_tests
 
 GRAD = negative_sampling.NegativeSamplingFunctionGrad
 N_VOCAB = 20
 
 
+def _plant_specials(a, where):
+    """NaNs of both signs and two payloads, infinities and -0.0 at a few
+    places of ``a`` (in place) where ``where`` holds."""
+    if not where:
+        return
+    flat = a.reshape(-1)
+    uint = {2: numpy.uint16, 4: numpy.uint32, 8: numpy.uint64}[a.itemsize]
+    nan = numpy.array([numpy.nan, -numpy.nan], a.dtype)
+    nan.view(uint)[1] ^= uint(5)
+    values = numpy.concatenate([nan, numpy.array(
+        [numpy.inf, -numpy.inf, -0.0], a.dtype)])
+    flat[3::len(flat) // 4 + 1] = values[:len(flat[3::len(flat) // 4 + 1])]
+
+
 def _case(dtype, reduce='sum', units=7, rows=30, layout='c', scale=1.0,
-          ignore=True, sample_size=5):
+          ignore=True, sample_size=5, specials=''):
     """Loss, inputs' gradients and the samples of the link on a random
-    batch; backward from a random gradient."""
+    batch; backward from a random gradient. ``specials`` names the
+    operands ('x', 'W') given NaNs, infinities and -0.0."""
     with chainer.using_config('dtype', dtype):
         link = L.NegativeSampling(
             units, numpy.random.randint(1, 50, N_VOCAB), sample_size)
     link.W.array[...] = numpy.random.uniform(-scale, scale, link.W.shape)
+    _plant_specials(link.W.array, 'W' in specials)
     x = numpy.random.uniform(-scale, scale, (rows, units)).astype(dtype)
+    _plant_specials(x, 'x' in specials)
     if layout == 'f':
         x = numpy.asfortranarray(x)
         link.W.array = numpy.asfortranarray(link.W.array)
@@ -83,9 +101,15 @@ globals().update(function_tests(APPLY_CASES, BACKWARD_CASES,
 @pytest.mark.parametrize('options', [
     {}, {'units': 1}, {'units': 100}, {'rows': 1}, {'ignore': False},
     {'layout': 'f'}, {'layout': 'strided'}, {'sample_size': 0},
-    {'sample_size': 40}])
+    {'sample_size': 40}, {'specials': 'x'}, {'specials': 'W'},
+    {'specials': 'xW'}, {'specials': 'W', 'sample_size': 40}])
 def test_loss_gradients_and_samples_same_as_stock(dtype, reduce, options):
-    check_same(lambda: _case(dtype, reduce, **options))
+    def fn():
+        result = []
+        # the warnings too, where specials make NumPy warn
+        return warned(lambda: result.append(
+            _case(dtype, reduce, **options))), result
+    check_same(fn)
 
 
 def _with_sampler(dtype, bad=None):
