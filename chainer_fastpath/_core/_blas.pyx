@@ -251,7 +251,12 @@ cdef object _product(object a, bint a_transposed, object b,
     if out is None:
         return None
     cdef char *o = cfp_data(out)
-    memset(o, 0, dims[0] * dims[1] * itemsize)
+    # NumPy zeroes its output before the call, which beta 0 then scales.
+    # gemm with beta 0 sets every item itself, whatever was there (C "need
+    # not be set on input", as the BLAS reference puts it; OpenBLAS zeroes
+    # it first): only gemv's output, which OpenBLAS scales, is zeroed.
+    if (sa == _MATRIX) != (sb == _MATRIX):
+        memset(o, 0, dims[0] * dims[1] * itemsize)
     if sa == _MATRIX and sb != _MATRIX:
         # A matrix times a column: gemv of a.
         _gemv_at(typenum, _ROW_MAJOR if ca else _COL_MAJOR, _NO_TRANS, &ma,

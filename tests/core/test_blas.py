@@ -87,6 +87,27 @@ def test_matrix_products_are_numpy_dot_bit_for_bit(dtype, left, right,
 
 @pytest.mark.parametrize('dtype', [numpy.float32, numpy.float64])
 @pytest.mark.parametrize('left,right', [
+    ((4, 3), (3, 5)), ((8, 64), (64, 1000)), ((1, 3), (3, 5)),
+    ((4, 3), (3, 1)), ((4, 1), (1, 5))])
+def test_products_into_memory_that_held_nans(dtype, left, right):
+    # The output's memory is whatever the allocator hands out, here the
+    # buffer a NaN array of its size just gave back: gemm with beta 0 sets
+    # every item (it is not zeroed first), gemv's output is zeroed as
+    # NumPy zeroes it; the bits are numpy.dot's either way.
+    rng = numpy.random.RandomState(5)
+    a = rng.standard_normal(left).astype(dtype)
+    b = rng.standard_normal(right).astype(dtype)
+    want = numpy.dot(a, b).tobytes()
+    for _ in range(20):
+        garbage = numpy.full((left[0], right[1]), numpy.nan, dtype)
+        del garbage
+        got = _blas.product_of_matrices(a, b)
+        assert got is not None
+        assert got.tobytes() == want
+
+
+@pytest.mark.parametrize('dtype', [numpy.float32, numpy.float64])
+@pytest.mark.parametrize('left,right', [
     ((4, 3), (3, 5)), ((64, 70), (70, 9)), ((1, 3), (3, 5)), ((4, 3), (3, 1)),
     ((4, 1), (1, 5)), ((1, 3), (3, 1)), ((4, 3), (4, 3)),
 ])
