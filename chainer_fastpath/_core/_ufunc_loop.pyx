@@ -707,24 +707,43 @@ cdef void _gather_rows_run(char *buffer, object a, Py_ssize_t start,
         col = 0
 
 
+cdef inline void _row_part(char *to, const char *b, Py_ssize_t pos,
+                           Py_ssize_t n, Py_ssize_t stride,
+                           Py_ssize_t itemsize) noexcept nogil:
+    # n items of the row b from its item pos to ``to``.
+    cdef Py_ssize_t j
+    if stride == itemsize:
+        memcpy(to, b + pos * itemsize, n * itemsize)
+        return
+    for j in range(n):
+        memcpy(to + j * itemsize, b + (pos + j) * stride, itemsize)
+
+
 cdef void _repeat_into(char *buffer, Py_ssize_t count, const char *b,
                        Py_ssize_t width, Py_ssize_t stride, Py_ssize_t first,
                        Py_ssize_t itemsize) noexcept nogil:
     """Fills ``buffer`` with ``count`` items of the row ``b`` (``width``
     items ``stride`` bytes apart) repeated, starting at its item ``first``:
-    item k is ``b[(first + k) % width]``. Whole runs of a contiguous row are
-    one copy each."""
-    cdef Py_ssize_t k = 0, pos = first, n, j
-    while k < count:
-        n = min(width - pos, count - k)
-        if stride == itemsize:
-            memcpy(buffer + k * itemsize, b + pos * itemsize, n * itemsize)
-        else:
-            for j in range(n):
-                memcpy(buffer + (k + j) * itemsize, b + (pos + j) * stride,
-                       itemsize)
+    item k is ``b[(first + k) % width]``. The row is read from item
+    ``first`` to its end and then, where ``first`` is not 0, once whole;
+    what follows repeats that whole row and is copied from the buffer
+    itself in doubling runs (a short row would otherwise take a copy per
+    repeat)."""
+    cdef Py_ssize_t k, n, start
+    k = min(width - first, count)
+    _row_part(buffer, b, first, k, stride, itemsize)
+    if first != 0 and k < count:
+        n = min(width, count - k)
+        _row_part(buffer + k * itemsize, b, 0, n, stride, itemsize)
         k += n
-        pos = 0
+    # Where more is to come, buffer[start:k] is the whole row from item 0,
+    # once or more.
+    start = k - width
+    while k < count:
+        n = min(k - start, count - k)
+        memcpy(buffer + k * itemsize, buffer + start * itemsize,
+               n * itemsize)
+        k += n
 
 
 add_loop = Binary(numpy.add)

@@ -203,6 +203,8 @@ ROW_LAYOUTS = {
     '3x17': (3, 17, None),
     '64x33': (64, 33, None),
     '300x40': (300, 40, None),      # more than one buffer
+    '3000x3': (3000, 3, None),      # a short row repeated many times
+    '1000x9_strided': (1000, 9, lambda b: b[::2]),
     '2x5000': (2, 5000, None),
     'strided_bias': (4, 9, lambda b: b[::2]),
     'reversed_bias': (5, 8, lambda b: b[::-2]),
