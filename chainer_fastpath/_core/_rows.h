@@ -38,7 +38,8 @@ static __attribute__((noinline, unused)) void cfp_gather_rows_##SUFFIX(      \
 
 /* gW[rows[k]] += g[k] * x for each k in order (a row may come twice). */
 #define CFP_DEFINE_ADD_OUTER_ROWS(SUFFIX, T, INDEX)                           \
-static __attribute__((noinline, unused)) void cfp_add_outer_rows_##SUFFIX(   \
+static CFP_CLONES __attribute__((noinline, unused)) void                     \
+cfp_add_outer_rows_##SUFFIX(                                                  \
     char *gW, Py_ssize_t s0, Py_ssize_t s1, const INDEX *rows, const T *g,    \
     Py_ssize_t n, const char *x, Py_ssize_t xs, Py_ssize_t units)             \
 {                                                                             \
@@ -81,7 +82,8 @@ static __attribute__((noinline, unused)) void cfp_store_row_##SUFFIX(        \
  * n) in C order, each row cols items col_stride bytes apart: a broadcast
  * gradient is read where it lies. Returns whether a sum is a NaN. */
 #define CFP_DEFINE_SCATTER_ADD_ROWS(SUFFIX, T)                                \
-static __attribute__((noinline, unused)) int cfp_scatter_add_rows_##SUFFIX(  \
+static CFP_CLONES __attribute__((noinline, unused)) int                      \
+cfp_scatter_add_rows_##SUFFIX(                                                \
     T *gW, Py_ssize_t rows, Py_ssize_t cols, const long long *x,              \
     Py_ssize_t n, const char *gy, int nd, const Py_ssize_t *dims,             \
     const Py_ssize_t *strides, Py_ssize_t col_stride, int has_ignore,         \
