@@ -276,6 +276,29 @@ cfp_select_middle_##SUFFIX(                                                   \
 }
 
 /* Suffixes: f float, d double; i int rows, p Py_ssize_t rows. */
+/* Whether each x[i] (i < n) but the label ignore (where has_ignore) lies
+ * in [-rows, rows), for 0 <= rows < 2**62: shifted by rows and read
+ * unsigned, an index in range is below 2 * rows and any other above it. No
+ * early exit, so that the loop is vector instructions. */
+static CFP_CLONES __attribute__((noinline, unused)) int
+cfp_indices_in_range(const long long *x, Py_ssize_t n, long long rows,
+                     int has_ignore, long long ignore)
+{
+    const unsigned long long shift = (unsigned long long)rows;
+    const unsigned long long span = 2 * shift;
+    unsigned long long outside = 0;
+    Py_ssize_t i;
+    if (has_ignore) {
+        for (i = 0; i < n; i++)
+            outside |= ((unsigned long long)x[i] + shift >= span)
+                & (x[i] != ignore);
+    } else {
+        for (i = 0; i < n; i++)
+            outside |= (unsigned long long)x[i] + shift >= span;
+    }
+    return !outside;
+}
+
 CFP_DEFINE_GATHER_ROWS(fi, float, int)
 CFP_DEFINE_GATHER_ROWS(fp, float, Py_ssize_t)
 CFP_DEFINE_GATHER_ROWS(di, double, int)

@@ -34,6 +34,9 @@ cdef extern from "_rows.h" nogil:
                                const Py_ssize_t *rows, const double *g,
                                Py_ssize_t n, const char *x, Py_ssize_t xs,
                                Py_ssize_t units)
+    bint cfp_indices_in_range(const long long *x, Py_ssize_t n,
+                              long long rows, bint has_ignore,
+                              long long ignore)
     void cfp_store_row_f(char *out, Py_ssize_t stride, const float *row,
                          Py_ssize_t units)
     void cfp_store_row_d(char *out, Py_ssize_t stride, const double *row,

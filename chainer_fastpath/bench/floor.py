@@ -22,7 +22,7 @@ Each sample is counted as arithmetic when its function is one of:
   the passes of the fused LSTM and softmax cross entropy, which do the
   arithmetic of their stock forwards but for tanh, exp and log (NumPy's);
   not those ``cfp_`` functions that keep the project's own books (its
-  attribute caches, allocation, NaN scans).
+  attribute caches, allocation, NaN scans, index checks).
 
 Everything else (the interpreter, Chainer's and NumPy's Python-facing
 code, this project's glue, the kernel, the allocator) is overhead.
@@ -47,9 +47,10 @@ NUMPY_LOOP = re.compile(
     r'contig|strided|swap|cast)_|_to_(contig|strided)|^_contig_to_contig$')
 LIBC_COPY = re.compile(r'^__(memmove|memcpy|memset)_')
 # This project's C functions named cfp_ that are its own bookkeeping, not
-# stock's arithmetic: attribute caches, array allocation, NaN scans.
+# stock's arithmetic: attribute caches, array allocation, NaN scans, index
+# checks.
 PROJECT_BOOKKEEPING = re.compile(
-    r'^cfp_(getattr|setattr|attr_|values_store|new_|has_nan)')
+    r'^cfp_(getattr|setattr|attr_|values_store|new_|has_nan|indices_)')
 
 
 def is_arithmetic(dso, symbol):

@@ -16,6 +16,9 @@ ARITHMETIC = [
     ('mtrand.cpython-311-x86_64-linux-gnu.so', 'legacy_gauss.part.0'),
     ('_kernels.cpython-311-x86_64-linux-gnu.so', 'cfp_entry_adam_f32'),
     ('sum.cpython-311-x86_64-linux-gnu.so', 'cfp_sum_middle_f'),
+    ('lstm.cpython-311-x86_64-linux-gnu.so', 'cfp_lstm_grad_f.avx2'),
+    ('softmax_cross_entropy.cpython-311-x86_64-linux-gnu.so',
+     'cfp_sce_shifted_d.avx512f'),
 ]
 OVERHEAD = [
     ('libpython3.11.so.1.0', '_PyEval_EvalFrameDefault'),
@@ -31,6 +34,10 @@ OVERHEAD = [
     ('linear.cpython-311-x86_64-linux-gnu.so', 'cfp_setattr_slow.constprop.0'),
     ('_ndarray.cpython-311-x86_64-linux-gnu.so', 'cfp_new_shaped'),
     ('_kernels.cpython-311-x86_64-linux-gnu.so', 'cfp_has_nan.avx2'),
+    ('embed_id.cpython-311-x86_64-linux-gnu.so',
+     'cfp_indices_in_range.avx2'),
+    ('lstm.cpython-311-x86_64-linux-gnu.so',
+     '__pyx_f_16chainer_fastpath_9functions_3rnn_4lstm_fused_grad'),
 ]
 
 

@@ -25,7 +25,8 @@ from chainer_fastpath._core._ndarray cimport (
     cfp_dims, cfp_elsize, cfp_flags, cfp_nd, cfp_strides,
     made_adding_zeros_exactly, new_shaped, numpy_struct_matches)
 from chainer_fastpath._core._rows cimport (
-    cfp_scatter_add_rows_d, cfp_scatter_add_rows_f, gather_rows)
+    cfp_indices_in_range, cfp_scatter_add_rows_d, cfp_scatter_add_rows_f,
+    gather_rows)
 
 cdef type _ndarray = numpy.ndarray
 cdef object _empty = numpy.empty
@@ -223,7 +224,13 @@ cdef _EmbedGrad _embed_grad_operands(object w_shape, object ignore, object x,
 @cython.wraparound(False)
 cdef bint _indices_in_range(const long long[::1] x, bint has_ignore,
                             long long ignore, long long rows) noexcept nogil:
+    # Each index but the ignore label within [-rows, rows).
     cdef Py_ssize_t i
+    if x.shape[0] == 0:
+        return True
+    if rows < (<long long>1) << 62:
+        return cfp_indices_in_range(&x[0], x.shape[0], rows, has_ignore,
+                                    ignore)
     for i in range(x.shape[0]):
         if has_ignore and x[i] == ignore:
             continue

@@ -81,18 +81,27 @@ def test_embed_id_gradient_node_forward(dtype, compiled, python_calls):
     assert calls == (0 if compiled else 1)
 
 
-def test_embed_id_index_out_of_range_same_error_as_stock():
+@pytest.mark.parametrize('ids, ignore, error', [
+    ([0, 3], None, True), ([0, -4], None, True), ([0, -3], None, False),
+    ([2, 3], 3, False), ([2, -9], 3, True), ([-4, 1], -4, False),
+    ([0, 2 ** 62], None, True), ([-2 ** 63, 1], None, True),
+    ([1, 2 ** 63 - 1], 2 ** 63 - 1, False),
+])
+def test_embed_id_gradient_node_indices_as_stock(ids, ignore, error):
     # Stock fails in the forward; the gradient node would fail the same
-    # way: the compiled forward leaves it to stock.
+    # way: the compiled forward leaves out-of-range indices to stock. Those
+    # within [-rows, rows) or the ignore label are taken.
     def fn():
-        node = embed_id.EmbedIDGrad((3, 2))
+        node = embed_id.EmbedIDGrad((3, 2), ignore)
         try:
-            node.apply((numpy.array([0, 3], numpy.int32),
-                        numpy.ones((2, 2), numpy.float32)))
+            gW, = node.apply((numpy.array(ids, numpy.int64),
+                              numpy.arange(4, dtype=numpy.float32).reshape(
+                                  2, 2)))
         except Exception as e:
             return type(e).__name__, str(e)
+        return gW.array
     stock, patched = check_same(fn)
-    assert stock[0] == 'IndexError'
+    assert (type(stock) is tuple and stock[0] == 'IndexError') == error
 
 
 @pytest.mark.parametrize('errstate', [{}, {'over': 'raise'},
