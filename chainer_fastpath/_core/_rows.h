@@ -17,6 +17,23 @@
 
 #include "_clones.h"
 
+/* The bytes (a multiple of 4, at most CFP_SHORT_COPY) at s to d, in moves
+ * of constant sizes the compiler makes inline: for a short row, the call
+ * to memcpy would cost more than the copy. */
+#define CFP_SHORT_COPY 92
+static inline void cfp_copy_short(char *d, const char *s, size_t bytes)
+{
+    size_t off = 0;
+#define CFP_COPY_STEP(N)                                                      \
+    if (bytes - off >= N) {                                                   \
+        memcpy(d + off, s + off, N);                                          \
+        off += N;                                                             \
+    }
+    CFP_COPY_STEP(32) CFP_COPY_STEP(32) CFP_COPY_STEP(16) CFP_COPY_STEP(8)
+    CFP_COPY_STEP(4)
+#undef CFP_COPY_STEP
+}
+
 /* out[k] = W[rows[k]] for k < n: rows of the 2-d array at W (byte strides
  * s0, s1) into C-contiguous out; every row in range. */
 #define CFP_DEFINE_GATHER_ROWS(SUFFIX, T, INDEX)                              \
@@ -25,10 +42,17 @@ static __attribute__((noinline, unused)) void cfp_gather_rows_##SUFFIX(      \
     Py_ssize_t n, Py_ssize_t units, T *out)                                   \
 {                                                                             \
     Py_ssize_t k, j;                                                          \
+    const size_t bytes = units * sizeof(T);                                   \
+    if (s1 == (Py_ssize_t)sizeof(T) && bytes <= CFP_SHORT_COPY) {             \
+        for (k = 0; k < n; k++)                                               \
+            cfp_copy_short((char *)(out + k * units), W + rows[k] * s0,       \
+                           bytes);                                            \
+        return;                                                               \
+    }                                                                         \
     for (k = 0; k < n; k++) {                                                 \
         const char *row = W + rows[k] * s0;                                   \
         if (s1 == (Py_ssize_t)sizeof(T)) {                                    \
-            memcpy(out + k * units, row, units * sizeof(T));                  \
+            memcpy(out + k * units, row, bytes);                              \
         } else {                                                              \
             for (j = 0; j < units; j++)                                       \
                 out[k * units + j] = *(const T *)(row + j * s1);              \

@@ -345,6 +345,20 @@ def test_embed_id_forward_rows_as_numpy_indexing(dtype, index_dtype, ids,
 
 
 @pytest.mark.parametrize('dtype', [numpy.float32, numpy.float64])
+@pytest.mark.parametrize('units', [1, 2, 3, 4, 5, 7, 8, 11, 12, 16, 23, 24,
+                                   25, 40])
+def test_embed_id_forward_rows_of_every_width(dtype, units):
+    # Rows of 4 to 320 bytes: short ones copied in moves of fixed sizes,
+    # longer ones by memcpy; each as NumPy's W[x] copies it.
+    def fn():
+        W = numpy.random.standard_normal((9, units)).astype(dtype)
+        x = numpy.random.randint(0, 9, (4, 7)).astype(numpy.int32)
+        y = F.embed_id(x, W).array
+        return y, y.strides
+    check_same(fn)
+
+
+@pytest.mark.parametrize('dtype', [numpy.float32, numpy.float64])
 @pytest.mark.parametrize('index_dtype', [numpy.int32, numpy.int64,
                                          numpy.int16])
 @pytest.mark.parametrize('view', ['column', 'reversed', 'every_other'])
