@@ -7,7 +7,8 @@ Each sample is counted as arithmetic when its function is one of:
 
 - BLAS (OpenBLAS, MKL, BLIS) and libm;
 - NumPy's typed inner loops (``FLOAT_add_AVX2``, ``simd_exp_FLOAT``,
-  ``DOUBLE_pairwise_sum``, ...), its copy and cast loops, and libc's
+  ``DOUBLE_pairwise_sum``, ...), its copy and cast loops, the select loop
+  that ``numpy.where`` runs inside ``PyArray_Where`` itself, and libc's
   ``memcpy`` / ``memmove`` / ``memset``;
 - NumPy's random number generators;
 - this project's C loops (``cfp_*``): the optimizer kernels, which do the
@@ -44,7 +45,8 @@ NUMPY_LOOP = re.compile(
     r'C?LONGDOUBLE)_(?!(setitem|getitem|fillwithscalar|fill|'
     r'compare|nonzero|scan|fromstr)$)'
     r'|^simd_|^npyv_|pairwise_sum|sum_of_products|^_?(aligned|unaligned|'
-    r'contig|strided|swap|cast)_|_to_(contig|strided)|^_contig_to_contig$')
+    r'contig|strided|swap|cast)_|_to_(contig|strided)|^_contig_to_contig$'
+    r'|^PyArray_Where$')
 LIBC_COPY = re.compile(r'^__(memmove|memcpy|memset)_')
 # This project's C functions named cfp_ that are its own bookkeeping, not
 # stock's arithmetic: attribute caches, array allocation, NaN scans, index

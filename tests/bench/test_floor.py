@@ -12,6 +12,7 @@ ARITHMETIC = [
     (UMATH, 'DOUBLE_pairwise_sum'),
     (UMATH, '_aligned_contig_cast_double_to_float'),
     (UMATH, '_contig_to_contig'),
+    (UMATH, 'PyArray_Where'),
     ('libc.so.6', '__memmove_avx512_unaligned_erms'),
     ('mtrand.cpython-311-x86_64-linux-gnu.so', 'legacy_gauss.part.0'),
     ('_kernels.cpython-311-x86_64-linux-gnu.so', 'cfp_entry_adam_f32'),
