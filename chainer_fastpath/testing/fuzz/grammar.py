@@ -720,8 +720,18 @@ def _embed_id(b):
     vocab, width = b.choice((3, 1)), b.choice((2, 1))
     w = b.input((vocab, width), b.choice(FLOATS), 'var')
     ignore = b.flag()
-    ids = b.add('ints({!r}, {}, ignore={})'.format(shape, vocab, ignore),
-                shape, 'int32', 'nd')
+    view = b.choice(('', '', 'column', 'reversed'))
+    index = b.choice(('int32', 'int64'))
+    if view and len(shape) == 1:
+        # A token of each sequence in a batch (ids[:, j]), or ids read
+        # backwards: a vector with a stride of its own.
+        ids = b.add('ints({!r}, {}, {!r}, ignore={}){}'.format(
+            (shape[0], 2), vocab, index, ignore,
+            '[:, 1]' if view == 'column' else '[::-1, 0]'),
+            shape, index, 'nd')
+    else:
+        ids = b.add('ints({!r}, {}, {!r}, ignore={})'.format(
+            shape, vocab, index, ignore), shape, index, 'nd')
     y = b.add('F.embed_id({}, {}{})'.format(
         ids.name, w.name, ', ignore_label=-1' if ignore else ''),
         shape + (width,), w.dtype)
