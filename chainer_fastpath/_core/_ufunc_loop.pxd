@@ -23,6 +23,7 @@ cdef class FloatLoops:
     cdef tuple loops     # UfuncLoop for float32, for float64
 
     cdef UfuncLoop for_type(self, int typenum)
+    cdef object unary(self, object a, int *raised)
 
 
 cdef class Binary(FloatLoops):

@@ -15,7 +15,7 @@ from chainer_fastpath._core._ndarray cimport (
     CFP_NPY_ALIGNED, CFP_NPY_C_CONTIGUOUS, CFP_NPY_DOUBLE, CFP_NPY_FLOAT,
     CFP_NPY_WRITEABLE, builtin_typenum, canonical, cfp_data, cfp_descr_of,
     cfp_dims, cfp_elsize, cfp_flags, cfp_nd, cfp_strides, cfp_typenum,
-    numpy_struct_matches, new_shaped, size_of)
+    new_like, numpy_struct_matches, new_shaped, size_of)
 from libc.stdlib cimport free, malloc
 from libc.string cimport memcpy, memset
 
@@ -151,6 +151,23 @@ cdef class FloatLoops:
         else:
             return None
         return loop if loop.function is not NULL else None
+
+    cdef object unary(self, object a, int *raised):
+        """``ufunc(a)`` of a one-input ufunc by its loop, where ``a`` is a
+        C-contiguous, aligned, non-empty float32 or float64 ndarray of at
+        least one dimension and its dtype's own descr: the output NumPy
+        allocates (C order, a's shape and dtype), the flags the loop raised
+        added to ``raised``. None, nothing done, elsewhere."""
+        if (type(a) is not _ndarray or not numpy_struct_matches()
+                or cfp_nd(a) == 0 or not canonical(a)):
+            return None
+        cdef UfuncLoop loop = self.for_type(cfp_typenum(a))
+        if loop is None:
+            return None
+        out = new_like(a)
+        if out is None or not loop.unary_into(a, out, raised):
+            return None
+        return out
 
 
 cdef extern from "_binary.h" nogil:

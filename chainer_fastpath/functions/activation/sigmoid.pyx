@@ -19,10 +19,13 @@ from chainer_fastpath._core._registry cimport NOT_HANDLED, compiled, nodeless
 from chainer_fastpath._core._retained cimport (
     activation_grad, activation_inputs, array_of)
 from chainer_fastpath._core._ufunc_loop cimport (
-    Constant, add_loop, multiply_loop, subtract_loop)
+    Constant, FloatLoops, UfuncLoop, add_loop, multiply_loop, subtract_loop)
+from chainer_fastpath._core._ndarray cimport cfp_typenum
 from chainer_fastpath._runtime._public cimport Public
 
+cdef type _ndarray = numpy.ndarray
 cdef object _tanh = numpy.tanh
+cdef FloatLoops _tanh_loops = FloatLoops(numpy.tanh)
 cdef object _utils = chainer.utils
 cdef Constant _HALF = Constant(0.5)
 cdef Constant _ONE = Constant(1)
@@ -34,7 +37,12 @@ cdef object _forward(object node, tuple inputs, ConfigView config):
     x = inputs[0]
     half = _HALF.like(x)
     cdef int raised = 0
-    t = quiet1(_tanh, multiply_loop.quiet(x, half, &raised), &raised)
+    t = multiply_loop.quiet(x, half, &raised)
+    # tanh of that fresh array, in place where its loop can run.
+    cdef UfuncLoop tanh = (_tanh_loops.for_type(cfp_typenum(t))
+                           if type(t) is _ndarray else None)
+    if tanh is None or not tanh.unary_into(t, t, &raised):
+        t = quiet1(_tanh, t, &raised)
     t = add_loop.quiet(multiply_loop.quiet(t, half, &raised), half,
                        &raised)
     if acts(raised):

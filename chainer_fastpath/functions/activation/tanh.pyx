@@ -19,10 +19,11 @@ from chainer_fastpath._core._registry cimport NOT_HANDLED, compiled, nodeless
 from chainer_fastpath._core._retained cimport (
     activation_grad, activation_inputs, array_of)
 from chainer_fastpath._core._ufunc_loop cimport (
-    Constant, multiply_loop, subtract_loop)
+    Constant, FloatLoops, multiply_loop, subtract_loop)
 from chainer_fastpath._runtime._public cimport Public
 
 cdef object _np_tanh = numpy.tanh
+cdef FloatLoops _tanh_loops = FloatLoops(numpy.tanh)
 cdef object _utils = chainer.utils
 cdef Constant _ONE = Constant(1)
 
@@ -31,7 +32,9 @@ cdef object _forward(object node, tuple x, ConfigView config):
     # FunctionNode.forward -> Tanh.forward_cpu.
     assert len(x) > 0
     cdef int raised = 0
-    t = quiet1(_np_tanh, x[0], &raised)
+    t = _tanh_loops.unary(x[0], &raised)
+    if t is None:
+        t = quiet1(_np_tanh, x[0], &raised)
     if acts(raised):
         return NOT_HANDLED
     y = _utils.force_array(t)
