@@ -169,6 +169,11 @@ cdef class FloatLoops:
             return None
         return out
 
+    def unary_of(self, a):
+        """``(unary(a), flags raised)`` (for tests)."""
+        cdef int raised = 0
+        return self.unary(a, &raised), raised
+
 
 cdef extern from "_binary.h" nogil:
     int CFP_BINARY_ADD, CFP_BINARY_SUBTRACT, CFP_BINARY_MULTIPLY

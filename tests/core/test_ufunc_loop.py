@@ -6,7 +6,7 @@ import pytest
 
 from chainer_fastpath._core._fpe import fenv_flags
 from chainer_fastpath._core._ufunc_loop import (
-    Binary, Constant, Reduction, UfuncLoop)
+    Binary, Constant, FloatLoops, Reduction, UfuncLoop)
 from chainer_fastpath.testing import bits
 
 UFUNCS = [numpy.add, numpy.subtract, numpy.multiply, numpy.maximum]
@@ -705,3 +705,43 @@ def test_unary_other_operands_are_left_to_the_ufunc(case):
     loop = UfuncLoop(numpy.exp, numpy.dtype(numpy.float32).num)
     assert loop.apply_unary(a, out) == (False, 0)
     assert bits(out) == bits(before)
+
+
+@pytest.mark.parametrize('shape', [(1,), (3, 5), (2, 3, 4)])
+@pytest.mark.parametrize('dtype', DTYPES)
+@pytest.mark.parametrize('ufunc', UNARY, ids=lambda u: u.__name__)
+def test_unary_new_array_as_the_ufunc_makes(ufunc, dtype, shape):
+    rng = numpy.random.RandomState(6)
+    a = numpy.abs(_specials(dtype, int(numpy.prod(shape)), rng)).reshape(
+        shape)
+    got, _ = FloatLoops(ufunc).unary_of(a)
+    with numpy.errstate(all='ignore'):
+        want = ufunc(a)
+    assert (got.dtype, got.shape, got.strides) == (
+        want.dtype, want.shape, want.strides)
+    assert bits(got) == bits(want)
+
+
+def _unpickled(a):
+    import pickle
+    return pickle.loads(pickle.dumps(a))
+
+
+# name -> an array the ufunc's own call is left for
+UNARY_NEW_NOT_TAKEN = {
+    '0d': lambda: numpy.float32(2).reshape(()),
+    'empty': lambda: numpy.ones((0, 3), numpy.float32),
+    'fortran': lambda: numpy.ones((3, 2), numpy.float32).T,
+    'float16': lambda: numpy.ones(3, numpy.float16),
+    'unpickled_dtype': lambda: _unpickled(numpy.ones(3, numpy.float32)),
+    'subclass': lambda: numpy.ones(3, numpy.float32).view(numpy.matrix),
+    'list': lambda: [1.0, 2.0],
+}
+
+
+@pytest.mark.parametrize('case', sorted(UNARY_NEW_NOT_TAKEN))
+def test_unary_new_leaves_other_arrays_to_the_ufunc(case):
+    a = UNARY_NEW_NOT_TAKEN[case]()
+    if case == 'unpickled_dtype':
+        assert not a.dtype.isbuiltin
+    assert FloatLoops(numpy.tanh).unary_of(a) == (None, 0)
