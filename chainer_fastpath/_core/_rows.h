@@ -4,10 +4,11 @@
  * reductions over one axis (_reductions.pyx), declared for Cython by
  * _rows.pxd: stock's gather ``W[rows]``, its row store ``gx[i] = row``, its
  * scatter-adds ``gW[ix] += igy`` and ``gW[ik] += ig * x``, one product
- * then one sum per item as NumPy's two loops round them (no contraction: setup.py builds with
- * -ffp-contract=off). Rows of unit stride take a loop the compiler
- * vectorises; the names start with cfp_ so that a profile counts them as
- * the arithmetic they replace.
+ * then one sum per item as NumPy's two loops round them (no contraction:
+ * setup.py builds with -ffp-contract=off). Rows of unit stride take a loop
+ * the compiler vectorises; the names start with cfp_ so that a profile
+ * counts them as the arithmetic they replace (but the index checks, which
+ * bench/floor.py counts as bookkeeping).
  */
 #ifndef CHAINER_FASTPATH_ROWS_H
 #define CHAINER_FASTPATH_ROWS_H

@@ -21,7 +21,8 @@
  * whose signaling kind tanh would warn about per call; the test sets a
  * flag rather than branching, so that the loops stay straight. */
 #define CFP_DEFINE_LSTM_TANH_ARGS(SUFFIX, T)                                  \
-static CFP_CLONES __attribute__((noinline, unused)) int cfp_lstm_tanh_args_##SUFFIX(    \
+static CFP_CLONES __attribute__((noinline, unused)) int                       \
+cfp_lstm_tanh_args_##SUFFIX(                                                  \
     const T *x, T *t, Py_ssize_t blocks, Py_ssize_t R)                        \
 {                                                                             \
     const T half = 0.5;                                                       \
@@ -59,7 +60,8 @@ static CFP_CLONES __attribute__((noinline, unused)) int cfp_lstm_tanh_args_##SUF
     } while (0)
 
 #define CFP_DEFINE_LSTM_CELL(SUFFIX, T)                                       \
-static CFP_CLONES __attribute__((noinline, unused)) void cfp_lstm_cell_##SUFFIX(        \
+static CFP_CLONES __attribute__((noinline, unused)) void                      \
+cfp_lstm_cell_##SUFFIX(                                                       \
     const T *u, const T *c_prev, T *c_next, Py_ssize_t blocks, Py_ssize_t R)  \
 {                                                                             \
     Py_ssize_t b, r;                                                          \
@@ -75,7 +77,8 @@ static CFP_CLONES __attribute__((noinline, unused)) void cfp_lstm_cell_##SUFFIX(
 
 /* h = sigmoid(o) * tanh(c_next), h holding tanh(c_next) on entry. */
 #define CFP_DEFINE_LSTM_OUTPUT(SUFFIX, T)                                     \
-static CFP_CLONES __attribute__((noinline, unused)) void cfp_lstm_output_##SUFFIX(      \
+static CFP_CLONES __attribute__((noinline, unused)) void                      \
+cfp_lstm_output_##SUFFIX(                                                     \
     const T *u, T *h, Py_ssize_t blocks, Py_ssize_t R)                        \
 {                                                                             \
     const T half = 0.5;                                                       \
@@ -113,7 +116,8 @@ static CFP_CLONES __attribute__((noinline, unused)) void cfp_lstm_output_##SUFFI
     } while (0)
 
 #define CFP_DEFINE_LSTM_GRAD(SUFFIX, T)                                       \
-static CFP_CLONES __attribute__((noinline, unused)) void cfp_lstm_grad_##SUFFIX(        \
+static CFP_CLONES __attribute__((noinline, unused)) void                      \
+cfp_lstm_grad_##SUFFIX(                                                       \
     const T *u, const T *co, const T *c_prev, const T *gc, const T *gh,       \
     T *gc_prev, T *gx, Py_ssize_t blocks, Py_ssize_t R)                       \
 {                                                                             \
