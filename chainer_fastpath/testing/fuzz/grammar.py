@@ -738,8 +738,8 @@ def _embed_id(b):
     for _ in range(b.choice((0, 0, 1, 2))):
         # Tokens of a sequence: lookups into one W, whose gradients the
         # backward sums (the first dense, the next ones by rows into it).
-        more = b.add('ints({!r}, {}, ignore={})'.format(shape, vocab, ignore),
-                     shape, 'int32', 'nd')
+        more = b.add('ints({!r}, {}, {!r}, ignore={})'.format(
+            shape, vocab, index, ignore), shape, index, 'nd')
         y = b.add('{} + F.embed_id({}, {}{})'.format(
             y.name, more.name, w.name,
             ', ignore_label=-1' if ignore else ''), y.shape, w.dtype)
