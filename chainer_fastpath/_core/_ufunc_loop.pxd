@@ -24,6 +24,7 @@ cdef class FloatLoops:
 
     cdef UfuncLoop for_type(self, int typenum)
     cdef object unary(self, object a, int *raised)
+    cdef object quiet_unary(self, object a, object out, int *raised)
 
 
 cdef class Binary(FloatLoops):

@@ -169,6 +169,18 @@ cdef class FloatLoops:
             return None
         return out
 
+    cdef object quiet_unary(self, object a, object out, int *raised):
+        """``ufunc(a, out)`` of a one-input ufunc, NumPy acting on no
+        floating-point exception (``_fpe.quiet2``): by the loop where
+        ``UfuncLoop.unary_into`` takes the arrays, else by the ufunc's
+        call; adds the flags raised to ``raised``; returns ``out``."""
+        cdef UfuncLoop loop = None
+        if type(a) is _ndarray and numpy_struct_matches():
+            loop = self.for_type(builtin_typenum(a))
+        if loop is None or not loop.unary_into(a, out, raised):
+            quiet2(self.ufunc, a, out, raised)
+        return out
+
     def unary_of(self, a):
         """``(unary(a), flags raised)`` (for tests)."""
         cdef int raised = 0

@@ -34,10 +34,10 @@ from chainer_fastpath._core._ndarray cimport (
 
 from chainer_fastpath._core._config cimport ConfigView
 from chainer_fastpath._core._fpe cimport (
-    clear_flags, fetestexcept, quiet1, quiet2, watched)
+    clear_flags, fetestexcept, quiet2, watched)
 from chainer_fastpath._core._apply cimport apply_detached
 from chainer_fastpath._core._reductions cimport sum_middle
-from chainer_fastpath._core._ufunc_loop cimport FloatLoops, UfuncLoop
+from chainer_fastpath._core._ufunc_loop cimport FloatLoops
 from chainer_fastpath._core._registry cimport (
     NOT_HANDLED, compiled, forward_callees)
 from chainer_fastpath._core._retained cimport (
@@ -75,9 +75,8 @@ cdef extern from "_softmax_cross_entropy.h" nogil:
                              Py_ssize_t rows, Py_ssize_t cols)
 
 cdef type _ndarray = numpy.ndarray
-cdef object _exp = numpy.exp
-cdef object _log = numpy.log
-# Their loops, called as NumPy calls them on the kernel's contiguous arrays.
+# exp and log by their loops, called as NumPy calls them on the kernel's
+# contiguous arrays (else by the ufuncs' calls).
 cdef FloatLoops _exp_loops = FloatLoops(numpy.exp)
 cdef FloatLoops _log_loops = FloatLoops(numpy.log)
 cdef object _add_reduce = numpy.add.reduce
@@ -246,10 +245,7 @@ cpdef object fused_forward(object x, object t, object ignore_label,
                 <double *>cfp_data(m), <double *>cfp_data(numpy_m), rows,
                 cols)
     cdef int raised = 0
-    cdef UfuncLoop exp = _exp_loops.for_type(num)
-    cdef UfuncLoop log = _log_loops.for_type(num)
-    if exp is None or not exp.unary_into(e, e, &raised):
-        quiet2(_exp, e, e, &raised)
+    _exp_loops.quiet_unary(e, e, &raised)
     if raised & flags:
         return None
     # Values in [0, 1], or NaN from a NaN in x: no sum of them raises an
@@ -265,8 +261,7 @@ cpdef object fused_forward(object x, object t, object ignore_label,
         nan = _any_nan(<double *>cfp_data(s), rows)
     if nan:
         return None
-    if log is None or not log.unary_into(s, s, &raised):
-        quiet2(_log, s, s, &raised)
+    _log_loops.quiet_unary(s, s, &raised)
     if raised & flags:
         return None
     log_y = _empty((rows, cols), dtype)
@@ -286,9 +281,8 @@ cpdef object fused_forward(object x, object t, object ignore_label,
         return None
     y = None
     if cache_score:
-        y = _empty((rows, cols), dtype)
-        if exp is None or not exp.unary_into(log_y, y, &raised):
-            y = quiet1(_exp, log_y, &raised)
+        y = _exp_loops.quiet_unary(log_y, _empty((rows, cols), dtype),
+                                   &raised)
         if raised & flags:
             return None
 

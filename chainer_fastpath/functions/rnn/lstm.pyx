@@ -65,11 +65,10 @@ from chainer_fastpath._core._retained cimport (
     retained_output)
 from chainer_fastpath._core._fpe cimport (
     FE_UNDERFLOW, clear_flags, fetestexcept, watched)
-from chainer_fastpath._core._ufunc_loop cimport FloatLoops, UfuncLoop
+from chainer_fastpath._core._ufunc_loop cimport FloatLoops
 
 
 cdef type _ndarray = numpy.ndarray
-cdef object _tanh = numpy.tanh
 cdef FloatLoops _tanh_loops = FloatLoops(numpy.tanh)
 cdef object _empty = numpy.empty
 cdef object _empty_like = numpy.empty_like
@@ -174,18 +173,6 @@ cdef bint _copy_numbers(const real *src, real *dst,
     return not nan
 
 
-cdef int _tanh_into(object a, object out, int typenum) except -1:
-    # numpy.tanh(a, out): its loop, called as NumPy calls it on these
-    # contiguous arrays, where it can be. Which flags it raises does not
-    # matter: the kernels do not run while underflow, the one tanh raises
-    # on numbers, is watched.
-    cdef int raised = 0
-    cdef UfuncLoop loop = _tanh_loops.for_type(typenum)
-    if loop is None or not loop.unary_into(a, out, &raised):
-        _tanh(a, out)
-    return 0
-
-
 cdef int _start(object c_prev, object x, Geometry *g) except? -2:
     """The flags a kernel watches, with ``g`` filled, or -1 when it must not
     run: inputs it does not handle, or underflow watched. NumPy warns once
@@ -229,7 +216,10 @@ cpdef object fused_forward(object c_prev, object x):
                                        g.rest)
     if not numbers or fetestexcept(flags):
         return None
-    _tanh_into(t, u, g.typenum)
+    # The flags tanh raises do not matter: the kernels do not run while
+    # underflow, the one tanh raises on numbers, is watched.
+    cdef int ignored = 0
+    _tanh_loops.quiet_unary(t, u, &ignored)
     clear_flags(flags)
     if single:
         cfp_lstm_cell_f(<float *>pu, <float *>pc, <float *>pn, g.blocks,
@@ -239,7 +229,7 @@ cpdef object fused_forward(object c_prev, object x):
                         g.rest)
     if fetestexcept(flags):
         return None
-    _tanh_into(c_next[:len(x)], h, g.typenum)
+    _tanh_loops.quiet_unary(c_next[:len(x)], h, &ignored)
     clear_flags(flags)
     if single:
         cfp_lstm_output_f(<float *>pu, <float *>ph, g.blocks, g.rest)
@@ -303,7 +293,8 @@ cpdef object fused_grad(object c_prev, object x, object c_next, object gc,
                                      <double *>pt + 4 * g.n, g.n))
     if not numbers or fetestexcept(flags):
         return None
-    _tanh_into(t, u, g.typenum)
+    cdef int ignored = 0    # see fused_forward
+    _tanh_loops.quiet_unary(t, u, &ignored)
     clear_flags(flags)
     if single:
         cfp_lstm_grad_f(<float *>pu, <float *>pu + 4 * g.n,
