@@ -49,6 +49,9 @@ static inline int cfp_typenum(PyObject *a) { return ((cfp_array *)a)->descr->typ
 static inline PyObject *cfp_descr_of(PyObject *a) { return (PyObject *)((cfp_array *)a)->descr; }
 static inline char cfp_byteorder(PyObject *a) { return ((cfp_array *)a)->descr->byteorder; }
 static inline int cfp_elsize(PyObject *a) { return ((cfp_array *)a)->descr->elsize; }
+/* NPY_ITEM_REFCOUNT | NPY_NEEDS_INIT: items NumPy must fill before use. */
+#define CFP_NPY_NEEDS_FILL 0x09
+static inline int cfp_descr_flags(PyObject *descr) { return (unsigned char)((cfp_descr *)descr)->flags; }
 /* C-contiguous and aligned: what a loop needs that reads the items through
  * a pointer to their C type (a misaligned load is undefined behaviour). */
 static inline int cfp_c_aligned(PyObject *a) {

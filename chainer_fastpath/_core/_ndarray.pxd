@@ -9,6 +9,8 @@ cdef extern from "_ndarray.h":
     int cfp_elsize(object a)
     bint cfp_c_aligned(object a)
     void *cfp_descr_of(object a)
+    int cfp_descr_flags(object descr)
+    int CFP_NPY_NEEDS_FILL
     int CFP_NPY_C_CONTIGUOUS, CFP_NPY_F_CONTIGUOUS, CFP_NPY_ALIGNED
     int CFP_NPY_WRITEABLE
     int CFP_NPY_HALF, CFP_NPY_FLOAT, CFP_NPY_DOUBLE
@@ -21,6 +23,9 @@ cdef bint canonical(object a)
 cdef object new_like(object a)
 cdef Py_ssize_t size_of(object a) except -1
 cdef object new_shaped(object a, int nd, const Py_ssize_t *dims)
+cdef object empty(object dtype, int nd, const Py_ssize_t *dims)
+cdef object empty1(object dtype, Py_ssize_t n)
+cdef object empty2(object dtype, Py_ssize_t rows, Py_ssize_t cols)
 cdef bint aligned_array(object a, int typenum, int nd)
 cdef int made_adding_zeros_exactly(object acc) except -1
 cdef bint made_exact(object acc)

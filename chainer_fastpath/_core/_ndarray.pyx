@@ -6,6 +6,7 @@ fallback. (This is NumPy's C struct, not an array's memory layout, which
 Chainer calls ``_layout``.)
 """
 cimport cython
+from cpython.object cimport PyObject_TypeCheck, PyTypeObject
 from cpython.pycapsule cimport PyCapsule_GetPointer
 from libc.stdint cimport uint32_t, uint64_t
 
@@ -56,6 +57,8 @@ cdef int _NPY_ULONGLONG = numpy.dtype(numpy.ulonglong).num
 cdef object _float32 = numpy.float32
 cdef object _numpy_dtype = numpy.dtype
 cdef object _float64 = numpy.float64
+cdef object _numpy_empty = numpy.empty
+cdef object _dtype_type = numpy.dtype    # its metaclass is not `type`
 
 # The canonical descrs of the builtin numeric dtypes, by address: an array
 # whose descr is one of them has a dtype that ``isbuiltin`` calls 1.
@@ -91,7 +94,9 @@ def _check_struct():
                             ('q', CFP_NPY_LONGLONG, 8)):
         ok = (ok and numpy.dtype(code).num == num
               and numpy.dtype(code).itemsize == size)
-    return ok
+    return ok and (
+        cfp_descr_flags(numpy.dtype(object)) & CFP_NPY_NEEDS_FILL != 0
+        and cfp_descr_flags(numpy.dtype(numpy.float32)) == 0)
 
 
 cdef void *api_entry(int index) except? NULL:
@@ -199,6 +204,39 @@ cdef object new_shaped(object a, int nd, const Py_ssize_t *dims):
     if cfp_new_from_descr_fn is NULL:
         return None
     return cfp_new_shaped(_ndarray, cfp_descr_of(a), nd, dims)
+
+
+cdef object empty(object dtype, int nd, const Py_ssize_t *dims):
+    """``numpy.empty(dims[:nd], dtype)``: a new uninitialized C-ordered
+    ndarray whose dtype is the ``numpy.dtype`` instance ``dtype`` itself,
+    as NumPy's function gives it, without its argument parsing."""
+    if (cfp_new_from_descr_fn is NULL
+            or not PyObject_TypeCheck(dtype, <PyTypeObject *>_dtype_type)
+            or cfp_descr_flags(dtype) & CFP_NPY_NEEDS_FILL):
+        return _numpy_empty(tuple([dims[k] for k in range(nd)]), dtype)
+    return cfp_new_shaped(_ndarray, <void *>dtype, nd, dims)
+
+
+cdef object empty1(object dtype, Py_ssize_t n):
+    """``numpy.empty(n, dtype)``, as ``empty``."""
+    return empty(dtype, 1, &n)
+
+
+def empty_for_tests(object dtype, tuple shape):
+    """``empty(dtype, len(shape), shape)``, for the tests."""
+    cdef Py_ssize_t dims[32]
+    cdef Py_ssize_t k
+    for k in range(len(shape)):
+        dims[k] = shape[k]
+    return empty(dtype, len(shape), dims)
+
+
+cdef object empty2(object dtype, Py_ssize_t rows, Py_ssize_t cols):
+    """``numpy.empty((rows, cols), dtype)``, as ``empty``."""
+    cdef Py_ssize_t dims[2]
+    dims[0] = rows
+    dims[1] = cols
+    return empty(dtype, 2, dims)
 
 
 cdef bint canonical(object a):

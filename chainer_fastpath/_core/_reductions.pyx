@@ -8,15 +8,14 @@ from chainer_fastpath._core._fpe cimport (
     buffer_size, clear_flags, fetestexcept, watched)
 from chainer_fastpath._core._ndarray cimport (
     CFP_NPY_ALIGNED, CFP_NPY_C_CONTIGUOUS, CFP_NPY_DOUBLE, CFP_NPY_FLOAT,
-    canonical, cfp_data, cfp_dims, cfp_flags, cfp_nd, cfp_typenum,
+    canonical, cfp_data, cfp_dims, cfp_flags, cfp_nd, cfp_typenum, empty,
     new_shaped, numpy_struct_matches)
 from chainer_fastpath._core._rows cimport (
     CFP_SELECT_NAN, CFP_SELECT_ZERO, cfp_select_middle_d, cfp_select_middle_f,
     cfp_sum_last_d, cfp_sum_last_f, cfp_sum_middle_d, cfp_sum_middle_f)
 
 cdef type _ndarray = numpy.ndarray
-cdef object _empty = numpy.empty
-cdef object _int32 = numpy.int32
+cdef object _INT32 = numpy.dtype(numpy.int32)
 
 
 cdef int reduced_axis(object x, object axis, bint keepdims,
@@ -201,5 +200,4 @@ cdef object index_middle(object x, object axis, bint largest):
 
 
 cdef object _empty_int32(int nd, const Py_ssize_t *dims):
-    cdef tuple shape = tuple([dims[k] for k in range(nd)])
-    return _empty(shape, _int32)
+    return empty(_INT32, nd, dims)

@@ -56,7 +56,7 @@ from chainer_fastpath._core._fpe cimport (
 from chainer_fastpath._core._ndarray cimport (
     CFP_NPY_ALIGNED, CFP_NPY_C_CONTIGUOUS, CFP_NPY_DOUBLE, CFP_NPY_FLOAT,
     CFP_NPY_HALF, CFP_NPY_WRITEABLE, cfp_byteorder, cfp_data, cfp_dims,
-    cfp_flags, cfp_nd, cfp_typenum, numpy_struct_matches)
+    cfp_flags, cfp_nd, cfp_typenum, empty, numpy_struct_matches)
 
 from chainer_fastpath._core._dicts cimport (
     cfp_dict_version, cfp_dict_item, cfp_item_memo)
@@ -109,7 +109,6 @@ cdef object _np_float16 = numpy.float16
 cdef object _np_float32 = numpy.float32
 cdef object _np_float64 = numpy.float64
 cdef object _np_integer = numpy.integer
-cdef object _np_empty = numpy.empty
 cdef object _Hyperparameter = _optimizer_module.Hyperparameter
 cdef object _pymin = builtins.min
 cdef object _MISSING = object()
@@ -965,10 +964,10 @@ cdef class _SMORMS3(_Kernel):
     """Stock replaces the three states with new arrays."""
 
     cdef object outputs(self, object data, Arrays *A):
-        shape = data.shape
         dt = data.dtype
-        outputs = (_np_empty(shape, dt), _np_empty(shape, dt),
-                   _np_empty(shape, dt))
+        outputs = (empty(dt, cfp_nd(data), cfp_dims(data)),
+                   empty(dt, cfp_nd(data), cfp_dims(data)),
+                   empty(dt, cfp_nd(data), cfp_dims(data)))
         for i in range(3):
             A.lo[5 + i] = cfp_data(outputs[i])
         return outputs

@@ -65,3 +65,48 @@ def test_a_dtype_with_metadata_is_not_taken_for_the_builtin():
     y.grad = numpy.ones((2, 4), dtype)
     y.backward()
     assert y.array.dtype.metadata == {'unit': 'm'}
+
+
+_EMPTY_DTYPES = [
+    numpy.dtype(numpy.float32), numpy.dtype(numpy.float64),
+    numpy.dtype(numpy.float16), numpy.dtype(numpy.intp),
+    numpy.dtype(numpy.intc), numpy.dtype(numpy.bool_),
+    numpy.dtype('>f4'), numpy.dtype('<f8'),
+    numpy.dtype(numpy.float32, metadata={'unit': 'm'}),
+    numpy.dtype([('a', numpy.float32), ('b', numpy.int8)]),
+    numpy.dtype('U3'), numpy.dtype(object), numpy.dtype('M8[s]'),
+    _unpickled(numpy.zeros(1, numpy.float32)).dtype,
+]
+
+
+@pytest.mark.parametrize('dtype', _EMPTY_DTYPES, ids=str)
+@pytest.mark.parametrize('shape', [(), (0,), (5,), (3, 4), (2, 0, 3),
+                                   (1,) * 32])
+def test_empty_is_numpy_empty(dtype, shape):
+    from chainer_fastpath._core._ndarray import empty_for_tests
+    ours = empty_for_tests(dtype, shape)
+    stock = numpy.empty(shape, dtype)
+    assert type(ours) is numpy.ndarray
+    assert ours.dtype is dtype and stock.dtype is dtype
+    assert ours.shape == stock.shape and ours.strides == stock.strides
+    assert ours.flags == stock.flags
+    if dtype.hasobject:    # NumPy fills references with None
+        assert ours.tolist() == stock.tolist()
+
+
+@pytest.mark.parametrize('shape', [(-1,), (2, -3), (1 << 62, 1 << 62)])
+def test_empty_bad_shape_raises_as_numpy(shape):
+    from chainer_fastpath._core._ndarray import empty_for_tests
+    dtype = numpy.dtype(numpy.float32)
+    with pytest.raises(ValueError) as stock:
+        numpy.empty(shape, dtype)
+    with pytest.raises(ValueError) as ours:
+        empty_for_tests(dtype, shape)
+    assert str(ours.value) == str(stock.value)
+
+
+def test_empty_of_a_dtype_type_is_numpy_empty():
+    # A scalar type, not a descr, goes to NumPy's own call.
+    from chainer_fastpath._core._ndarray import empty_for_tests
+    a = empty_for_tests(numpy.float32, (2, 3))
+    assert a.dtype == numpy.float32 and a.shape == (2, 3)

@@ -14,12 +14,12 @@ from chainer_fastpath._core._apply cimport apply_detached
 from chainer_fastpath._core._config cimport ConfigView
 from chainer_fastpath._core._grads cimport grad_array, grad_requires_grad
 from chainer_fastpath._core._ndarray cimport (
-    CFP_NPY_C_CONTIGUOUS, cfp_data, cfp_flags, numpy_struct_matches)
+    CFP_NPY_C_CONTIGUOUS, cfp_data, cfp_dims, cfp_flags, cfp_nd, empty,
+    numpy_struct_matches)
 from chainer_fastpath._core._registry cimport (
     NOT_HANDLED, compiled, forward_callees)
 
 cdef type _ndarray = numpy.ndarray
-cdef object _empty = numpy.empty
 
 
 cdef tuple _transposed(tuple xs, object length):
@@ -55,10 +55,15 @@ cdef tuple _transposed(tuple xs, object length):
     # stock's lengths[p], the inputs' lengths not growing.
     outs = []
     i = n
+    cdef Py_ssize_t dims[32]
+    cdef int nd = cfp_nd(x0)
+    for k in range(1, nd):
+        dims[k] = cfp_dims(x0)[k]
     for p in range(rows):
         while xs[i - 1].shape[0] <= p:
             i -= 1
-        outs.append(_empty((i,) + unit, dtype))
+        dims[0] = i
+        outs.append(empty(dtype, nd, dims))
     cdef char **dst = <char **>PyMem_Malloc(rows * sizeof(char *))
     if dst == NULL:
         raise MemoryError()

@@ -39,7 +39,7 @@ from chainer_fastpath._core._grads cimport (
     grad_array, grad_layout, grad_raw, grad_requires_grad)
 from chainer_fastpath._core._ndarray cimport (
     CFP_NPY_ALIGNED, CFP_NPY_DOUBLE, CFP_NPY_FLOAT, CFP_NPY_HALF,
-    builtin_typenum, cfp_data, cfp_dims, cfp_flags, cfp_strides,
+    builtin_typenum, cfp_data, cfp_dims, cfp_flags, cfp_strides, empty,
     numpy_struct_matches)
 from chainer_fastpath._core._registry cimport (
     NOT_HANDLED, compiled, forward_callees)
@@ -49,7 +49,6 @@ from chainer_fastpath._runtime._geometry cimport (
     strides_ok, within)
 
 cdef type _ndarray = numpy.ndarray
-cdef object _empty = numpy.empty
 cdef object _np_add = numpy.add
 cdef object _numpy = numpy
 cdef object _conv = conv
@@ -113,8 +112,11 @@ cdef object im2col(object x, Py_ssize_t kh, Py_ssize_t kw, Py_ssize_t sy,
     cdef Py_ssize_t ow = _stock_outsize(shape[3], kw, sx, pw, cover_all, dx)
     if oh <= 0 or ow <= 0:
         return None     # stock's assertion
+    cdef Py_ssize_t dims[6]
+    dims[0], dims[1], dims[2] = shape[0], oh, ow
+    dims[3], dims[4], dims[5] = shape[1], kh, kw
     try:
-        buffer = _empty((shape[0], oh, ow, shape[1], kh, kw), dtype=x.dtype)
+        buffer = empty(x.dtype, 6, dims)
     except (MemoryError, ValueError):
         return None     # stock's own allocations raise, as stock does
     cdef Py_ssize_t geometry[10]

@@ -24,7 +24,7 @@ from chainer_fastpath._core._fpe cimport (
     acts, all_flags, clear_flags, fetestexcept, quiet_into)
 from chainer_fastpath._core._ndarray cimport (
     CFP_NPY_DOUBLE, CFP_NPY_FLOAT, builtin_typenum, cfp_c_aligned, cfp_data,
-    numpy_struct_matches)
+    empty, numpy_struct_matches)
 from chainer_fastpath._core._registry cimport (
     NOT_HANDLED, compiled, forward_callees)
 from chainer_fastpath._core._retained cimport requires_grad_of
@@ -42,7 +42,6 @@ cdef extern from "_im2col.h" nogil:
                      const Py_ssize_t *geometry)
 
 cdef type _ndarray = numpy.ndarray
-cdef object _empty = numpy.empty
 cdef object _np_add = numpy.add
 cdef object _numpy = numpy
 # Stock's forward calls these through their module at run time; while
@@ -96,8 +95,10 @@ cdef object _forward(object node, tuple inputs, ConfigView config):
         # cannot see (rebound from another thread) may not: copied, it is
         # still called once, as stock calls it.
         col = col.copy()
+    cdef Py_ssize_t dims[4]
+    dims[0], dims[1], dims[2], dims[3] = N, C, hp, wp
     try:
-        img = _empty((N, C, hp, wp), dtype=x.dtype)
+        img = empty(x.dtype, 4, dims)
     except (MemoryError, ValueError):
         return NOT_HANDLED  # stock's own allocation raises, as stock does
     cdef Py_ssize_t geometry[8]

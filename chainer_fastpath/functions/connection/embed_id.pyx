@@ -23,13 +23,14 @@ from chainer_fastpath._core._ndarray cimport (
     CFP_NPY_ALIGNED, CFP_NPY_C_CONTIGUOUS, CFP_NPY_DOUBLE, CFP_NPY_FLOAT,
     CFP_NPY_INT, CFP_NPY_LONG, CFP_NPY_LONGLONG, builtin_typenum, cfp_data,
     cfp_dims, cfp_elsize, cfp_flags, cfp_nd, cfp_strides,
-    made_adding_zeros_exactly, new_shaped, numpy_struct_matches)
+    empty1, empty2, made_adding_zeros_exactly, new_shaped,
+    numpy_struct_matches)
 from chainer_fastpath._core._rows cimport (
     cfp_indices_in_range, cfp_scatter_add_rows_d, cfp_scatter_add_rows_f,
     gather_rows)
 
 cdef type _ndarray = numpy.ndarray
-cdef object _empty = numpy.empty
+cdef object _INTP = numpy.dtype(numpy.intp)
 cdef object _where = numpy.where
 cdef object _zeros = numpy.zeros
 cdef object _ascontiguousarray = numpy.ascontiguousarray
@@ -329,8 +330,8 @@ cdef bint _grad_into(object acc, object w_shape, object ignore, object x,
     if n > 256:    # duplicates are found by comparing each index with
         return False    # those before it
     rows_gy = _ascontiguousarray(g.gy.reshape(n, -1))
-    tmp = _empty((n, (<tuple>w_shape)[1]), dtype=g.dtype)
-    order = _empty(n, numpy.intp)
+    tmp = empty2(g.dtype, n, (<tuple>w_shape)[1])
+    order = empty1(_INTP, n)
     cdef Py_ssize_t k
     cdef int flags = watched()
     clear_flags(flags)

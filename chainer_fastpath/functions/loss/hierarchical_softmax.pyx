@@ -26,7 +26,8 @@ from chainer_fastpath._core._grads cimport grad_array
 from chainer_fastpath._core._ndarray cimport (
     CFP_NPY_ALIGNED, CFP_NPY_C_CONTIGUOUS, CFP_NPY_DOUBLE, CFP_NPY_FLOAT,
     CFP_NPY_INT, aligned_array, builtin_typenum, cfp_data, cfp_dims,
-    cfp_flags, cfp_nd, cfp_strides, numpy_struct_matches)
+    cfp_flags, cfp_nd, cfp_strides, empty, empty1, empty2,
+    numpy_struct_matches)
 from chainer_fastpath._core._config cimport ConfigView
 from chainer_fastpath._core._fpe cimport clear_flags, fetestexcept, watched
 from chainer_fastpath._core._objects cimport new_variable
@@ -42,7 +43,8 @@ cdef object _Function = hierarchical_softmax.BinaryHierarchicalSoftmaxFunction
 # __array_function__ dispatch (a Python call), which only other array types
 # than NumPy's need, and this module calls it once per sample.
 cdef object _dot = getattr(numpy.dot, '_implementation', numpy.dot)
-cdef object _empty = numpy.empty
+cdef object _INTP = numpy.dtype(numpy.intp)
+cdef object _INTC = numpy.dtype(numpy.intc)
 cdef object _empty_like = numpy.empty_like
 cdef object _zeros_like = numpy.zeros_like
 
@@ -164,8 +166,8 @@ cdef _Tree _tree(object function, object x, object t, object W):
     cdef Py_ssize_t ts = cfp_strides(t)[0]
     cdef _Tree tree = _Tree()
     tree.rows = cfp_dims(x)[0]
-    tree.begin = numpy.empty(tree.rows, numpy.intp)
-    tree.length = numpy.empty(tree.rows, numpy.intp)
+    tree.begin = empty1(_INTP, tree.rows)
+    tree.length = empty1(_INTP, tree.rows)
     tree.max_length = 0
     cdef Py_ssize_t total = _paths_length(tp, ts, b, tree.rows, n_vocab,
                                           n_paths)
@@ -174,8 +176,8 @@ cdef _Tree _tree(object function, object x, object t, object W):
     # The samples' paths and codes, copied as checked: the loops index W by
     # these, whatever Python code runs meanwhile (a finalizer, or another
     # thread while NumPy's dot has released the lock).
-    used_paths = numpy.empty(total, numpy.intc)
-    used_codes = numpy.empty(total, x.dtype)
+    used_paths = empty1(_INTC, total)
+    used_codes = empty1(x.dtype, total)
     cdef Py_ssize_t i, k, label, begin, end, at = 0
     cdef Py_ssize_t itemsize = 4 if typenum == CFP_NPY_FLOAT else 8
     cdef int *up = <int *>cfp_data(used_paths)
@@ -216,8 +218,9 @@ cdef bint _forward_rows(_Tree tree, _Loops loops, int flags,
     # Per sample: v = logaddexp(0.0, -(w.dot(x) * codes)); loss += sum(v).
     # False where a watched flag was raised.
     x, W = tree.x, tree.W
-    cdef object w_array = _empty((tree.max_length, tree.units), x.dtype)
-    cdef object v_array = _empty(tree.max_length, x.dtype)
+    dtype = x.dtype
+    cdef object w_array = empty2(dtype, tree.max_length, tree.units)
+    cdef object v_array = empty1(dtype, tree.max_length)
     cdef real *w = <real *>cfp_data(w_array)
     cdef real *v = <real *>cfp_data(v_array)
     cdef const char *Wp = cfp_data(W)
@@ -264,7 +267,7 @@ cdef object _forward(object node, tuple in_data, ConfigView config):
     if tree is None:
         return NOT_HANDLED
     cdef int flags = watched()
-    loss = _empty((), x.dtype)
+    loss = empty(x.dtype, 0, NULL)
     cdef bint done
     if tree.typenum == CFP_NPY_FLOAT:
         if not _loops_float.ready():
@@ -288,10 +291,11 @@ cdef bint _backward_rows(_Tree tree, _Loops loops, int flags, real gloss,
     # g = -gloss * codes / (1.0 + exp(wxy)); gx[i] = g.dot(w);
     # gW[path] += outer(g, x).
     x, W = tree.x, tree.W
-    cdef object w_array = _empty((tree.max_length, tree.units), x.dtype)
-    cdef object v_array = _empty(tree.max_length, x.dtype)
-    cdef object e_array = _empty(tree.max_length, x.dtype)
-    cdef object gx_row = _empty(tree.units, x.dtype)
+    dtype = x.dtype
+    cdef object w_array = empty2(dtype, tree.max_length, tree.units)
+    cdef object v_array = empty1(dtype, tree.max_length)
+    cdef object e_array = empty1(dtype, tree.max_length)
+    cdef object gx_row = empty1(dtype, tree.units)
     cdef real *w = <real *>cfp_data(w_array)
     cdef real *v = <real *>cfp_data(v_array)
     cdef real *e = <real *>cfp_data(e_array)

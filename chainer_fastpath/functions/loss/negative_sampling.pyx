@@ -19,7 +19,7 @@ from chainer_fastpath._core._blas cimport gemv
 from chainer_fastpath._core._ndarray cimport (
     CFP_NPY_ALIGNED, CFP_NPY_DOUBLE, CFP_NPY_FLOAT, CFP_NPY_INT, CFP_NPY_LONG,
     aligned_array, builtin_typenum, cfp_data, cfp_dims, cfp_flags, cfp_nd,
-    cfp_strides, numpy_struct_matches)
+    cfp_strides, empty1, empty2, numpy_struct_matches)
 from chainer_fastpath._core._config cimport ConfigView
 from chainer_fastpath._core._fpe cimport clear_flags, fetestexcept, watched
 from chainer_fastpath._core._registry cimport NOT_HANDLED, compiled
@@ -33,9 +33,9 @@ cdef type _bool = numpy.bool_
 # __array_function__ dispatch (a Python call), which only other array types
 # than NumPy's need, and this module calls it once per sample.
 cdef object _dot = getattr(numpy.dot, '_implementation', numpy.dot)
-cdef object _empty = numpy.empty
+
 cdef object _zeros_like = numpy.zeros_like
-cdef object _intp = numpy.intp
+cdef object _INTP = numpy.dtype(numpy.intp)
 cdef UfuncLoop _exp_float = UfuncLoop(numpy.exp, CFP_NPY_FLOAT)
 cdef UfuncLoop _exp_double = UfuncLoop(numpy.exp, CFP_NPY_DOUBLE)
 
@@ -69,8 +69,8 @@ cdef _Rows _rows(object node, object x, object W):
     cdef Py_ssize_t ss0 = cfp_strides(samples)[0]
     cdef Py_ssize_t ss1 = cfp_strides(samples)[1]
     cdef _Rows result = _Rows()
-    result.rows = numpy.empty(n, _intp)
-    result.samples = numpy.empty((n, m), _intp)
+    result.rows = empty1(_INTP, n)
+    result.samples = empty2(_INTP, n, m)
     result.n_rows = 0
     cdef Py_ssize_t i, k, s
     for i in range(n):
@@ -107,10 +107,11 @@ cdef bint _grad_rows(_Rows rows, UfuncLoop exp, int flags, object x,
     # gW[ik] += ig * x[i] for each (ik, ig) in order. False where a watched
     # flag was raised or a NaN met.
     cdef Py_ssize_t m = rows.samples.shape[1], units = cfp_dims(x)[1]
-    cdef object w_array = _empty((m, units), x.dtype)
-    cdef object f_array = _empty(m, x.dtype)
-    cdef object e_array = _empty(m, x.dtype)
-    cdef object gx_row = _empty(units, x.dtype)
+    dtype = x.dtype
+    cdef object w_array = empty2(dtype, m, units)
+    cdef object f_array = empty1(dtype, m)
+    cdef object e_array = empty1(dtype, m)
+    cdef object gx_row = empty1(dtype, units)
     cdef real *w = <real *>cfp_data(w_array)
     cdef real *f = <real *>cfp_data(f_array)
     cdef real *e = <real *>cfp_data(e_array)

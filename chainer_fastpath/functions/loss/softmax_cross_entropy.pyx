@@ -30,7 +30,8 @@ from chainer_fastpath._core._grads cimport grad_array, new_grad
 from chainer_fastpath._core._ndarray cimport (
     CFP_NPY_ALIGNED, CFP_NPY_DOUBLE, CFP_NPY_FLOAT, CFP_NPY_INT, CFP_NPY_LONG,
     CFP_NPY_LONGLONG, builtin_typenum, cfp_c_aligned, cfp_data, cfp_dims,
-    cfp_elsize, cfp_flags, cfp_nd, cfp_strides, numpy_struct_matches)
+    cfp_elsize, cfp_flags, cfp_nd, cfp_strides, empty1, empty2,
+    numpy_struct_matches)
 
 from chainer_fastpath._core._config cimport ConfigView
 from chainer_fastpath._core._fpe cimport (
@@ -80,7 +81,8 @@ cdef type _ndarray = numpy.ndarray
 cdef FloatLoops _exp_loops = FloatLoops(numpy.exp)
 cdef FloatLoops _log_loops = FloatLoops(numpy.log)
 cdef object _add_reduce = numpy.add.reduce
-cdef object _empty = numpy.empty
+cdef object _INTP = numpy.dtype(numpy.intp)
+cdef object _INTC = numpy.dtype(numpy.intc)
 cdef object _np_multiply = numpy.multiply
 cdef double _FLOAT_MAX = numpy.finfo(numpy.float32).max
 cdef double _DOUBLE_MAX = numpy.finfo(numpy.float64).max
@@ -149,8 +151,8 @@ cdef _Targets _targets(object t, object ignore_label, Py_ssize_t rows,
     except OverflowError:
         return None
     cdef _Targets r = _Targets.__new__(_Targets)
-    r._index = _empty(rows, numpy.intp)
-    r._valid = _empty(rows, numpy.intc)
+    r._index = empty1(_INTP, rows)
+    r._valid = empty1(_INTC, rows)
     r.index = <Py_ssize_t *>cfp_data(r._index)
     r.valid = <bint *>cfp_data(r._valid)
     r.count = 0
@@ -221,8 +223,8 @@ cpdef object fused_forward(object x, object t, object ignore_label,
 
     dtype = x.dtype
     cdef bint single = num == CFP_NPY_FLOAT, nan, zero
-    e = _empty((rows, cols), dtype)
-    m = _empty(rows, dtype)
+    e = empty2(dtype, rows, cols)
+    m = empty1(dtype, rows)
     clear_flags(flags)
     if single:
         zero = cfp_sce_shifted_f(<float *>cfp_data(x), <float *>cfp_data(e),
@@ -264,8 +266,8 @@ cpdef object fused_forward(object x, object t, object ignore_label,
     _log_loops.quiet_unary(s, s, &raised)
     if raised & flags:
         return None
-    log_y = _empty((rows, cols), dtype)
-    log_p = _empty(rows, dtype)
+    log_y = empty2(dtype, rows, cols)
+    log_p = empty1(dtype, rows)
     clear_flags(flags)
     if single:
         cfp_sce_log_softmax_f(
@@ -281,13 +283,13 @@ cpdef object fused_forward(object x, object t, object ignore_label,
         return None
     y = None
     if cache_score:
-        y = _exp_loops.quiet_unary(log_y, _empty((rows, cols), dtype),
+        y = _exp_loops.quiet_unary(log_y, empty2(dtype, rows, cols),
                                    &raised)
         if raised & flags:
             return None
 
     if reduce == 'no':
-        loss = _empty(t.shape, dtype)
+        loss = empty1(dtype, rows)
         if single:
             _negate(<float *>cfp_data(log_p), <float *>cfp_data(loss), rows)
         else:
@@ -314,7 +316,9 @@ cpdef object fused_forward(object x, object t, object ignore_label,
                                 _DOUBLE_MAX / (2 * rows))
     if nan:
         return None
-    loss = _add_reduce(log_p, None, dtype, None, True)
+    loss = sum_middle(log_p, 0, True)
+    if loss is None:
+        loss = _add_reduce(log_p, None, dtype, None, True)
     clear_flags(flags)
     if single:
         _scale(<float *>cfp_data(loss), factor)
@@ -349,7 +353,7 @@ cpdef object fused_grad(object y, object t, object ignore_label,
                               and not isinstance(g, numpy.floating)):
             return None
         g_double = g
-        scalar = _empty(1, y.dtype)
+        scalar = empty1(y.dtype, 1)
         clear_flags(flags)
         if num == CFP_NPY_FLOAT:
             (<float *>cfp_data(scalar))[0] = <float>g_double
@@ -371,7 +375,7 @@ cpdef object fused_grad(object y, object t, object ignore_label,
     cdef _Targets targets = _targets(t, ignore_label, rows, cols)
     if targets is None:
         return None
-    gx = _empty((rows, cols), y.dtype)
+    gx = empty2(y.dtype, rows, cols)
     clear_flags(flags)
     if num == CFP_NPY_FLOAT:
         cfp_sce_grad_rows_f(<float *>cfp_data(y), <float *>cfp_data(gx),

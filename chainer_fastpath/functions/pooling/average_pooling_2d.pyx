@@ -28,7 +28,7 @@ from chainer_fastpath._core._fpe cimport (
 from chainer_fastpath._core._grads cimport grad_array
 from chainer_fastpath._core._ndarray cimport (
     CFP_NPY_DOUBLE, CFP_NPY_FLOAT, CFP_NPY_HALF, cfp_data, cfp_dims,
-    cfp_strides)
+    cfp_strides, empty)
 from chainer_fastpath._core._registry cimport (
     NOT_HANDLED, compiled, forward_callees)
 from chainer_fastpath._runtime._geometry cimport within
@@ -58,7 +58,6 @@ cdef extern from "_pooling.h" nogil:
                           const Py_ssize_t *geometry)
 
 cdef type _ndarray = numpy.ndarray
-cdef object _empty = numpy.empty
 cdef tuple _AXES = (2, 3)
 # Stock's code calls these through conv at run time; while one is
 # replaced (a mock, a user's own), the node's code runs (the registry's
@@ -93,9 +92,11 @@ cdef object _averages(Py_ssize_t *g, object x):
     if typenum < 0 or not outputs(x, g, False):     # without cover_all
         return NOT_HANDLED
     cdef Py_ssize_t *dims = cfp_dims(x)
+    cdef Py_ssize_t shape[6]
+    shape[0], shape[1], shape[2] = dims[0], dims[1], g[0]
+    shape[3], shape[4], shape[5] = g[1], g[6], g[7]
     try:
-        col = _empty((dims[0], dims[1], g[0], g[1], g[6], g[7]),
-                     dtype=x.dtype)
+        col = empty(x.dtype, 6, shape)
     except (MemoryError, ValueError):
         return NOT_HANDLED  # stock's own allocations raise, as stock does
     cdef const char *src = cfp_data(x)

@@ -31,7 +31,7 @@ from chainer_fastpath._core._grads cimport (
 from chainer_fastpath._core._ndarray cimport (
     CFP_NPY_ALIGNED, CFP_NPY_DOUBLE, CFP_NPY_FLOAT, CFP_NPY_HALF,
     CFP_NPY_LONG, builtin_typenum, cfp_data, cfp_dims, cfp_flags, cfp_nd,
-    cfp_strides, numpy_struct_matches)
+    cfp_strides, empty, numpy_struct_matches)
 from chainer_fastpath._core._registry cimport (
     NOT_HANDLED, compiled, forward_callees)
 from chainer_fastpath._runtime._geometry cimport fits, within
@@ -75,8 +75,7 @@ cdef extern from "_pooling.h" nogil:
                           const Py_ssize_t *geometry)
 
 cdef type _ndarray = numpy.ndarray
-cdef object _empty = numpy.empty
-cdef object _intp = numpy.intp
+cdef object _INTP = numpy.dtype(numpy.intp)
 # Stock's code calls these through conv_nd at run time; while either is
 # replaced (a mock, a user's own), the node's code runs (the registry's
 # audit of the entries' callees). The output size is stock's function.
@@ -135,8 +134,10 @@ cdef object padded_image(object gy, object in_shape, Py_ssize_t *g,
     if not (fits(g[0], 1, g[2], dims[2], hp[0])
             and fits(g[1], 1, g[3], dims[3], wp[0])):
         return None
+    cdef Py_ssize_t shape[4]
+    shape[0], shape[1], shape[2], shape[3] = dims[0], dims[1], hp[0], wp[0]
     try:
-        return _empty((dims[0], dims[1], hp[0], wp[0]), dtype=gy.dtype)
+        return empty(gy.dtype, 4, shape)
     except (MemoryError, ValueError):
         return None     # stock's own allocation raises, as stock does
 
@@ -205,10 +206,11 @@ cdef object _forward(object node, tuple inputs, ConfigView config):
     if typenum < 0 or not outputs(x, g, node.cover_all):
         return NOT_HANDLED
     cdef Py_ssize_t *dims = cfp_dims(x)
-    shape = (dims[0], dims[1], g[6], g[7])
+    cdef Py_ssize_t shape[4]
+    shape[0], shape[1], shape[2], shape[3] = dims[0], dims[1], g[6], g[7]
     try:
-        y = _empty(shape, dtype=x.dtype)
-        indexes = _empty(shape, dtype=_intp)
+        y = empty(x.dtype, 4, shape)
+        indexes = empty(_INTP, 4, shape)
     except (MemoryError, ValueError):
         return NOT_HANDLED  # stock's own allocations raise, as stock does
     cdef const char *src = cfp_data(x)
@@ -284,12 +286,13 @@ cdef object _gathered(object func, object x):
     if typenum < 0 or not outputs(x, g, func.cover_all):
         return NOT_HANDLED
     cdef Py_ssize_t *dims = cfp_dims(x)
-    shape = (dims[0], dims[1], g[6], g[7])
+    cdef Py_ssize_t shape[4]
+    shape[0], shape[1], shape[2], shape[3] = dims[0], dims[1], g[6], g[7]
     indexes = func.indexes
-    if not _indexes_fit(indexes, shape):
+    if not _indexes_fit(indexes, (shape[0], shape[1], shape[2], shape[3])):
         return NOT_HANDLED
     try:
-        y = _empty(shape, dtype=x.dtype)
+        y = empty(x.dtype, 4, shape)
     except (MemoryError, ValueError):
         return NOT_HANDLED
     cdef const char *src = cfp_data(x)

@@ -31,7 +31,7 @@ from chainer_fastpath._core._grads cimport (
     grad_array, grad_requires_grad, new_grad)
 from chainer_fastpath._core._ndarray cimport (
     CFP_NPY_DOUBLE, CFP_NPY_FLOAT, builtin_typenum, cfp_c_aligned, cfp_data,
-    cfp_dims, cfp_nd, numpy_struct_matches)
+    cfp_dims, cfp_nd, empty, empty1, numpy_struct_matches)
 
 from libc.string cimport memcpy, memset
 
@@ -70,7 +70,6 @@ from chainer_fastpath._core._ufunc_loop cimport FloatLoops
 
 cdef type _ndarray = numpy.ndarray
 cdef FloatLoops _tanh_loops = FloatLoops(numpy.tanh)
-cdef object _empty = numpy.empty
 cdef object _empty_like = numpy.empty_like
 
 
@@ -92,7 +91,7 @@ cdef object _empty_as_stock(object c_prev, object readable, object dtype):
     ``_readable(c_prev)``: where that is a copy, the empty array's strides
     along axes of length one are NumPy's choice from ``c_prev``'s."""
     if readable is c_prev:
-        return _empty(c_prev.shape, dtype)
+        return empty(dtype, cfp_nd(c_prev), cfp_dims(c_prev))
     return _empty_like(c_prev)
 
 
@@ -196,10 +195,15 @@ cpdef object fused_forward(object c_prev, object x):
     if flags < 0:
         return None
     dtype = x.dtype
-    t = _empty(4 * g.n, dtype)
-    u = _empty(4 * g.n, dtype)
+    t = empty1(dtype, 4 * g.n)
+    u = empty1(dtype, 4 * g.n)
     c_next = _empty_as_stock(original, c_prev, dtype)
-    h = _empty((len(x),) + c_prev.shape[1:], dtype)
+    cdef Py_ssize_t h_dims[32]
+    cdef int k
+    h_dims[0] = cfp_dims(x)[0]
+    for k in range(1, cfp_nd(c_prev)):
+        h_dims[k] = cfp_dims(c_prev)[k]
+    h = empty(dtype, cfp_nd(c_prev), h_dims)
     cdef char *pc = cfp_data(c_prev)
     cdef char *px = cfp_data(x)
     cdef char *pt = cfp_data(t)
@@ -270,10 +274,10 @@ cpdef object fused_grad(object c_prev, object x, object c_next, object gc,
     cdef bint single = g.typenum == CFP_NPY_FLOAT
     cdef Py_ssize_t itemsize = 4 if single else 8
     # One tanh call: stock's gate arguments, then c_next[:batch].
-    t = _empty(5 * g.n, dtype)
-    u = _empty(5 * g.n, dtype)
+    t = empty1(dtype, 5 * g.n)
+    u = empty1(dtype, 5 * g.n)
     gc_prev = _empty_as_stock(original, c_prev, dtype)
-    gx = _empty(x.shape, dtype)
+    gx = empty(dtype, cfp_nd(x), cfp_dims(x))
     cdef char *pt = cfp_data(t)
     cdef char *pu = cfp_data(u)
     cdef const char *pgc = cfp_data(gc) if gc is not None else NULL

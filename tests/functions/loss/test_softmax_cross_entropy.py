@@ -17,7 +17,7 @@ from chainer_fastpath.testing import (
     applied, assert_same, run_both, variable as _v)
 from chainer_fastpath.testing.cases import function_tests
 
-SHAPES = [(8, 1000), (1, 1), (3, 5), (20, 7)]
+SHAPES = [(8, 1000), (1, 1), (3, 5), (20, 7), (129, 3), (300, 2)]
 
 
 def _inputs(dtype, shape, scale, label_dtype=numpy.int32, seed=0):
