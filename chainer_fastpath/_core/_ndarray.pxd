@@ -24,6 +24,9 @@ cdef object new_like(object a)
 cdef Py_ssize_t size_of(object a) except -1
 cdef object new_shaped(object a, int nd, const Py_ssize_t *dims)
 cdef object empty(object dtype, int nd, const Py_ssize_t *dims)
+cdef object zeros(object dtype, int nd, const Py_ssize_t *dims)
+cdef object zeros_shaped(object dtype, object shape)
+cdef int dims_of(object shape, Py_ssize_t *dims) except -2
 cdef object empty1(object dtype, Py_ssize_t n)
 cdef object empty2(object dtype, Py_ssize_t rows, Py_ssize_t cols)
 cdef bint aligned_array(object a, int typenum, int nd)

@@ -34,20 +34,35 @@ cdef extern from *:
         return cfp_new_from_descr_fn((PyTypeObject *)array_type, descr, nd,
                                      dims, NULL, NULL, 0, NULL);
     }
+    /* PyArray_Zeros(nd, dims, descr, 0), numpy.zeros' function, which
+       steals a reference to descr. */
+    typedef PyObject *(*cfp_zeros_t)(int, const Py_ssize_t *, PyObject *,
+                                     int);
+    static cfp_zeros_t cfp_zeros_fn = NULL;
+    static PyObject *cfp_zeros(PyObject *descr, int nd,
+                               const Py_ssize_t *dims) {
+        Py_INCREF(descr);
+        return cfp_zeros_fn(nd, dims, descr, 0);
+    }
     """
     ctypedef void *cfp_new_like_t
     ctypedef void *cfp_new_from_descr_t
+    ctypedef void *cfp_zeros_t
     cfp_new_like_t cfp_new_like_fn
     cfp_new_from_descr_t cfp_new_from_descr_fn
+    cfp_zeros_t cfp_zeros_fn
+    object cfp_zeros(void *descr, int nd, const Py_ssize_t *dims)
     object cfp_new_like(object a)
     object cfp_new_shaped(object array_type, void *descr, int nd,
                           const Py_ssize_t *dims)
 
-# The indexes of PyArray_NewLikeArray and PyArray_NewFromDescr in NumPy
-# 1.x's C-API table, and the ABI version of the tables they hold for
-# (numpy/__multiarray_api.h); NumPy never moves an entry within one ABI.
+# The indexes of PyArray_NewLikeArray, PyArray_NewFromDescr and
+# PyArray_Zeros in NumPy 1.x's C-API table, and the ABI version of the
+# tables they hold for (numpy/__multiarray_api.h); NumPy never moves an
+# entry within one ABI.
 cdef int _NEW_LIKE_INDEX = 277
 cdef int _NEW_FROM_DESCR_INDEX = 94
+cdef int _ZEROS_INDEX = 183
 cdef long _ABI_VERSION = 0x01000009
 
 cdef type _ndarray = numpy.ndarray
@@ -58,6 +73,7 @@ cdef object _float32 = numpy.float32
 cdef object _numpy_dtype = numpy.dtype
 cdef object _float64 = numpy.float64
 cdef object _numpy_empty = numpy.empty
+cdef object _numpy_zeros = numpy.zeros
 cdef object _dtype_type = numpy.dtype    # its metaclass is not `type`
 
 # The canonical descrs of the builtin numeric dtypes, by address: an array
@@ -113,11 +129,12 @@ cdef void *api_entry(int index) except? NULL:
 
 
 def _load_new_like():
-    """Takes PyArray_NewLikeArray and PyArray_NewFromDescr from NumPy's
-    C-API table where this NumPy's ABI is the one the indexes hold for, and
-    checks them on probes; ``new_like`` and ``new_shaped`` are unavailable
-    otherwise."""
-    global cfp_new_like_fn, cfp_new_from_descr_fn
+    """Takes PyArray_NewLikeArray, PyArray_NewFromDescr and PyArray_Zeros
+    from NumPy's C-API table where this NumPy's ABI is the one the indexes
+    hold for, and checks them on probes; ``new_like`` and ``new_shaped``
+    are unavailable otherwise, and ``empty`` and ``zeros`` call NumPy's
+    functions."""
+    global cfp_new_like_fn, cfp_new_from_descr_fn, cfp_zeros_fn
     if api_entry(_NEW_LIKE_INDEX) is NULL:
         return
     cfp_new_like_fn = <cfp_new_like_t>api_entry(_NEW_LIKE_INDEX)
@@ -140,6 +157,15 @@ def _load_new_like():
             and type(zero_d) is _ndarray and zero_d.shape == ()
             and zero_d.dtype is probe.dtype):
         cfp_new_from_descr_fn = NULL
+    cfp_zeros_fn = <cfp_zeros_t>api_entry(_ZEROS_INDEX)
+    dims[0] = 3
+    dims[1] = 70    # more than NumPy's cache of small buffers holds
+    out = cfp_zeros(cfp_descr_of(probe), 2, dims)
+    if not (type(out) is _ndarray and out.shape == (3, 70)
+            and out.dtype is probe.dtype and out.flags.c_contiguous
+            and out.flags.owndata and out.flags.writeable
+            and not out.any()):
+        cfp_zeros_fn = NULL
 
 
 def _load():
@@ -222,13 +248,52 @@ cdef object empty1(object dtype, Py_ssize_t n):
     return empty(dtype, 1, &n)
 
 
-def empty_for_tests(object dtype, tuple shape):
-    """``empty(dtype, len(shape), shape)``, for the tests."""
+def empty_for_tests(object dtype, tuple shape, bint zeroed=False):
+    """``empty`` (``zeros`` where ``zeroed``) of ``shape``, for the
+    tests."""
     cdef Py_ssize_t dims[32]
+    cdef int nd = dims_of(shape, dims)
+    assert nd >= 0
+    if zeroed:
+        return zeros(dtype, nd, dims)
+    return empty(dtype, nd, dims)
+
+
+cdef object zeros(object dtype, int nd, const Py_ssize_t *dims):
+    """``numpy.zeros(dims[:nd], dtype)`` by NumPy's function for it, for a
+    ``numpy.dtype`` instance ``dtype``, without its argument parsing."""
+    if (cfp_zeros_fn is NULL
+            or not PyObject_TypeCheck(dtype, <PyTypeObject *>_dtype_type)):
+        return _numpy_zeros(tuple([dims[k] for k in range(nd)]), dtype)
+    return cfp_zeros(<void *>dtype, nd, dims)
+
+
+cdef object zeros_shaped(object dtype, object shape):
+    """``numpy.zeros(shape, dtype)``, as ``zeros`` where ``shape`` is a
+    tuple of ints (NumPy's own call otherwise)."""
+    cdef Py_ssize_t dims[32]
+    cdef int nd = dims_of(shape, dims)
+    if nd < 0:
+        return _numpy_zeros(shape, dtype)
+    return zeros(dtype, nd, dims)
+
+
+cdef int dims_of(object shape, Py_ssize_t *dims) except -2:
+    """The ints of the tuple ``shape`` written to ``dims`` (room for 32),
+    and their number; -1 where ``shape`` is not a tuple of at most 32
+    ints that each fit a ``Py_ssize_t`` (NumPy's call then judges it)."""
+    if type(shape) is not tuple or len(<tuple>shape) > 32:
+        return -1
     cdef Py_ssize_t k
-    for k in range(len(shape)):
-        dims[k] = shape[k]
-    return empty(dtype, len(shape), dims)
+    for k in range(len(<tuple>shape)):
+        item = (<tuple>shape)[k]
+        if type(item) is not int:
+            return -1
+        try:
+            dims[k] = item
+        except OverflowError:
+            return -1
+    return <int>len(<tuple>shape)
 
 
 cdef object empty2(object dtype, Py_ssize_t rows, Py_ssize_t cols):

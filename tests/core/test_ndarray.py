@@ -82,26 +82,30 @@ _EMPTY_DTYPES = [
 @pytest.mark.parametrize('dtype', _EMPTY_DTYPES, ids=str)
 @pytest.mark.parametrize('shape', [(), (0,), (5,), (3, 4), (2, 0, 3),
                                    (1,) * 32])
-def test_empty_is_numpy_empty(dtype, shape):
+@pytest.mark.parametrize('zeroed', [False, True])
+def test_empty_and_zeros_are_numpy_s(dtype, shape, zeroed):
     from chainer_fastpath._core._ndarray import empty_for_tests
-    ours = empty_for_tests(dtype, shape)
-    stock = numpy.empty(shape, dtype)
+    ours = empty_for_tests(dtype, shape, zeroed)
+    stock = (numpy.zeros if zeroed else numpy.empty)(shape, dtype)
     assert type(ours) is numpy.ndarray
     assert ours.dtype is dtype and stock.dtype is dtype
     assert ours.shape == stock.shape and ours.strides == stock.strides
     assert ours.flags == stock.flags
-    if dtype.hasobject:    # NumPy fills references with None
+    if zeroed:
+        assert ours.tobytes() == stock.tobytes()
+    if dtype.hasobject:    # NumPy fills references with None, or 0
         assert ours.tolist() == stock.tolist()
 
 
 @pytest.mark.parametrize('shape', [(-1,), (2, -3), (1 << 62, 1 << 62)])
-def test_empty_bad_shape_raises_as_numpy(shape):
+@pytest.mark.parametrize('zeroed', [False, True])
+def test_bad_shape_raises_as_numpy(shape, zeroed):
     from chainer_fastpath._core._ndarray import empty_for_tests
     dtype = numpy.dtype(numpy.float32)
     with pytest.raises(ValueError) as stock:
-        numpy.empty(shape, dtype)
+        (numpy.zeros if zeroed else numpy.empty)(shape, dtype)
     with pytest.raises(ValueError) as ours:
-        empty_for_tests(dtype, shape)
+        empty_for_tests(dtype, shape, zeroed)
     assert str(ours.value) == str(stock.value)
 
 
@@ -110,3 +114,5 @@ def test_empty_of_a_dtype_type_is_numpy_empty():
     from chainer_fastpath._core._ndarray import empty_for_tests
     a = empty_for_tests(numpy.float32, (2, 3))
     assert a.dtype == numpy.float32 and a.shape == (2, 3)
+    z = empty_for_tests(numpy.float32, (2, 3), True)
+    assert z.dtype == numpy.float32 and not z.any()

@@ -17,6 +17,7 @@ from chainer_fastpath._core._audit cimport StockMethods
 from chainer_fastpath._core._config cimport ConfigView, debug_mode
 from chainer_fastpath._core._fpe cimport acts, quiet_begin, quiet_end
 from chainer_fastpath._core._grads cimport grad_array, grad_requires_grad
+from chainer_fastpath._core._ndarray cimport zeros_shaped
 from chainer_fastpath._core._objects cimport bare
 from chainer_fastpath._core._registry cimport NOT_HANDLED, compiled
 from chainer_fastpath._runtime._forced cimport forced
@@ -24,7 +25,6 @@ from chainer_fastpath._runtime._public cimport Public
 
 cfp_attr_enable(_attrs.FAST)
 
-cdef object _zeros = numpy.zeros
 cdef object _add_at = numpy.add.at
 cdef object _add = numpy.add
 cdef type _ndarray = numpy.ndarray
@@ -77,7 +77,7 @@ cdef object _grad_forward(object node, tuple inputs, ConfigView config):
     cdef int raised
     saved = quiet_begin()
     try:
-        gx = _zeros(node._in_shape, gy.dtype)
+        gx = zeros_shaped(gy.dtype, node._in_shape)
         view = gx[slices]
         if (type(gy) is _ndarray and type(view) is _ndarray
                 and gy.shape == view.shape):

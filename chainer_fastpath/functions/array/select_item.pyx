@@ -14,12 +14,11 @@ from chainer_fastpath._core._ndarray cimport (
     CFP_NPY_ALIGNED, CFP_NPY_INT,
     CFP_NPY_LONG, CFP_NPY_LONGLONG, builtin_typenum, cfp_data, cfp_dims,
     cfp_elsize, cfp_flags, cfp_nd, cfp_strides, cfp_typenum, new_shaped,
-    numpy_struct_matches)
+    numpy_struct_matches, zeros_shaped)
 from chainer_fastpath._core._registry cimport NOT_HANDLED, compiled
 from chainer_fastpath._core._retained cimport retained_inputs
 
 cdef type _ndarray = numpy.ndarray
-cdef object _zeros = numpy.zeros
 # The type numbers of the dtypes whose items are copied as bytes: booleans,
 # integers, floats and complex numbers; not objects, strings, records or
 # dates.
@@ -119,7 +118,7 @@ cdef object _backward(object func, tuple indexes, tuple grad_outputs):
         t = ts[0]
         if gy is None or gy.shape != t.shape:
             return NOT_HANDLED
-        gx = _zeros(func._in_shape, func._in_dtype)
+        gx = zeros_shaped(func._in_dtype, func._in_shape)
         if not _put(gx, t, gy):
             gx[range(t.size), t] = gy
         ret.append(new_grad(gx, grad_requires_grad(gy_var)))

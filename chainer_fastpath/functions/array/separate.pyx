@@ -9,6 +9,7 @@ from chainer.functions.array import stack
 from chainer_fastpath._core._config cimport ConfigView
 from chainer_fastpath._core._grads cimport (
     grad_array, grad_requires_grad, new_grad)
+from chainer_fastpath._core._ndarray cimport zeros_shaped
 from chainer_fastpath._core._registry cimport NOT_HANDLED, compiled
 
 cdef type _ndarray = numpy.ndarray
@@ -95,7 +96,7 @@ cdef object _backward(object func, tuple indexes, tuple grad_outputs):
     cdef bint rg = False
     for g in grad_outputs:
         if g is None:
-            arrays.append(_zeros(shape, dtype=dtype))
+            arrays.append(zeros_shaped(dtype, shape))
             continue
         a = grad_array(g)
         if a is None:
