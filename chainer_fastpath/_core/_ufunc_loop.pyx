@@ -190,9 +190,11 @@ cdef class FloatLoops:
 cdef extern from "_binary.h" nogil:
     int CFP_BINARY_ADD, CFP_BINARY_SUBTRACT, CFP_BINARY_MULTIPLY
     int CFP_BINARY_DIVIDE
-    bint cfp_binary_run(int op, bint single, const char *a, Py_ssize_t sa,
-                        const char *b, Py_ssize_t sb, char *out,
-                        Py_ssize_t n)
+    bint cfp_binary_broadcast(int op, bint single, const char *a,
+                              const Py_ssize_t *sa, const char *b,
+                              const Py_ssize_t *sb, char *out,
+                              const Py_ssize_t *so, const Py_ssize_t *runs,
+                              int m)
 
 
 cdef class Binary(FloatLoops):
@@ -274,8 +276,8 @@ cdef class Binary(FloatLoops):
         view, a window of it): NumPy then allocates its output C-ordered
         too. For add, subtract, multiply and divide, whose every result but
         a NaN is the one IEEE operation's, however NumPy's iterator splits
-        the work: ``cfp_binary_run`` over each innermost run, axes merged
-        where every operand allows. None, nothing done, for other ufuncs
+        the work: ``cfp_binary_broadcast`` over the axes, merged where every
+        operand allows. None, nothing done, for other ufuncs
         and operands, or where a result is a NaN (which NaN two give is
         the choice of NumPy's loop)."""
         if (self.op < 0 or self._loop_of(a, b) is None
@@ -325,32 +327,9 @@ cdef class Binary(FloatLoops):
             runs[0] = 1
             sa[0] = sb[0] = so[0] = 0
             m = 1
-        cdef Py_ssize_t index[32]
-        cdef char *args[3]
-        cdef bint nan = False, single = itemsize == 4
-        args[0], args[1], args[2] = cfp_data(a), cfp_data(b), cfp_data(out)
-        for k in range(m):
-            index[k] = 0
         clear_flags(all_flags())
-        while True:
-            nan |= cfp_binary_run(self.op, single, args[0], sa[0], args[1],
-                                  sb[0], args[2], runs[0])
-            k = 1
-            while k < m:    # the next run, counting in the outer axes
-                index[k] += 1
-                args[0] += sa[k]
-                args[1] += sb[k]
-                args[2] += so[k]
-                if index[k] < runs[k]:
-                    break
-                args[0] -= sa[k] * runs[k]
-                args[1] -= sb[k] * runs[k]
-                args[2] -= so[k] * runs[k]
-                index[k] = 0
-                k += 1
-            if k >= m:
-                break
-        if nan:
+        if cfp_binary_broadcast(self.op, itemsize == 4, cfp_data(a), sa,
+                                cfp_data(b), sb, cfp_data(out), so, runs, m):
             return None
         raised[0] |= fetestexcept(all_flags())
         return out

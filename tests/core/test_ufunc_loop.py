@@ -560,11 +560,11 @@ def _broadcast_view(rng, dtype, shape, view):
 
 # (shape of a, shape of b): CRF1d's alpha[..., None] against its cost
 # matrix, a row or a column against a matrix, keepdims reductions, a 0-d
-# operand, one item.
+# operand, one item, four axes of which three are counted outside the run.
 BROADCAST_SHAPES = [((3, 5, 1), (5, 5)), ((3, 5, 5), (3, 1, 5)),
                     ((4, 6), (6,)), ((4, 1), (4, 6)), ((1,), (2, 3, 4)),
                     ((2, 3), ()), ((1, 1), (1,)), ((2, 1, 3), (4, 1)),
-                    ((0, 3), (3,))]
+                    ((0, 3), (3,)), ((2, 1, 3, 1), (4, 1, 5))]
 
 
 @pytest.mark.parametrize('view', ['c', 'window', 'every_other', 'lead'])
