@@ -74,7 +74,6 @@ cdef object _numpy_dtype = numpy.dtype
 cdef object _float64 = numpy.float64
 cdef object _numpy_empty = numpy.empty
 cdef object _numpy_zeros = numpy.zeros
-cdef object _dtype_type = numpy.dtype    # its metaclass is not `type`
 
 # The canonical descrs of the builtin numeric dtypes, by address: an array
 # whose descr is one of them has a dtype that ``isbuiltin`` calls 1.
@@ -237,7 +236,7 @@ cdef object empty(object dtype, int nd, const Py_ssize_t *dims):
     ndarray whose dtype is the ``numpy.dtype`` instance ``dtype`` itself,
     as NumPy's function gives it, without its argument parsing."""
     if (cfp_new_from_descr_fn is NULL
-            or not PyObject_TypeCheck(dtype, <PyTypeObject *>_dtype_type)
+            or not PyObject_TypeCheck(dtype, <PyTypeObject *>_numpy_dtype)
             or cfp_descr_flags(dtype) & CFP_NPY_NEEDS_FILL):
         return _numpy_empty(tuple([dims[k] for k in range(nd)]), dtype)
     return cfp_new_shaped(_ndarray, <void *>dtype, nd, dims)
@@ -248,22 +247,19 @@ cdef object empty1(object dtype, Py_ssize_t n):
     return empty(dtype, 1, &n)
 
 
-def empty_for_tests(object dtype, tuple shape, bint zeroed=False):
-    """``empty`` (``zeros`` where ``zeroed``) of ``shape``, for the
-    tests."""
-    cdef Py_ssize_t dims[32]
-    cdef int nd = dims_of(shape, dims)
-    assert nd >= 0
-    if zeroed:
-        return zeros(dtype, nd, dims)
-    return empty(dtype, nd, dims)
+cdef object empty2(object dtype, Py_ssize_t rows, Py_ssize_t cols):
+    """``numpy.empty((rows, cols), dtype)``, as ``empty``."""
+    cdef Py_ssize_t dims[2]
+    dims[0] = rows
+    dims[1] = cols
+    return empty(dtype, 2, dims)
 
 
 cdef object zeros(object dtype, int nd, const Py_ssize_t *dims):
     """``numpy.zeros(dims[:nd], dtype)`` by NumPy's function for it, for a
     ``numpy.dtype`` instance ``dtype``, without its argument parsing."""
     if (cfp_zeros_fn is NULL
-            or not PyObject_TypeCheck(dtype, <PyTypeObject *>_dtype_type)):
+            or not PyObject_TypeCheck(dtype, <PyTypeObject *>_numpy_dtype)):
         return _numpy_zeros(tuple([dims[k] for k in range(nd)]), dtype)
     return cfp_zeros(<void *>dtype, nd, dims)
 
@@ -296,12 +292,15 @@ cdef int dims_of(object shape, Py_ssize_t *dims) except -2:
     return <int>len(<tuple>shape)
 
 
-cdef object empty2(object dtype, Py_ssize_t rows, Py_ssize_t cols):
-    """``numpy.empty((rows, cols), dtype)``, as ``empty``."""
-    cdef Py_ssize_t dims[2]
-    dims[0] = rows
-    dims[1] = cols
-    return empty(dtype, 2, dims)
+def empty_for_tests(object dtype, tuple shape, bint zeroed=False):
+    """``empty`` (``zeros`` where ``zeroed``) of ``shape``, for the
+    tests."""
+    cdef Py_ssize_t dims[32]
+    cdef int nd = dims_of(shape, dims)
+    assert nd >= 0
+    if zeroed:
+        return zeros(dtype, nd, dims)
+    return empty(dtype, nd, dims)
 
 
 cdef bint canonical(object a):
