@@ -19,7 +19,8 @@ from chainer_fastpath._core._registry cimport NOT_HANDLED, compiled, nodeless
 from chainer_fastpath._core._retained cimport (
     activation_grad, activation_inputs, array_of)
 from chainer_fastpath._core._ufunc_loop cimport (
-    Constant, FloatLoops, add_loop, multiply_loop, subtract_loop)
+    Constant, FloatLoops, UfuncLoop, add_loop, multiply_loop, subtract_loop)
+from chainer_fastpath._core._ndarray cimport cfp_typenum
 from chainer_fastpath._runtime._public cimport Public
 
 cdef type _ndarray = numpy.ndarray
@@ -38,9 +39,9 @@ cdef object _forward(object node, tuple inputs, ConfigView config):
     cdef int raised = 0
     t = multiply_loop.quiet(x, half, &raised)
     # tanh of that fresh array, in place where its loop can run.
-    if type(t) is _ndarray:
-        _tanh_loops.quiet_unary(t, t, &raised)
-    else:
+    cdef UfuncLoop tanh = (_tanh_loops.for_type(cfp_typenum(t))
+                           if type(t) is _ndarray else None)
+    if tanh is None or not tanh.unary_into(t, t, &raised):
         t = quiet1(_tanh, t, &raised)
     t = add_loop.quiet(multiply_loop.quiet(t, half, &raised), half,
                        &raised)
