@@ -68,6 +68,10 @@ cdef object _last_config = None
 cdef object _last_global = None
 cdef dict _last_global_dict = None
 cdef PerThread _last_local_dicts = None
+# The view last made for a LocalConfig. A view's fields never change once
+# it is made, so while the configuration object and the thread's dict are
+# the ones it was made from, it is the view a new one would be.
+cdef ConfigView _last_view = None
 
 
 # The values last read, per name, with the two dicts they were read from
@@ -93,8 +97,8 @@ cdef class ConfigView:
     @staticmethod
     cdef ConfigView current():
         global _last_config, _last_local_dicts, _last_global
-        global _last_global_dict
-        cdef ConfigView view = ConfigView.__new__(ConfigView)
+        global _last_global_dict, _last_view
+        cdef ConfigView view
         # Read per call (memoized): a test may swap the module's config
         # object.
         cdef PyObject *found = cfp_dict_item(&_config_read, _module_dict,
@@ -102,8 +106,10 @@ cdef class ConfigView:
         config = <object>found if found is not NULL else configuration.config
         if config is not _last_config:
             if type(config) is not _LocalConfig:
+                view = ConfigView.__new__(ConfigView)
                 view._config = config
                 return view
+            _last_view = None
             _last_local_dicts = PerThread(config._local)
             _last_global = config._global
             # A plain GlobalConfig holds its values in its __dict__; the
@@ -112,9 +118,15 @@ cdef class ConfigView:
                                  if type(_last_global) is _GlobalConfig
                                  else None)
             _last_config = config
-        view._local = _last_local_dicts.get()
+        local = _last_local_dicts.get()
+        view = _last_view
+        if view is not None and view._local is local:
+            return view
+        view = ConfigView.__new__(ConfigView)
+        view._local = local
         view._global = _last_global
         view._global_dict = _last_global_dict
+        _last_view = view
         return view
 
     cdef object get(self, str name):
