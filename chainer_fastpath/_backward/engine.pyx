@@ -68,10 +68,9 @@ cdef object backprop(outputs, retain_grad, loss_scale):
     cdef Candidates cand_funcs = Candidates()
     cdef set seen_set = set()
     cdef set leaf_nodes = set()
-    cdef list lst, in_data, out_grad_array
+    cdef list lst, in_data, out_grad_array, in_grad
     cdef tuple inputs, target_input_indexes, out_grad, outs
-    cdef dict in_grad
-    cdef Py_ssize_t i
+    cdef Py_ssize_t i, k
     cdef bint all_numpy
 
     for y, gy in outputs:
@@ -148,7 +147,9 @@ cdef object backprop(outputs, retain_grad, loss_scale):
             gy = None
         out_grad = None
 
-        for x, lst in in_grad.items():
+        for k in range(0, len(in_grad), 2):
+            x = in_grad[k]
+            lst = in_grad[k + 1]
             if not lst:
                 continue
             for gx_elem in lst:

@@ -14,6 +14,7 @@ cimport cython
 import chainer
 from chainer.function_node import FunctionNode
 from chainer import _backprop_utils
+from chainer import variable as _variable_mod
 
 from chainer_fastpath._backward.grad_table cimport GradTable
 from chainer_fastpath._backward.graph_reads cimport (
@@ -37,28 +38,22 @@ cdef cfp_attr _get_lazy_grad_sum = get_site('lazy_grad_sum')
 cdef cfp_attr _backward_accumulate_site = lookup_site('backward_accumulate')
 cdef object _base_accumulate = FunctionNode.__dict__['backward_accumulate']
 cdef object _get_columns = _backprop_utils._get_columns
+cdef type _VariableNode = _variable_mod.VariableNode
 
 
-cdef dict run_step(GradTable table, func, tuple inputs,
+cdef list run_step(GradTable table, func, tuple inputs,
                    tuple target_input_indexes, tuple out_grad, list in_data,
                    list out_grad_array, hooks, bint detached,
                    bint callees_stock):
     """The step of ``func`` between its hooks; returns the gradients of its
-    inputs that need one (``{node: [gradients]}``, in input order)."""
-    cdef Py_ssize_t i
+    inputs that need one, as ``[node, [gradients], ...]`` in input order
+    (see ``_in_grads``)."""
     if hooks:
         for hook in hooks:
             hook.backward_preprocess(
                 func, tuple(in_data), tuple(out_grad_array))
 
-    # Collect the current input gradients, in input order.
-    # A plain dict keeps insertion order; nothing outside sees its type.
-    cdef dict in_grad = {}
-    for i in target_input_indexes:
-        x = inputs[i]
-        if x not in in_grad:
-            in_grad[x] = table.get_as_list(x)
-
+    cdef list in_grad = _in_grads(table, inputs, target_input_indexes)
     _backprop_step(table, func, target_input_indexes, out_grad, in_grad,
                    detached, callees_stock)
 
@@ -67,6 +62,60 @@ cdef dict run_step(GradTable table, func, tuple inputs,
             hook.backward_postprocess(
                 func, tuple(in_data), tuple(out_grad_array))
     return in_grad
+
+
+cdef list _in_grads(GradTable table, tuple inputs,
+                    tuple target_input_indexes):
+    """Stock's ``{x: table.get_as_list(x)}`` over the inputs asked for, in
+    input order, as its items one after the other: ``[node, list, ...]``.
+
+    Nothing outside sees it. A node or two in a flat list cost less than a
+    dict's table; the lookups of ``_grads_of`` keep a dict's answers."""
+    cdef Py_ssize_t i, k, n
+    cdef list pairs = []
+    cdef bint exact = True
+    for i in target_input_indexes:
+        x = inputs[i]
+        if type(x) is not _VariableNode:
+            exact = False
+            break
+        # An exact node hashes and compares by identity, as a dict's
+        # lookup would then.
+        n = len(pairs)
+        for k in range(0, n, 2):
+            if pairs[k] is x:
+                break
+        else:
+            pairs.append(x)
+            pairs.append(table.get_as_list(x))
+    if exact:
+        return pairs
+    # Other nodes may have their own hash and equality: a dict finds
+    # which are one key.
+    cdef dict by_node = {}
+    for i in target_input_indexes:
+        x = inputs[i]
+        if x not in by_node:
+            by_node[x] = table.get_as_list(x)
+    pairs = []
+    for x, lst in by_node.items():
+        pairs.append(x)
+        pairs.append(lst)
+    return pairs
+
+
+cdef object _grads_of(list pairs, node, bint required):
+    """The list of ``node`` in ``_in_grads``' pairs, as the dict's
+    ``d[node]`` (``required``) or ``d.get(node)`` gives it."""
+    cdef Py_ssize_t k
+    for k in range(0, len(pairs), 2):
+        if pairs[k] is node:
+            return pairs[k + 1]
+    # Not one of the keys itself: the dict's lookup decides (a key equal
+    # to it, or its errors).
+    cdef dict by_node = {pairs[k]: pairs[k + 1]
+                         for k in range(0, len(pairs), 2)}
+    return by_node[node] if required else by_node.get(node)
 
 
 @cython.wraparound(True)
@@ -85,14 +134,13 @@ cdef void _amend_exception(func, e) except *:
 
 
 cdef void _backprop_step(GradTable table, func, tuple target_input_indexes,
-                         tuple grad_outputs, dict grad_inputs,
+                         tuple grad_outputs, list grad_inputs,
                          bint detached, bint callees_stock) except *:
     """``_backprop_utils.backprop_step`` (not in debug mode). ``detached``:
     nothing can observe the nodes ``func.backward`` would apply (NumPy
     arrays, no graph recorded, no function hook), so a compiled backward
     may stand in for it."""
     cdef Py_ssize_t len_gxs, n_inputs, k
-    cdef list lst
     cdef Compiled entry
     # What an earlier step made may have reached other code since: only
     # this step's arrays are known to add zeros exactly (GradTable.adopt).
@@ -173,20 +221,20 @@ cdef void _backprop_step(GradTable table, func, tuple target_input_indexes,
     del gxs
 
     if not get(func, &_get_lazy_grad_sum):
-        for x, lst in grad_inputs.items():
-            table.reduce(x, lst)
+        for k in range(0, len(grad_inputs), 2):
+            table.reduce(grad_inputs[k], grad_inputs[k + 1])
 
 
-cdef inline void _add_grad(dict grad_inputs, object inputs, object i,
+cdef inline void _add_grad(list grad_inputs, object inputs, object i,
                            object gx) except *:
     if gx is None or raw_array(gx) is None:
         return
-    (<list>grad_inputs[inputs[i]]).append(gx)
+    (<list>_grads_of(grad_inputs, inputs[i], True)).append(gx)
 
 
 cdef bint _summed_into(GradTable table, Compiled entry, func,
                        tuple target_input_indexes, tuple grad_outputs,
-                       dict grad_inputs, bint callees_stock) except -1:
+                       list grad_inputs, bint callees_stock) except -1:
     """Adds, by ``entry.backward_into``, the gradient of the one input of
     ``func`` that needs one straight into that input's gradient sum, where
     the gradient table owns the sum and would add the gradient to it in
@@ -204,7 +252,7 @@ cdef bint _summed_into(GradTable table, Compiled entry, func,
     if type(inputs) is not tuple or len(<tuple>inputs) <= entry.into_index:
         return False
     node = (<tuple>inputs)[entry.into_index]
-    cdef list lst = grad_inputs.get(node)
+    cdef list lst = _grads_of(grad_inputs, node, False)
     if lst is None:
         return False
     if len(lst) != 1:

@@ -364,3 +364,49 @@ def test_hook_shortening_inputs_pairs_gradients_as_stock(
         error = error_of(lambda: F.sum(y).backward())
         return error, b.grad, c.grad
     check_same(run)
+
+
+class _ReplacesInputs(function_hook.FunctionHook):
+    """Rebinds the node's inputs before its backward: to its own nodes in
+    the other order, or the first to a node of no input."""
+    name = 'ReplacesInputs'
+
+    def __init__(self, how):
+        self.how = how
+        self.fresh = None
+
+    def backward_preprocess(self, function, in_data, out_grad):
+        if self.how == 'swapped':
+            function.inputs = function.inputs[::-1]
+        else:
+            self.fresh = chainer.Variable(numpy.zeros(2, numpy.float32)).node
+            function.inputs = (self.fresh,) + function.inputs[1:]
+
+
+@pytest.mark.parametrize('how', ['swapped', 'fresh'])
+def test_hook_replacing_inputs_finds_their_gradients_as_stock(how):
+    # The gradients are gathered per input node before the backward, and
+    # each is then added to the list of the node found at its index: the
+    # other input's (swapped), or none, stock's KeyError (fresh).
+    def run():
+        a, b = _v(2), _v(2)
+        y = a * b
+        hook = _ReplacesInputs(how)
+        y.creator.add_hook(hook)
+        error = error_of(lambda: F.sum(y).backward())
+        if error is not None:
+            error = error[0], error[1] == repr(hook.fresh)
+        return error, a.grad, b.grad
+    stock, _ = check_same(run)
+    assert (stock[0] is None) == (how == 'swapped')
+
+
+def test_an_input_twice_gets_both_gradients_as_stock():
+    # One node at two indexes is one key of stock's dict: both gradients
+    # go to its list and are summed.
+    def run():
+        x = _v(3)
+        y = F.sum(x * x + F.add(x, x, x))
+        y.backward()
+        return x.grad
+    check_same(run)
