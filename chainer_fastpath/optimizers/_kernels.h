@@ -797,11 +797,13 @@ static int cfp_run_chunks(int rule, int dtype, Py_ssize_t n, char *const *p,
     char *o[CFP_MAX_OPERANDS];
     Py_ssize_t off, m;
     int i, r;
+    /* Each chunk that passes leaves the watched flags clear for the
+     * next: cleared once. */
+    if (watch) {
+        cfp_clear_flags(watch);
+    }
     for (off = 0; off < n; off += CFP_CHUNK) {
         m = n - off < CFP_CHUNK ? n - off : CFP_CHUNK;
-        if (watch) {
-            cfp_clear_flags(watch);
-        }
         r = cfp_chunk_out(rule, dtype, off, m, p, s, f, nw, itemsize,
                           scratch, o, watch);
         if (r != CFP_DONE) {
