@@ -18,6 +18,7 @@ import chainer.functions as _functions
 from chainer import variable as _variable_mod
 from chainer.functions.math import basic_math
 
+from cpython.dict cimport PyDict_SetDefault
 from cpython.ref cimport Py_REFCNT
 
 from chainer_fastpath._backward.fpe_replay cimport replay_sum_exceptions
@@ -25,9 +26,9 @@ from chainer_fastpath._backward.graph_reads cimport (
     creator_of, is_plain_variable, plain_grad_array)
 from chainer_fastpath._core._attrs cimport (
     cfp_attr, cfp_attr_enable, cfp_getattr as get, cfp_setattr as put,
-    get_site, set_site)
+    get_site, lookup_site, set_site)
 from chainer_fastpath._core import _attrs
-from chainer_fastpath._core._audit cimport StockMethods
+from chainer_fastpath._core._audit cimport StockMethods, method_is_at
 from chainer_fastpath._core._config cimport ConfigView, function_hooks
 from chainer_fastpath._core._fpe cimport acts
 from chainer_fastpath._core._grads cimport (
@@ -42,12 +43,16 @@ cfp_attr_enable(_attrs.FAST)
 cdef cfp_attr _get_variable = get_site('_variable')
 cdef cfp_attr _get_grad_var = get_site('_grad_var')
 cdef cfp_attr _get_grad = get_site('_grad')
+cdef cfp_attr _get_old_style = get_site('_old_style_grad_generator')
+cdef cfp_attr _check_old_style_site = lookup_site('_check_old_style_gradient')
 cdef cfp_attr _set_grad_var = set_site('_grad_var')
 cdef cfp_attr _set_grad = set_site('_grad')
 
 cdef object _ndarray = numpy.ndarray
 cdef object _np_array = numpy.array
 cdef type _VariableNode = _variable_mod.VariableNode
+cdef object _stock_check_old_style = (
+    _VariableNode.__dict__['_check_old_style_gradient'])
 
 
 cdef class GradTable:
@@ -62,11 +67,15 @@ cdef class GradTable:
     cdef list get_as_list(self, node):
         cdef list lst
         assert node is not None
+        if type(node) is _VariableNode and creator_of(node) is not None:
+            # A node with a creator starts with no gradient (its plain
+            # attribute read first, unobservably): one lookup, with the
+            # empty list to insert where it has none.
+            return <list>PyDict_SetDefault(self.grads, node, [])
         lst = self.grads.get(node)
         if lst is None:
             if creator_of(node) is None:
-                if node._old_style_grad_generator is not None:
-                    node._check_old_style_gradient()
+                _check_old_style_gradient(node)
                 lst = _grad_list(_grad_var_from_alive_node(node))
             else:
                 lst = []
@@ -80,7 +89,8 @@ cdef class GradTable:
         lst = self.grads.pop(node, None)
         if lst is not None:
             self.reduce(node, lst)
-            self.owned.pop(node, None)
+            if self.owned:
+                self.owned.pop(node, None)
             return lst[0] if lst else None
         return _grad_var_from_alive_node(node)
 
@@ -147,6 +157,16 @@ cdef class GradTable:
             return
         self.owned[node] = a
         self.exact_sums[node] = a
+
+
+cdef inline void _check_old_style_gradient(node) except *:
+    """``node._check_old_style_gradient()``, which stock's only raises
+    where the node has an old-style generator: not called then."""
+    if (type(node) is not _VariableNode
+            or get(node, &_get_old_style) is not None
+            or not method_is_at(node, &_check_old_style_site,
+                                _stock_check_old_style)):
+        node._check_old_style_gradient()
 
 
 cdef inline list _grad_list(grad):

@@ -214,3 +214,19 @@ def test_misaligned_gradient_summed_as_stock(dtype, size, nan):
         y.backward()
         return x.grad, h.grad, z.grad
     check_same(fn)
+
+
+def test_leaf_old_style_check_calls_a_mocked_method_as_stock():
+    # Stock asks each leaf node for its old-style check when the table
+    # first meets it; a mock on the class sees every one of those calls.
+    def fn():
+        original = chainer.variable.VariableNode._check_old_style_gradient
+        with mock.patch.object(chainer.variable.VariableNode,
+                               '_check_old_style_gradient',
+                               autospec=True, side_effect=original) as m:
+            link = L.Linear(4, 3)
+            x = _v(2, 4)
+            F.sum(link(x) * x[:, :3]).backward()
+        return m.call_count, _grads(link), x.grad
+    stock, _ = check_same(fn)
+    assert stock[0] == 3
