@@ -8,6 +8,8 @@ inputs' creators queued; at the end the leaves get their gradients, as
 stock sets them. Everything stock does happens here, in the same order:
 hooks see the same calls, gradients are checked with stock's messages.
 """
+from cpython.object cimport PyTypeObject, Py_TYPE, hashfunc
+
 import collections
 
 import numpy
@@ -59,6 +61,7 @@ cdef object _check_grad_type = _variable_mod._check_grad_type
 cdef object _OrderedDict = collections.OrderedDict
 cdef object _using_device = chainer.using_device
 cdef object _get_device_from_array = backend.get_device_from_array
+cdef hashfunc _object_hash = (<PyTypeObject *>object).tp_hash
 
 
 cdef object backprop(outputs, retain_grad, loss_scale):
@@ -181,8 +184,17 @@ cdef inline void _add_node(Candidates cand_funcs, set seen_set,
     creator = creator_of(node)
     if creator is None:
         leaf_nodes.add(node)
+        return
+    cdef Py_ssize_t seen = len(seen_set)
+    if Py_TYPE(creator).tp_hash == _object_hash:
+        # Hashed and compared by identity: adding it tells whether it was
+        # there, in one lookup. (Stock pushes first; the set is the pass's
+        # own, and an error from the rank ends the pass.)
+        seen_set.add(creator)
+        if len(seen_set) != seen:
+            cand_funcs.push(get(creator, &_get_rank), seen, creator)
     elif creator not in seen_set:
-        cand_funcs.push(get(creator, &_get_rank), len(seen_set), creator)
+        cand_funcs.push(get(creator, &_get_rank), seen, creator)
         seen_set.add(creator)
 
 

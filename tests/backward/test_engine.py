@@ -9,7 +9,8 @@ import chainer.functions as F
 import chainer.links as L
 
 import chainer_fastpath
-from chainer_fastpath.testing import check_same, run_both, variable as _v
+from chainer_fastpath.testing import (
+    check_same, error_of, run_both, variable as _v)
 
 
 def _grads(link):
@@ -155,6 +156,35 @@ def test_same_input_twice_and_multiple_outputs():
         y.backward()
         return x.grad
     check_same(fn)
+
+
+class _AllEqualDouble(chainer.FunctionNode):
+    """2x, whose instances all hash and compare equal: stock's set of seen
+    nodes takes a second one for the first, and never runs it (its
+    gradient is then left in the table, which stock asserts against)."""
+
+    def __eq__(self, other):
+        return isinstance(other, _AllEqualDouble)
+
+    def __hash__(self):
+        return 0
+
+    def forward(self, inputs):
+        return inputs[0] * 2,
+
+    def backward(self, indexes, grad_outputs):
+        return grad_outputs[0] * 2,
+
+
+def test_creators_with_their_own_equality_seen_as_stock():
+    def fn():
+        x = _v(3)
+        a = _AllEqualDouble().apply((x,))[0]
+        b = _AllEqualDouble().apply((x * 3,))[0]
+        error = error_of(lambda: F.sum(a + b).backward())
+        return error, x.grad
+    stock, _ = check_same(fn)
+    assert stock[0] == ('AssertionError', '')
 
 
 class _Cube(chainer.Function):
