@@ -46,16 +46,35 @@ cdef list run_step(GradTable table, func, tuple inputs,
                    list out_grad_array, hooks, bint detached,
                    bint callees_stock):
     """The step of ``func`` between its hooks; returns the gradients of its
-    inputs that need one, as ``[node, [gradients], ...]`` in input order
-    (see ``_in_grads``)."""
+    inputs that need one: stock's dict ``{node: [gradients]}``'s items one
+    after the other, ``[node, [gradients], ...]``, in input order.
+
+    Nothing outside sees that dict. For a few exact nodes, which hash and
+    compare by identity, a scan of the flat list finds what the dict
+    would, with no table to make; otherwise the dict is made as stock's,
+    and the lookups go through it (``_grads_of``)."""
+    cdef Py_ssize_t i
+    cdef dict index = None
+    cdef list in_grad
     if hooks:
         for hook in hooks:
             hook.backward_preprocess(
                 func, tuple(in_data), tuple(out_grad_array))
 
-    cdef list in_grad = _in_grads(table, inputs, target_input_indexes)
+    if _scannable(inputs, target_input_indexes):
+        in_grad = _scanned(table, inputs, target_input_indexes)
+    else:
+        index = {}
+        for i in target_input_indexes:
+            x = inputs[i]
+            if x not in index:
+                index[x] = table.get_as_list(x)
+        in_grad = []
+        for x, lst in index.items():
+            in_grad.append(x)
+            in_grad.append(lst)
     _backprop_step(table, func, target_input_indexes, out_grad, in_grad,
-                   detached, callees_stock)
+                   index, detached, callees_stock)
 
     if hooks:
         for hook in hooks:
@@ -64,58 +83,51 @@ cdef list run_step(GradTable table, func, tuple inputs,
     return in_grad
 
 
-cdef list _in_grads(GradTable table, tuple inputs,
-                    tuple target_input_indexes):
-    """Stock's ``{x: table.get_as_list(x)}`` over the inputs asked for, in
-    input order, as its items one after the other: ``[node, list, ...]``.
+# Inputs asked for, at most, whose gradient lists are found by a scan.
+cdef enum:
+    _SCANNED = 8
 
-    Nothing outside sees it. A node or two in a flat list cost less than a
-    dict's table; the lookups of ``_grads_of`` keep a dict's answers."""
-    cdef Py_ssize_t i, k, n
+
+cdef bint _scannable(tuple inputs, tuple target_input_indexes) except -1:
+    """Whether the inputs asked for are a few exact VariableNodes."""
+    if len(target_input_indexes) > _SCANNED:
+        return False
+    for i in target_input_indexes:
+        if type(inputs[i]) is not _VariableNode:
+            return False
+    return True
+
+
+cdef list _scanned(GradTable table, tuple inputs,
+                   tuple target_input_indexes):
+    """Stock's ``{x: table.get_as_list(x)}``'s items, flat, for exact
+    nodes (``_scannable``)."""
+    cdef Py_ssize_t i, k
     cdef list pairs = []
-    cdef bint exact = True
     for i in target_input_indexes:
         x = inputs[i]
-        if type(x) is not _VariableNode:
-            exact = False
-            break
-        # An exact node hashes and compares by identity, as a dict's
-        # lookup would then.
-        n = len(pairs)
-        for k in range(0, n, 2):
+        for k in range(0, len(pairs), 2):
             if pairs[k] is x:
                 break
         else:
             pairs.append(x)
             pairs.append(table.get_as_list(x))
-    if exact:
-        return pairs
-    # Other nodes may have their own hash and equality: a dict finds
-    # which are one key.
-    cdef dict by_node = {}
-    for i in target_input_indexes:
-        x = inputs[i]
-        if x not in by_node:
-            by_node[x] = table.get_as_list(x)
-    pairs = []
-    for x, lst in by_node.items():
-        pairs.append(x)
-        pairs.append(lst)
     return pairs
 
 
-cdef object _grads_of(list pairs, node, bint required):
-    """The list of ``node`` in ``_in_grads``' pairs, as the dict's
-    ``d[node]`` (``required``) or ``d.get(node)`` gives it."""
+cdef object _grads_of(list pairs, dict index, node, bint required):
+    """The gradient list of ``node``, as stock's dict gives it: ``d[node]``
+    (``required``) or ``d.get(node)``. ``index`` is that dict where
+    ``run_step`` made one, else None (``pairs`` are then exact nodes)."""
     cdef Py_ssize_t k
-    for k in range(0, len(pairs), 2):
-        if pairs[k] is node:
-            return pairs[k + 1]
-    # Not one of the keys itself: the dict's lookup decides (a key equal
-    # to it, or its errors).
-    cdef dict by_node = {pairs[k]: pairs[k + 1]
-                         for k in range(0, len(pairs), 2)}
-    return by_node[node] if required else by_node.get(node)
+    if index is None:
+        for k in range(0, len(pairs), 2):
+            if pairs[k] is node:
+                return pairs[k + 1]
+        # Not one of the keys itself (a hook rebound the inputs): the
+        # dict's lookup decides, a key equal to it or its errors.
+        index = {pairs[k]: pairs[k + 1] for k in range(0, len(pairs), 2)}
+    return index[node] if required else index.get(node)
 
 
 @cython.wraparound(True)
@@ -134,7 +146,7 @@ cdef void _amend_exception(func, e) except *:
 
 
 cdef void _backprop_step(GradTable table, func, tuple target_input_indexes,
-                         tuple grad_outputs, list grad_inputs,
+                         tuple grad_outputs, list grad_inputs, dict index,
                          bint detached, bint callees_stock) except *:
     """``_backprop_utils.backprop_step`` (not in debug mode). ``detached``:
     nothing can observe the nodes ``func.backward`` would apply (NumPy
@@ -169,7 +181,7 @@ cdef void _backprop_step(GradTable table, func, tuple target_input_indexes,
         entry = lookup_node(func) if detached else None
         if entry is not None and _summed_into(
                 table, entry, func, target_input_indexes, grad_outputs,
-                grad_inputs, callees_stock):
+                grad_inputs, index, callees_stock):
             return
         try:
             gxs = NOT_HANDLED
@@ -213,11 +225,11 @@ cdef void _backprop_step(GradTable table, func, tuple target_input_indexes,
     if type(gxs) is tuple:
         # zip's pairs, without its iterators
         for k in range(min(len(target_input_indexes), len(gxs))):
-            _add_grad(grad_inputs, inputs,
+            _add_grad(grad_inputs, index, inputs,
                       target_input_indexes[k], gxs[k])
     else:
         for i, gx in zip(target_input_indexes, gxs):
-            _add_grad(grad_inputs, inputs, i, gx)
+            _add_grad(grad_inputs, index, inputs, i, gx)
     del gxs
 
     if not get(func, &_get_lazy_grad_sum):
@@ -225,16 +237,17 @@ cdef void _backprop_step(GradTable table, func, tuple target_input_indexes,
             table.reduce(grad_inputs[k], grad_inputs[k + 1])
 
 
-cdef inline void _add_grad(list grad_inputs, object inputs, object i,
-                           object gx) except *:
+cdef inline void _add_grad(list grad_inputs, dict index, object inputs,
+                           object i, object gx) except *:
     if gx is None or raw_array(gx) is None:
         return
-    (<list>_grads_of(grad_inputs, inputs[i], True)).append(gx)
+    (<list>_grads_of(grad_inputs, index, inputs[i], True)).append(gx)
 
 
 cdef bint _summed_into(GradTable table, Compiled entry, func,
                        tuple target_input_indexes, tuple grad_outputs,
-                       list grad_inputs, bint callees_stock) except -1:
+                       list grad_inputs, dict index,
+                       bint callees_stock) except -1:
     """Adds, by ``entry.backward_into``, the gradient of the one input of
     ``func`` that needs one straight into that input's gradient sum, where
     the gradient table owns the sum and would add the gradient to it in
@@ -252,7 +265,7 @@ cdef bint _summed_into(GradTable table, Compiled entry, func,
     if type(inputs) is not tuple or len(<tuple>inputs) <= entry.into_index:
         return False
     node = (<tuple>inputs)[entry.into_index]
-    cdef list lst = _grads_of(grad_inputs, node, False)
+    cdef list lst = _grads_of(grad_inputs, index, node, False)
     if lst is None:
         return False
     if len(lst) != 1:

@@ -410,3 +410,29 @@ def test_an_input_twice_gets_both_gradients_as_stock():
         y.backward()
         return x.grad
     check_same(run)
+
+
+@pytest.mark.parametrize('n', [8, 9, 30])
+def test_many_inputs_some_twice_get_their_gradients_as_stock(n):
+    # Up to eight inputs asked for are found in a flat list, more through
+    # stock's dict: the same lists either way.
+    def run():
+        xs = [_v(2) for _ in range(n // 2 + 1)]
+        inputs = [xs[i % len(xs)] for i in range(n)]
+        F.sum(F.concat(inputs, axis=0) ** 2).backward()
+        return [x.grad for x in xs]
+    check_same(run)
+
+
+@pytest.mark.parametrize('how', ['swapped', 'fresh'])
+def test_hook_replacing_many_inputs_finds_their_gradients_as_stock(how):
+    def run():
+        xs = [_v(2) for _ in range(10)]
+        y = F.concat(xs, axis=0)
+        hook = _ReplacesInputs(how)
+        y.creator.add_hook(hook)
+        error = error_of(lambda: F.sum(y * y).backward())
+        if error is not None:
+            error = error[0], error[1] == repr(hook.fresh)
+        return error, [x.grad for x in xs]
+    check_same(run)
