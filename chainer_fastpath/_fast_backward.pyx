@@ -20,12 +20,14 @@ from chainer.backends import cuda, intel64
 
 from chainer_fastpath._backward.engine cimport backprop
 from chainer_fastpath._backward.graph_reads cimport is_plain_variable
-from chainer_fastpath._core._attrs cimport cfp_attr_enable
+from chainer_fastpath._core._attrs cimport (
+    cfp_attr, cfp_attr_enable, cfp_getattr as get, cfp_setattr as put,
+    get_site, set_site)
 from chainer_fastpath._core import _attrs
 from chainer_fastpath._core._audit cimport StockMethods, stock_replaced
 from chainer_fastpath._core._config cimport ConfigView, PerThread
 from chainer_fastpath._core._fpe cimport acts, quiet_into
-from chainer_fastpath._core._ndarray cimport cfp_nd
+from chainer_fastpath._core._ndarray cimport cfp_nd, size_of
 from chainer_fastpath._core._objects cimport new_variable
 from chainer_fastpath._core._signature cimport Signature
 from chainer_fastpath._core._stats cimport EntryStats
@@ -34,6 +36,17 @@ from chainer_fastpath._core import _stats
 
 # The inline reads of graph_reads.pxd run here too (_attrs.h).
 cfp_attr_enable(_attrs.FAST)
+# A Variable's or Parameter's plain attributes (the exact classes: others
+# go to stock), read and written through per-site caches (_attrs.h).
+cdef cfp_attr _get_has_chainerx_array = get_site('_has_chainerx_array')
+cdef cfp_attr _get_layout = get_site('_layout')
+cdef cfp_attr _get_data = get_site('_data')
+cdef cfp_attr _get_device = get_site('_device')
+cdef cfp_attr _get_node = get_site('_node')
+cdef cfp_attr _set_device = set_site('_device')
+cdef cfp_attr _set_grad = set_site('_grad')
+cdef cfp_attr _set_grad_var = set_site('_grad_var')
+cdef cfp_attr _set_grad_valid = set_site('_grad_valid')
 
 cdef object _ndarray = numpy.ndarray
 cdef object _np_multiply = numpy.multiply
@@ -113,11 +126,11 @@ cdef object _fallback_reason(object self):
     replaced = stock_replaced()
     if replaced is not None:
         return replaced
-    if self._has_chainerx_array:
+    if get(self, &_get_has_chainerx_array):
         return 'chainerx'
-    if self._layout is not None:
+    if get(self, &_get_layout) is not None:
         return 'non-standard memory layout'
-    data = self._data[0]
+    data = get(self, &_get_data)[0]
     if data is None:
         return 'uninitialized variable'
     if type(data) is not _ndarray:
@@ -144,12 +157,12 @@ cdef object _device(object self, object data):
     is a new CpuDevice, made here without the property's Python layers
     (``get_device_from_array`` itself is stock's: ``stock_replaced`` said
     so before)."""
-    dev = self._device
+    dev = get(self, &_get_device)
     if (dev is None and type(data) is _ndarray and _gpu_methods.on_class()
             and _intel64_methods.on_class()
             and _backend_dict.get('CpuDevice') is _CpuDevice):
         dev = _CpuDevice()
-        self._device = dev
+        put(self, &_set_device, dev)
         return dev
     return self.device
 
@@ -211,8 +224,9 @@ cdef object _backward(self, retain_grad, enable_double_backprop,
     reason = _fallback_reason(self)
     g = None
     if reason is None:
-        data = (<list>self._data)[0]
-        if data.size == 1 and self.grad_var is None:
+        data = (<list>get(self, &_get_data))[0]
+        # An exact ndarray (_fallback_reason): its size read off its dims.
+        if size_of(data) == 1 and self.grad_var is None:
             g = _seed(self, data, loss_scale)
             if g is None:
                 reason = 'loss seed left to stock'
@@ -226,22 +240,22 @@ cdef object _backward(self, retain_grad, enable_double_backprop,
     grad_var = None
     cdef bint seeded = False
     if g is not None:
-        if data.ndim != 0:
+        if cfp_nd(data) != 0:
             _one_element.warn()
         if g is not _NOT_PLAIN:
             # Setting the grad and then taking grad_var leaves ``_grad`` and
             # ``_grad_var`` None and ``_grad_valid`` True, as below.
             grad_var = new_variable(g, True, None, 0)
-            self._grad = None
-            self._grad_var = None
-            self._grad_valid = True
+            put(self, &_set_grad, None)
+            put(self, &_set_grad_var, None)
+            put(self, &_set_grad_valid, True)
             seeded = True
         else:
             device = self.device
             with _using_device(device):
                 self.grad = device.xp.ones_like(data)
 
-    node = self._node
+    node = get(self, &_get_node)
     if not seeded:
         grad_var = self.grad_var
         self.grad_var = None
