@@ -5,8 +5,19 @@ from cpython.object cimport PyObject, PyTypeObject
 
 from chainer import link as link_module
 
+from chainer_fastpath._core._attrs cimport (
+    cfp_attr, cfp_attr_enable, cfp_getattr as get, get_site)
+from chainer_fastpath._core import _attrs
+
 cdef extern from "Python.h":
+    ctypedef Py_ssize_t Py_hash_t
     PyObject *_PyType_Lookup(PyTypeObject *tp, object name)
+    int _PySet_NextEntry(object set, Py_ssize_t *pos, PyObject **key,
+                         Py_hash_t *hash)
+
+cfp_attr_enable(_attrs.FAST)
+cdef cfp_attr _get_params = get_site('_params')
+cdef cfp_attr _get_children = get_site('_children')
 
 cdef object _Link = link_module.Link
 cdef object _Chain = link_module.Chain
@@ -44,14 +55,42 @@ cdef int collect_params(object link, list out) except -1:
         kind = 2
     else:
         return 0
-    for name in sorted(link._params):
+    for name in _sorted(get(link, &_get_params)):
         out.append(d[name])
     if kind == 1:
-        for name in sorted(link._children):
+        for name in _sorted(get(link, &_get_children)):
             if not collect_params(d[name], out):
                 return 0
     elif kind == 2:
-        for child in link._children:
+        for child in get(link, &_get_children):
             if not collect_params(child, out):
                 return 0
     return 1
+
+
+cdef tuple _EMPTY = ()
+
+
+cdef object _sorted(object names):
+    """``sorted(names)``; a set of at most two str (most links' parameters
+    and children) ordered here, without the builtin's call and list."""
+    cdef Py_ssize_t pos = 0
+    cdef PyObject *a
+    cdef PyObject *b
+    cdef Py_hash_t h
+    if type(names) is not set or len(<set>names) > 2:
+        return sorted(names)
+    if len(<set>names) == 0:
+        return _EMPTY
+    _PySet_NextEntry(names, &pos, &a, &h)
+    if type(<object>a) is not str:
+        return sorted(names)
+    if len(<set>names) == 1:
+        return (<object>a,)
+    _PySet_NextEntry(names, &pos, &b, &h)
+    if type(<object>b) is not str:
+        return sorted(names)
+    # Two distinct str: their order is sorted()'s.
+    if <str>(<object>b) < <str>(<object>a):
+        return (<object>b, <object>a)
+    return (<object>a, <object>b)

@@ -103,6 +103,41 @@ def test_calls_seen_by_mocks_and_subclasses_as_stock():
     assert stock[1] == ['p'] + ['W', 'b'] * 4   # own first, then children
 
 
+def _named_link(names):
+    link = chainer.Link()
+    with link.init_scope():
+        for name in names:
+            setattr(link, name, chainer.Parameter(
+                numpy.zeros(1, numpy.float32)))
+    return link
+
+
+@pytest.mark.parametrize('names', [(), ('x',), ('y', 'x'), ('x', 'y'),
+                                   ('Z', 'a'), ('c', 'b', 'a')])
+def test_parameters_and_children_taken_in_sorted_order_as_stock(names):
+    # Stock walks each link's parameters, then its children, by sorted
+    # name; the patch orders sets of one or two names itself.
+    def fn():
+        chain = chainer.Chain()
+        with chain.init_scope():
+            for name in reversed(names):
+                setattr(chain, 'child_' + name, _named_link(names))
+            for name in names:
+                setattr(chain, name, chainer.Parameter(
+                    numpy.zeros(1, numpy.float32)))
+        calls = []
+        original = variable.Parameter.cleargrad
+
+        def recording(self):
+            calls.append(self.name)
+            original(self)
+        with mock.patch.object(variable.Parameter, 'cleargrad', recording):
+            chain.cleargrads()
+        return calls
+    stock, _ = check_same(fn)
+    assert stock == sorted(names) * (1 + len(names))
+
+
 class OwnParams(chainer.Chain):
     def __init__(self):
         super().__init__()
