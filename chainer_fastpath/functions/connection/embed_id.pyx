@@ -24,7 +24,7 @@ from chainer_fastpath._core._ndarray cimport (
     CFP_NPY_INT, CFP_NPY_LONG, CFP_NPY_LONGLONG, builtin_typenum, cfp_data,
     cfp_dims, cfp_elsize, cfp_flags, cfp_nd, cfp_strides,
     empty1, empty2, made_adding_zeros_exactly, new_shaped,
-    numpy_struct_matches)
+    numpy_struct_matches, size_of)
 from chainer_fastpath._core._rows cimport (
     cfp_indices_in_range, cfp_scatter_add_rows_d, cfp_scatter_add_rows_f,
     gather_rows)
@@ -190,7 +190,9 @@ cdef _EmbedGrad _embed_grad_operands(object w_shape, object ignore, object x,
     weight's width, signed integer indices, every one stock would use in
     range (stock raises IndexError otherwise)."""
     if (type(x) is not _ndarray or type(gy) is not _ndarray
-            or not gy.flags.aligned     # the loops load its items as C's
+            or not numpy_struct_matches()
+            # the loops load its items as C's
+            or not cfp_flags(gy) & CFP_NPY_ALIGNED
             or type(w_shape) is not tuple or len(<tuple>w_shape) != 2
             or x.dtype.kind != 'i'
             or (gy.dtype != _float32 and gy.dtype != _float64)):
@@ -202,37 +204,43 @@ cdef _EmbedGrad _embed_grad_operands(object w_shape, object ignore, object x,
     if (type(rows) is not int or type(cols) is not int
             or not 0 <= rows < 2 ** 63):
         return None
-    n = x.size
-    if n == 0 or gy.size != n * cols:
+    n = size_of(x)
+    if n == 0 or size_of(gy) != n * cols:
         return None
     cdef _EmbedGrad g = _EmbedGrad.__new__(_EmbedGrad)
     # A copy of its own: what is checked below is what the loops index by,
     # whatever Python code runs in between (a finalizer, another thread).
+    # (A fresh C-ordered int64 array: the loops index it as long long.)
     g.xs = x.ravel().astype(_int64)
     g.has_ignore = ignore is not None
     g.ignore = ignore if g.has_ignore else 0
-    if not _indices_in_range(g.xs, g.has_ignore, g.ignore, rows):
+    if not _indices_in_range(_indices(g.xs), n, g.has_ignore, g.ignore,
+                             rows):
         return None
     # A broadcast gradient (the backward of a sum over the rows) is read
     # where it lies rather than copied.
-    g.gy = (gy if gy.ndim >= 1 and gy.shape[-1] == cols
+    g.gy = (gy if cfp_nd(gy) >= 1 and cfp_dims(gy)[cfp_nd(gy) - 1] == cols
             else _ascontiguousarray(gy.reshape(n, -1)))
     g.dtype = gy.dtype
     return g
 
 
+cdef inline const long long *_indices(object xs):
+    """The items of ``xs``, an ``_EmbedGrad``'s C-ordered int64 array."""
+    return <const long long *>cfp_data(xs)
+
+
 @cython.boundscheck(False)
 @cython.wraparound(False)
-cdef bint _indices_in_range(const long long[::1] x, bint has_ignore,
+cdef bint _indices_in_range(const long long *x, Py_ssize_t n, bint has_ignore,
                             long long ignore, long long rows) noexcept nogil:
     # Each index but the ignore label within [-rows, rows).
     cdef Py_ssize_t i
-    if x.shape[0] == 0:
+    if n == 0:
         return True
     if rows < (<long long>1) << 62:
-        return cfp_indices_in_range(&x[0], x.shape[0], rows, has_ignore,
-                                    ignore)
-    for i in range(x.shape[0]):
+        return cfp_indices_in_range(x, n, rows, has_ignore, ignore)
+    for i in range(n):
         if has_ignore and x[i] == ignore:
             continue
         if x[i] < -rows or x[i] >= rows:
@@ -240,8 +248,9 @@ cdef bint _indices_in_range(const long long[::1] x, bint has_ignore,
     return True
 
 
-cdef bint _scatter_rows(_float_t[:, ::1] gW, const long long[::1] x,
-                        object gy, bint has_ignore, long long ignore):
+cdef bint _scatter_rows(_float_t *gW, Py_ssize_t rows, Py_ssize_t cols,
+                        const long long *x, Py_ssize_t n, object gy,
+                        bint has_ignore, long long ignore):
     # for ix, igy in zip(x, gy.reshape(len(x), -1)): gW[ix] += igy, skipping
     # the ignore label; one IEEE add per element, in stock's order. True
     # where stock must compute it: a sum is a NaN, whose payload NumPy's
@@ -249,7 +258,7 @@ cdef bint _scatter_rows(_float_t[:, ::1] gW, const long long[::1] x,
     # longer what _embed_grad_operands checked (set in place by code that
     # ran since); it is read here, where no Python code runs before the
     # loop.
-    cdef Py_ssize_t n = x.shape[0], cols = gW.shape[1], count = 1
+    cdef Py_ssize_t count = 1
     if n == 0 or cols == 0:
         return False
     cdef int k, nd = cfp_nd(gy) - 1
@@ -260,12 +269,12 @@ cdef bint _scatter_rows(_float_t[:, ::1] gW, const long long[::1] x,
         return True
     if _float_t is float:
         return cfp_scatter_add_rows_f(
-            &gW[0, 0], gW.shape[0], cols, &x[0], n, cfp_data(gy), nd,
+            gW, rows, cols, x, n, cfp_data(gy), nd,
             cfp_dims(gy), cfp_strides(gy), cfp_strides(gy)[nd], has_ignore,
             ignore)
     else:
         return cfp_scatter_add_rows_d(
-            &gW[0, 0], gW.shape[0], cols, &x[0], n, cfp_data(gy), nd,
+            gW, rows, cols, x, n, cfp_data(gy), nd,
             cfp_dims(gy), cfp_strides(gy), cfp_strides(gy)[nd], has_ignore,
             ignore)
 
@@ -293,14 +302,19 @@ cdef object _grad_forward(object node, tuple inputs, ConfigView config):
     retain_inputs(node, (0,))
     node._gy_shape = gy.shape
     gW = _zeros(node.w_shape, dtype=g.dtype)
+    # numpy.zeros' own array: C-ordered, of the checked (rows, cols).
+    cdef Py_ssize_t rows = cfp_dims(gW)[0], cols = cfp_dims(gW)[1]
+    cdef Py_ssize_t n = cfp_dims(g.xs)[0]
     cdef int flags = watched()
     cdef bint nan
     clear_flags(flags)
     if g.dtype == _float32:
-        nan = _scatter_rows[float](gW, g.xs, g.gy, g.has_ignore,
+        nan = _scatter_rows[float](<float *>cfp_data(gW), rows, cols,
+                                   _indices(g.xs), n, g.gy, g.has_ignore,
                                    g.ignore)
     else:
-        nan = _scatter_rows[double](gW, g.xs, g.gy, g.has_ignore,
+        nan = _scatter_rows[double](<double *>cfp_data(gW), rows, cols,
+                                    _indices(g.xs), n, g.gy, g.has_ignore,
                                     g.ignore)
     if nan or fetestexcept(flags):
         return NOT_HANDLED
@@ -323,30 +337,45 @@ cdef bint _grad_into(object acc, object w_shape, object ignore, object x,
         return False
     cdef _EmbedGrad g = _embed_grad_operands(w_shape, ignore, x, gy)
     if (g is None or type(acc) is not _ndarray or acc.dtype != g.dtype
-            or acc.shape != w_shape or not acc.flags.c_contiguous
-            or not acc.flags.aligned):
+            or cfp_nd(acc) != 2
+            or cfp_dims(acc)[0] != (<tuple>w_shape)[0]
+            or cfp_dims(acc)[1] != (<tuple>w_shape)[1]
+            or not cfp_flags(acc) & CFP_NPY_C_CONTIGUOUS
+            or not cfp_flags(acc) & CFP_NPY_ALIGNED):
         return False
-    cdef Py_ssize_t n = len(g.xs)
+    cdef Py_ssize_t n = cfp_dims(g.xs)[0]
     if n > 256:    # duplicates are found by comparing each index with
         return False    # those before it
+    # C-ordered, aligned arrays of one float dtype: acc (checked above,
+    # rows by cols), the gradient's rows (n by cols), and the fresh tmp
+    # (n by cols) and order (n intp).
+    cdef Py_ssize_t rows = cfp_dims(acc)[0], cols = cfp_dims(acc)[1]
     rows_gy = _ascontiguousarray(g.gy.reshape(n, -1))
-    tmp = empty2(g.dtype, n, (<tuple>w_shape)[1])
+    tmp = empty2(g.dtype, n, cols)
     order = empty1(_INTP, n)
     cdef Py_ssize_t k
     cdef int flags = watched()
     clear_flags(flags)
     if g.dtype == _float32:
-        k = _rows_added[float](acc, g.xs, rows_gy, g.has_ignore, g.ignore,
-                               tmp, order)
+        k = _rows_added[float](
+            <const float *>cfp_data(acc), rows, cols, _indices(g.xs), n,
+            <const float *>cfp_data(rows_gy), g.has_ignore, g.ignore,
+            <float *>cfp_data(tmp), <Py_ssize_t *>cfp_data(order))
     else:
-        k = _rows_added[double](acc, g.xs, rows_gy, g.has_ignore,
-                                g.ignore, tmp, order)
+        k = _rows_added[double](
+            <const double *>cfp_data(acc), rows, cols, _indices(g.xs), n,
+            <const double *>cfp_data(rows_gy), g.has_ignore, g.ignore,
+            <double *>cfp_data(tmp), <Py_ssize_t *>cfp_data(order))
     if k < 0 or fetestexcept(flags):
         return False
     if g.dtype == _float32:
-        _put_rows[float](acc, tmp, order, k)
+        _put_rows[float](<float *>cfp_data(acc), cols,
+                         <const float *>cfp_data(tmp),
+                         <const Py_ssize_t *>cfp_data(order), k)
     else:
-        _put_rows[double](acc, tmp, order, k)
+        _put_rows[double](<double *>cfp_data(acc), cols,
+                          <const double *>cfp_data(tmp),
+                          <const Py_ssize_t *>cfp_data(order), k)
     return True
 
 
@@ -358,17 +387,17 @@ cdef inline Py_ssize_t _row_of(long long index,
 
 @cython.boundscheck(False)
 @cython.wraparound(False)
-cdef Py_ssize_t _rows_added(const _float_t[:, ::1] acc,
-                            const long long[::1] x,
-                            const _float_t[:, ::1] gy, bint has_ignore,
-                            long long ignore, _float_t[:, ::1] tmp,
-                            Py_ssize_t[::1] order) noexcept nogil:
+cdef Py_ssize_t _rows_added(const _float_t *acc, Py_ssize_t rows,
+                            Py_ssize_t cols, const long long *x,
+                            Py_ssize_t n, const _float_t *gy, bint has_ignore,
+                            long long ignore, _float_t *tmp,
+                            Py_ssize_t *order) noexcept nogil:
     # For each row r that x names, in order of first appearance:
     # tmp[k] = acc[r] + ((0 + gy[i1]) + gy[i2] ...), the row's gradients in
     # stock's order (_scatter_rows), and order[k] = r. Returns the number
     # of rows, or -1 on a NaN.
-    cdef Py_ssize_t i, j, c, k = 0, r, rows = acc.shape[0]
-    cdef Py_ssize_t cols = acc.shape[1], n = x.shape[0]
+    # All C-ordered: acc rows by cols, gy and tmp n by cols.
+    cdef Py_ssize_t i, j, c, k = 0, r
     cdef _float_t zero = 0, v
     cdef bint nan = False, seen
     for i in range(n):
@@ -384,16 +413,16 @@ cdef Py_ssize_t _rows_added(const _float_t[:, ::1] acc,
         if seen:
             continue
         for c in range(cols):
-            tmp[k, c] = zero + gy[i, c]
+            tmp[k * cols + c] = zero + gy[i * cols + c]
         for j in range(i + 1, n):
             if (not (has_ignore and x[j] == ignore)
                     and _row_of(x[j], rows) == r):
                 for c in range(cols):
-                    tmp[k, c] = tmp[k, c] + gy[j, c]
+                    tmp[k * cols + c] = tmp[k * cols + c] + gy[j * cols + c]
         for c in range(cols):
-            v = acc[r, c] + tmp[k, c]
+            v = acc[r * cols + c] + tmp[k * cols + c]
             nan |= v != v
-            tmp[k, c] = v
+            tmp[k * cols + c] = v
         order[k] = r
         k += 1
     return -1 if nan else k
@@ -401,12 +430,13 @@ cdef Py_ssize_t _rows_added(const _float_t[:, ::1] acc,
 
 @cython.boundscheck(False)
 @cython.wraparound(False)
-cdef void _put_rows(_float_t[:, ::1] acc, const _float_t[:, ::1] tmp,
-                    const Py_ssize_t[::1] order, Py_ssize_t k) noexcept nogil:
+cdef void _put_rows(_float_t *acc, Py_ssize_t cols, const _float_t *tmp,
+                    const Py_ssize_t *order, Py_ssize_t k) noexcept nogil:
+    # acc's rows order[i] (of cols each) = tmp's rows i, for i < k.
     cdef Py_ssize_t i, c
     for i in range(k):
-        for c in range(acc.shape[1]):
-            acc[order[i], c] = tmp[i, c]
+        for c in range(cols):
+            acc[order[i] * cols + c] = tmp[i * cols + c]
 
 
 cdef object _backward(object func, tuple indexes, tuple grad_outputs):

@@ -163,6 +163,28 @@ def test_embed_id_weight_gradient_summed_in_place(dtype, ignore_label,
     assert python_calls(fn, embed_id.EmbedIDGrad.__init__) == 5
 
 
+@pytest.mark.parametrize('dtype', [numpy.float32, numpy.float64])
+@pytest.mark.parametrize('units', [0, 1, 7, 33])
+@pytest.mark.parametrize('gradient', ['dense', 'broadcast'])
+def test_embed_id_weight_gradients_of_every_width_summed_as_stock(
+        dtype, units, gradient):
+    # The first token's gradient is made dense, the next ones' rows added
+    # into it: rows of any width, the output gradient dense or broadcast
+    # (the backward of a sum).
+    def fn():
+        W = chainer.Parameter(_v(6, units, dtype=dtype).array)
+        loss = 0
+        for k in range(3):
+            x = numpy.array([[k, 5 - k, k], [1, 1, 2]], numpy.int32)
+            y = F.embed_id(x, W)
+            if gradient == 'dense':
+                y = y * _v(*y.shape, dtype=dtype)
+            loss += F.sum(y)
+        loss.backward()
+        return W.grad
+    check_same(fn)
+
+
 def test_embed_id_dense_gradient_held_elsewhere_is_not_summed_into(
         python_calls):
     # A replaced backward that keeps the dense gradient it returns: the
