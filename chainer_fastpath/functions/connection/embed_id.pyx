@@ -22,7 +22,8 @@ from chainer_fastpath._core._retained cimport (
 from chainer_fastpath._core._ndarray cimport (
     CFP_NPY_ALIGNED, CFP_NPY_C_CONTIGUOUS, CFP_NPY_DOUBLE, CFP_NPY_FLOAT,
     CFP_NPY_INT, CFP_NPY_LONG, CFP_NPY_LONGLONG, builtin_typenum, cfp_data,
-    cfp_dims, cfp_elsize, cfp_flags, cfp_nd, cfp_strides,
+    cfp_byteorder, cfp_dims, cfp_elsize, cfp_flags, cfp_nd, cfp_strides,
+    cfp_typenum,
     empty1, empty2, made_adding_zeros_exactly, new_shaped,
     numpy_struct_matches, size_of)
 from chainer_fastpath._core._rows cimport (
@@ -346,17 +347,23 @@ cdef bint _grad_into(object acc, object w_shape, object ignore, object x,
     cdef Py_ssize_t n = cfp_dims(g.xs)[0]
     if n > 256:    # duplicates are found by comparing each index with
         return False    # those before it
-    # C-ordered, aligned arrays of one float dtype: acc (checked above,
-    # rows by cols), the gradient's rows (n by cols), and the fresh tmp
-    # (n by cols) and order (n intp).
-    cdef Py_ssize_t rows = cfp_dims(acc)[0], cols = cfp_dims(acc)[1]
+    cdef Py_ssize_t rows = (<tuple>w_shape)[0], cols = (<tuple>w_shape)[1]
+    cdef int typenum = (CFP_NPY_FLOAT if g.dtype == _float32
+                        else CFP_NPY_DOUBLE)
     rows_gy = _ascontiguousarray(g.gy.reshape(n, -1))
-    tmp = empty2(g.dtype, n, cols)
-    order = empty1(_INTP, n)
+    tmp = empty2(g.dtype, n, cols)    # fresh, n by cols
+    order = empty1(_INTP, n)          # fresh, n intp
     cdef Py_ssize_t k
     cdef int flags = watched()
     clear_flags(flags)
-    if g.dtype == _float32:
+    # The loops index acc and the gradient's rows through pointers: their
+    # geometry is read here, after the calls above (whose allocations may
+    # run a finalizer that reshapes an array in place), with no Python
+    # code before the loops.
+    if not (_float_matrix(acc, rows, cols, typenum)
+            and _float_matrix(rows_gy, n, cols, typenum)):
+        return False
+    if typenum == CFP_NPY_FLOAT:
         k = _rows_added[float](
             <const float *>cfp_data(acc), rows, cols, _indices(g.xs), n,
             <const float *>cfp_data(rows_gy), g.has_ignore, g.ignore,
@@ -368,7 +375,7 @@ cdef bint _grad_into(object acc, object w_shape, object ignore, object x,
             <double *>cfp_data(tmp), <Py_ssize_t *>cfp_data(order))
     if k < 0 or fetestexcept(flags):
         return False
-    if g.dtype == _float32:
+    if typenum == CFP_NPY_FLOAT:
         _put_rows[float](<float *>cfp_data(acc), cols,
                          <const float *>cfp_data(tmp),
                          <const Py_ssize_t *>cfp_data(order), k)
@@ -377,6 +384,17 @@ cdef bint _grad_into(object acc, object w_shape, object ignore, object x,
                           <const double *>cfp_data(tmp),
                           <const Py_ssize_t *>cfp_data(order), k)
     return True
+
+
+cdef inline bint _float_matrix(object a, Py_ssize_t rows, Py_ssize_t cols,
+                               int typenum) noexcept:
+    """Whether the ndarray ``a`` is ``rows`` by ``cols``, C-ordered, aligned
+    and of the native float type ``typenum``, read off its struct."""
+    return (cfp_nd(a) == 2 and cfp_dims(a)[0] == rows
+            and cfp_dims(a)[1] == cols
+            and cfp_flags(a) & CFP_NPY_C_CONTIGUOUS
+            and cfp_flags(a) & CFP_NPY_ALIGNED
+            and cfp_typenum(a) == typenum and cfp_byteorder(a) != b'>')
 
 
 cdef inline Py_ssize_t _row_of(long long index,
