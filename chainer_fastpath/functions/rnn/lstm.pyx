@@ -172,6 +172,15 @@ cdef bint _copy_numbers(const real *src, real *dst,
     return not nan
 
 
+cdef bint _nan_free(const real *p, Py_ssize_t n) noexcept nogil:
+    # Whether p[:n] holds no NaN.
+    cdef Py_ssize_t k
+    cdef bint nan = False
+    for k in range(n):
+        nan |= p[k] != p[k]
+    return not nan
+
+
 cdef int _start(object c_prev, object x, Geometry *g) except? -2:
     """The flags a kernel watches, with ``g`` filled, or -1 when it must not
     run: inputs it does not handle, or underflow watched. NumPy warns once
@@ -311,6 +320,17 @@ cpdef object fused_grad(object c_prev, object x, object c_next, object gc,
                         <double *>pgh, <double *>pgp, <double *>cfp_data(gx),
                         g.blocks, g.rest)
     if fetestexcept(flags):
+        return None
+    # Of two NaN operands an add or a product keeps one, which one
+    # depending on the loop (a gradient NaN of either sign, say): where
+    # the gradients hold a NaN, stock's NumPy calls compute them.
+    if single:
+        numbers = (_nan_free(<float *>pgp, g.n)
+                   and _nan_free(<float *>cfp_data(gx), 4 * g.n))
+    else:
+        numbers = (_nan_free(<double *>pgp, g.n)
+                   and _nan_free(<double *>cfp_data(gx), 4 * g.n))
+    if not numbers:
         return None
     # gc_prev[batch:] = gc[batch:], or stock's 0 when gc is missing.
     if pgc != NULL:

@@ -108,6 +108,14 @@ def _overflowing_grad():
     return big * 0, x, big * 0, big, big
 
 
+def _overflowing_grad_without_nan():
+    # As above, with every gate open and c_prev 1: the gradients overflow
+    # to inf, and no inf meets a zero.
+    big = numpy.full((2, 3), 3e38, numpy.float32)
+    return (numpy.ones((2, 3), numpy.float32),
+            numpy.full((2, 12), 0.5, numpy.float32), big * 0, big, big)
+
+
 def test_watched_exception_leaves_the_work_to_numpy():
     c, x = _saturated_forget_gate()
     assert kernel.fused_forward(c, x) is None
@@ -118,7 +126,7 @@ def test_ignored_exception_is_computed_as_numpy_computes_it():
     # Under errstate all='ignore' NumPy neither warns nor raises: the
     # kernel's NaN and inf are NumPy's, bit for bit.
     c, x = _saturated_forget_gate()
-    args = _overflowing_grad()
+    args = _overflowing_grad_without_nan()
     with numpy.errstate(all='ignore'):
         expected = lstm.LSTM().forward((c, x))
         got = kernel.fused_forward(c, x)
@@ -126,8 +134,13 @@ def test_ignored_exception_is_computed_as_numpy_computes_it():
         got_grad = kernel.fused_grad(*args)
     assert numpy.isnan(expected[0]).any()
     assert numpy.isinf(expected_grad[0]).any()
+    assert not any(numpy.isnan(a).any() for a in expected_grad)
     assert _bits(got) == _bits(expected)
     assert _bits(got_grad) == _bits(expected_grad)
+    # Where the ignored exception leaves a NaN in a gradient (inf * 0),
+    # NumPy computes it (test_gradient_nans_are_left_to_numpy).
+    with numpy.errstate(all='ignore'):
+        assert kernel.fused_grad(*_overflowing_grad()) is None
 
 
 @pytest.mark.parametrize('where', ['x', 'c_next'])
@@ -142,6 +155,41 @@ def test_nan_is_left_to_numpy(where):
     else:
         c_next[0, 2] = numpy.nan
     assert kernel.fused_grad(c, x, c_next, gc, gh) is None
+
+
+@pytest.mark.parametrize('dtype', DTYPES)
+@pytest.mark.parametrize('signs', [(1, -1), (-1, 1), (1, 1)])
+def test_gradient_nans_are_left_to_numpy(dtype, signs):
+    # NaN gradients of the two outputs meet in one add: which NaN it keeps
+    # is the loop's (stock kept gc's, the kernel gh's), so NaNs in the
+    # results go to the NumPy calls.
+    c, x, gc, gh = _inputs(dtype, (2, 3, 4, ()), 1)
+    c_next = lstm.LSTM().forward((c, x))[0]
+    gc[0, 1] = numpy.copysign(numpy.nan, signs[0])
+    gh[0, 1] = numpy.copysign(numpy.nan, signs[1])
+    assert kernel.fused_grad(c, x, c_next, gc, gh) is None
+
+    def fn():
+        cv, xv = chainer.Variable(c.copy()), chainer.Variable(x.copy())
+        c_out, h_out = F.lstm(cv, xv)
+        c_out.grad = gc.copy()
+        h_out.grad = gh.copy()
+        chainer.backward([c_out, h_out], [c_out.grad_var, h_out.grad_var])
+        return cv.grad, xv.grad
+    check_same(fn)
+
+
+def test_huber_loss_nan_delta_gradients_through_lstm_as_stock():
+    # The fuzzer's case: Huber loss of the cell and the output with a NaN
+    # delta sends NaNs of both signs into LSTMGrad.
+    def fn():
+        c = chainer.Variable(numpy.ones((1, 2), numpy.float32))
+        x = numpy.full((1, 8), 0.5, numpy.float32)
+        c_out, h_out = F.lstm(c, x)
+        F.sum(F.huber_loss(c_out, h_out, float('nan'))).backward()
+        return c.grad
+    stock, _ = check_same(fn)
+    assert numpy.isnan(stock).all()
 
 
 def test_watched_underflow_leaves_the_work_to_numpy():
