@@ -16,11 +16,12 @@
 #ifndef CHAINER_FASTPATH_KERNELS_H
 #define CHAINER_FASTPATH_KERNELS_H
 
-#include <fenv.h>
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
 #include <Python.h>
+
+#include "_fpe.h"
 
 /* ---- float16 <-> float32, NumPy's own algorithms (halffloat.c) ---- */
 
@@ -59,9 +60,10 @@ static inline float cfp_h2f(uint16_t h)
     return f;
 }
 
-/* NumPy's conversions raise overflow and underflow as these do. */
-static void cfp_raise_overflow(void) { feraiseexcept(FE_OVERFLOW); }
-static void cfp_raise_underflow(void) { feraiseexcept(FE_UNDERFLOW); }
+/* NumPy's conversions raise overflow and underflow where these do; these
+ * raise them where the kernels' driver tests (_fpe.h). */
+static void cfp_raise_overflow(void) { cfp_raise_sse_flags(FE_OVERFLOW); }
+static void cfp_raise_underflow(void) { cfp_raise_sse_flags(FE_UNDERFLOW); }
 
 static inline uint16_t cfp_f2h(float fl)
 {
@@ -667,13 +669,6 @@ enum { CFP_DONE = 0, CFP_RAISED = 1, CFP_NAN = 2 };
 /* For the in-place kernels, whose outputs are unused. */
 static char *const cfp_no_out[8];
 
-static inline void cfp_clear_flags(int flags)
-{
-    if (fetestexcept(flags)) {
-        feclearexcept(flags);
-    }
-}
-
 /* Runs kernel `rule` for dtype `dtype` on the operands `p`, first saving
  * the `nw` arrays it writes in place, `w`, of `nbytes` each, to `save`.
  * Returns CFP_DONE, or CFP_RAISED / CFP_NAN with the old values back. */
@@ -686,10 +681,10 @@ static int cfp_run(int rule, int dtype, Py_ssize_t n, char *const *p,
         cfp_copy(save + k * nbytes, w[k], nbytes);
     }
     if (watch) {
-        cfp_clear_flags(watch);
+        cfp_clear_sse_flags(watch);
     }
     cfp_kernels[rule][dtype](n, p, cfp_no_out, s, f);
-    if (watch && fetestexcept(watch)) {
+    if (watch && cfp_sse_flags(watch)) {
         r = CFP_RAISED;
     } else if (cfp_has_nan(dtype, p[0], n)) {
         r = CFP_NAN;
@@ -745,7 +740,7 @@ static inline int cfp_chunk_out(int rule, int dtype, Py_ssize_t off,
                                        + CFP_SKEW) : NULL;
     }
     cfp_kernels_out[rule][dtype](m, q, o, s, f);
-    if (watch && fetestexcept(watch)) {
+    if (watch && cfp_sse_flags(watch)) {
         return CFP_RAISED;
     }
     return cfp_has_nan(dtype, o[0], m) ? CFP_NAN : CFP_DONE;
@@ -765,7 +760,7 @@ static int cfp_check(int rule, int dtype, Py_ssize_t n, char *const *p,
     char *o[CFP_MAX_OPERANDS];
     Py_ssize_t off, m;
     if (watch) {
-        cfp_clear_flags(watch);
+        cfp_clear_sse_flags(watch);
     }
     for (off = 0; off < n; off += CFP_CHUNK) {
         m = n - off < CFP_CHUNK ? n - off : CFP_CHUNK;
@@ -774,7 +769,7 @@ static int cfp_check(int rule, int dtype, Py_ssize_t n, char *const *p,
             return CFP_NAN;
         }
     }
-    if (watch && fetestexcept(watch)) {
+    if (watch && cfp_sse_flags(watch)) {
         return CFP_RAISED;
     }
     return CFP_DONE;
@@ -800,7 +795,7 @@ static int cfp_run_chunks(int rule, int dtype, Py_ssize_t n, char *const *p,
     /* Each chunk that passes leaves the watched flags clear for the
      * next: cleared once. */
     if (watch) {
-        cfp_clear_flags(watch);
+        cfp_clear_sse_flags(watch);
     }
     for (off = 0; off < n; off += CFP_CHUNK) {
         m = n - off < CFP_CHUNK ? n - off : CFP_CHUNK;
