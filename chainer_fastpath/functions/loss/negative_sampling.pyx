@@ -108,7 +108,7 @@ cdef bint _grad_rows(_Rows rows, UfuncLoop exp, int flags, object x,
     # flag was raised or a NaN met. The flags are tested once, so a flag
     # the BLAS calls raised, on which stock's dot does not act, also sends
     # the call to stock (rare: non-finite or tiny values; only the speed is
-    # lost). Four tests per row took 5% of word2vec's step.
+    # lost).
     cdef Py_ssize_t m = rows.samples.shape[1], units = cfp_dims(x)[1]
     dtype = x.dtype
     cdef object w_array = empty2(dtype, m, units)

@@ -107,6 +107,22 @@ def test_overflows_ignored_same_as_stock(dtype, patched_stats):
         assert patched_stats(fn)['fallback'] == {}
 
 
+@pytest.mark.parametrize('dtype', [numpy.float32, numpy.float64])
+def test_flags_of_the_dot_products_same_as_stock(dtype, patched_stats):
+    # w.dot(x) overflows inside BLAS, where stock's dot does not act on the
+    # flag; the NumPy calls after it raise no overflow on the infinities and
+    # NaNs. The compiled code tests the flags once per call, so it leaves
+    # such a call to stock: no error either way, the same values.
+    scale = {numpy.float32: 1e20, numpy.float64: 1e160}[dtype]
+
+    def fn():
+        with numpy.errstate(over='raise', invalid='ignore'):
+            return gradients(_build(8, scale=scale), dtype)
+    check_same(fn)
+    assert patched_stats(fn)['fallback'] == {
+        'case left to stock: BinaryHierarchicalSoftmaxFunction': 1}
+
+
 def test_forward_without_backprop_same_as_stock():
     def fn():
         inputs, _ = CASES['units7'](numpy.float32)
