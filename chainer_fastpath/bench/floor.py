@@ -5,7 +5,9 @@ A patched worker builds the workload and warms it up; ``perf record`` then
 samples it (and only it) while it runs its steps, for a second at least.
 Each sample is counted as arithmetic when its function is one of:
 
-- BLAS (OpenBLAS, MKL, BLIS) and libm;
+- BLAS (OpenBLAS, MKL, BLIS) and libm, but for libm's floating-point
+  environment functions (``fetestexcept``, ``feclearexcept``, ...), with
+  which the patch tests the flags stock's NumPy calls would act on;
 - NumPy's typed inner loops (``FLOAT_add_AVX2``, ``simd_exp_FLOAT``,
   ``DOUBLE_pairwise_sum``, ...), its copy and cast loops, the select loop
   that ``numpy.where`` runs inside ``PyArray_Where`` itself, and libc's
@@ -53,11 +55,15 @@ LIBC_COPY = re.compile(r'^__(memmove|memcpy|memset)_')
 # checks.
 PROJECT_BOOKKEEPING = re.compile(
     r'^cfp_(getattr|setattr|attr_|values_store|new_|has_nan|indices_)')
+# <fenv.h>'s functions in libm (and glibc's internal names for them).
+FENV = re.compile(r'^(__GI_)?fe[a-z]+$')
 
 
 def is_arithmetic(dso, symbol):
     """Whether a sample in ``symbol`` of library ``dso`` is arithmetic."""
-    if ARITHMETIC_LIBRARIES.search(dso) or RANDOM_LIBRARIES.search(dso):
+    if ARITHMETIC_LIBRARIES.search(dso):
+        return not FENV.match(symbol)
+    if RANDOM_LIBRARIES.search(dso):
         return True
     if dso.startswith('_multiarray_umath'):
         return bool(NUMPY_LOOP.search(symbol))
