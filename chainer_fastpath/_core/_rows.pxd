@@ -115,3 +115,13 @@ cdef inline void add_outer_rows(char *gW, Py_ssize_t s0, Py_ssize_t s1,
             cfp_add_outer_rows_di(gW, s0, s1, rows, g, n, x, xs, units)
         else:
             cfp_add_outer_rows_dp(gW, s0, s1, rows, g, n, x, xs, units)
+
+
+cdef inline bint has_nan(const real *p, Py_ssize_t n) noexcept nogil:
+    """Whether ``p[:n]`` holds a NaN. No early exit: a NaN is rare, and the
+    loop without one vectorises."""
+    cdef Py_ssize_t k
+    cdef bint nan = False
+    for k in range(n):
+        nan |= p[k] != p[k]
+    return nan

@@ -24,7 +24,7 @@ from chainer_fastpath._core._config cimport ConfigView
 from chainer_fastpath._core._fpe cimport clear_flags, fetestexcept, watched
 from chainer_fastpath._core._registry cimport NOT_HANDLED, compiled
 from chainer_fastpath._core._rows cimport (
-    add_outer_rows, gather_rows, real, store_row)
+    add_outer_rows, gather_rows, has_nan, real, store_row)
 from chainer_fastpath._core._ufunc_loop cimport UfuncLoop
 
 cdef type _ndarray = numpy.ndarray
@@ -89,16 +89,6 @@ cdef _Rows _rows(object node, object x, object W):
     return result
 
 
-cdef bint _nan_in(const real *a, Py_ssize_t n) noexcept nogil:
-    # Whether one of a[:n] is a NaN. No early exit: a NaN is rare, and the
-    # loop without one vectorises.
-    cdef Py_ssize_t k
-    cdef bint nan = False
-    for k in range(n):
-        nan |= a[k] != a[k]
-    return nan
-
-
 cdef bint _grad_rows(_Rows rows, UfuncLoop exp, int flags, object x,
                      object W, const real *gloss, Py_ssize_t gloss_stride,
                      object gx, object gW) except -1:
@@ -157,7 +147,7 @@ cdef bint _grad_rows(_Rows rows, UfuncLoop exp, int flags, object x,
         # and x's row, and a NaN in either makes it NaN (the products and
         # sums of a NaN are NaNs), which exp and the division keep. What
         # else the weights make, gx, is the same gemv stock's dot calls.
-        if _nan_in(f, m):
+        if has_nan(f, m):
             return False
         if not gemv(typenum, True, <char *>w, m, units, <char *>f,
                     sizeof(real), cfp_data(gx_row)):

@@ -63,6 +63,7 @@ from chainer_fastpath._core._registry cimport (
 from chainer_fastpath._core._retained cimport (
     array_of, requires_grad_of, retained_inputs, retained_inputs_require_grad,
     retained_output)
+from chainer_fastpath._core._rows cimport has_nan
 from chainer_fastpath._core._fpe cimport (
     FE_UNDERFLOW, clear_flags, fetestexcept, watched)
 from chainer_fastpath._core._ufunc_loop cimport FloatLoops
@@ -169,15 +170,6 @@ cdef bint _copy_numbers(const real *src, real *dst,
     for k in range(n):
         nan |= src[k] != src[k]
         dst[k] = src[k]
-    return not nan
-
-
-cdef bint _nan_free(const real *p, Py_ssize_t n) noexcept nogil:
-    # Whether p[:n] holds no NaN.
-    cdef Py_ssize_t k
-    cdef bint nan = False
-    for k in range(n):
-        nan |= p[k] != p[k]
     return not nan
 
 
@@ -325,11 +317,11 @@ cpdef object fused_grad(object c_prev, object x, object c_next, object gc,
     # depending on the loop (a gradient NaN of either sign, say): where
     # the gradients hold a NaN, stock's NumPy calls compute them.
     if single:
-        numbers = (_nan_free(<float *>pgp, g.n)
-                   and _nan_free(<float *>cfp_data(gx), 4 * g.n))
+        numbers = not (has_nan(<float *>pgp, g.n)
+                       or has_nan(<float *>cfp_data(gx), 4 * g.n))
     else:
-        numbers = (_nan_free(<double *>pgp, g.n)
-                   and _nan_free(<double *>cfp_data(gx), 4 * g.n))
+        numbers = not (has_nan(<double *>pgp, g.n)
+                       or has_nan(<double *>cfp_data(gx), 4 * g.n))
     if not numbers:
         return None
     # gc_prev[batch:] = gc[batch:], or stock's 0 when gc is missing.
