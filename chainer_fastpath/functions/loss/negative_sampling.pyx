@@ -1,15 +1,26 @@
 # cython: boundscheck=True, wraparound=True
-"""Compiled ``NegativeSamplingFunctionGrad.forward_cpu``: the gradient of
-``F.negative_sampling`` on NumPy float32 and float64 arrays.
+"""Compiled ``F.negative_sampling`` on NumPy float32 and float64 arrays: the
+forward of ``NegativeSamplingFunction`` and of its gradient node,
+``NegativeSamplingFunctionGrad``.
 
-Stock loops over the rows in Python, and over each row's samples again.
-Here both loops are C, and so is every elementwise step in stock's order
-and dtype; the dot products are NumPy's own per row, on the same shapes as
-stock's (the gemv call ``numpy.dot`` makes, ``_core/_blas``, or
-``numpy.dot``), and ``exp`` NumPy's inner loop (``_core/_ufunc_loop``). A
-floating-point flag that NumPy's errstate watches gives the call back to
-stock.
+The forward is stock's NumPy calls but for two copies: where no label is
+ignored, ``x[ignore_mask]`` and ``W[samples][ignore_mask]`` are their
+operands again, laid out alike, and ``einsum`` takes the operands
+themselves (a minibatch of 1,000 words in ten contexts, five samples each,
+copies 28 MB there). A floating-point flag that NumPy's errstate watches
+runs stock's forward again on the samples drawn.
+
+The gradient: stock loops over the rows in Python, and over each row's
+samples again. Here both loops are C, and so is every elementwise step in
+stock's order and dtype; the dot products are NumPy's own per row, on the
+same shapes as stock's (the gemv call ``numpy.dot`` makes, ``_core/_blas``,
+or ``numpy.dot``), and ``exp`` NumPy's inner loop
+(``_core/_ufunc_loop``). A floating-point flag that NumPy's errstate
+watches gives the call back to stock.
 """
+cimport cython
+from libc.string cimport memchr
+
 import numpy
 
 from chainer.functions.loss import negative_sampling
@@ -17,11 +28,13 @@ from chainer.functions.loss import negative_sampling
 from chainer_fastpath._core._attrs cimport retain_inputs
 from chainer_fastpath._core._blas cimport gemv
 from chainer_fastpath._core._ndarray cimport (
-    CFP_NPY_ALIGNED, CFP_NPY_DOUBLE, CFP_NPY_FLOAT, CFP_NPY_INT, CFP_NPY_LONG,
+    CFP_NPY_ALIGNED, CFP_NPY_C_CONTIGUOUS, CFP_NPY_DOUBLE, CFP_NPY_FLOAT,
+    CFP_NPY_INT, CFP_NPY_LONG,
     aligned_array, builtin_typenum, cfp_data, cfp_dims, cfp_flags, cfp_nd,
     cfp_strides, empty1, empty2, numpy_struct_matches)
 from chainer_fastpath._core._config cimport ConfigView
-from chainer_fastpath._core._fpe cimport clear_flags, fetestexcept, watched
+from chainer_fastpath._core._fpe cimport (
+    acts, clear_flags, fetestexcept, quiet_begin, quiet_end, watched)
 from chainer_fastpath._core._registry cimport NOT_HANDLED, compiled
 from chainer_fastpath._core._rows cimport (
     add_outer_rows, gather_rows, has_nan, real, store_row)
@@ -35,6 +48,13 @@ cdef type _bool = numpy.bool_
 cdef object _dot = getattr(numpy.dot, '_implementation', numpy.dot)
 
 cdef object _zeros_like = numpy.zeros_like
+cdef object _STOCK_FORWARD_CPU = (
+    negative_sampling.NegativeSamplingFunction.forward_cpu)
+cdef object _zeros = numpy.zeros
+cdef object _array = numpy.array
+cdef object _einsum = numpy.einsum
+cdef object _logaddexp = numpy.logaddexp
+cdef object _sum = numpy.sum
 cdef object _INTP = numpy.dtype(numpy.intp)
 cdef UfuncLoop _exp_float = UfuncLoop(numpy.exp, CFP_NPY_FLOAT)
 cdef UfuncLoop _exp_double = UfuncLoop(numpy.exp, CFP_NPY_DOUBLE)
@@ -197,7 +217,85 @@ cdef object _forward(object node, tuple in_data, ConfigView config):
     return gx, None, gW
 
 
+cdef bint _keeps_every_row(object mask, object x):
+    # Whether x[mask] would be a copy of x in x's own layout: mask all
+    # True and x C-ordered (a copy is C-ordered).
+    if (type(mask) is not _ndarray or mask.dtype != _bool
+            or cfp_nd(mask) != 1
+            or not cfp_flags(mask) & CFP_NPY_C_CONTIGUOUS
+            or not cfp_flags(x) & CFP_NPY_C_CONTIGUOUS):
+        return False
+    # A bool array holds only the bytes 0 and 1.
+    return memchr(cfp_data(mask), 0, cfp_dims(mask)[0]) == NULL
+
+
+@cython.final
+cdef class _Drawn:
+    """The node as stock's ``forward_cpu`` is given it to run again with
+    the samples already drawn: every other read and store is the node's."""
+    cdef object _node, _samples
+
+    def __init__(self, node, samples):
+        self._node = node
+        self._samples = samples
+
+    def _make_samples(self, t):
+        return self._samples
+
+    def __getattr__(self, name):
+        return getattr(self._node, name)
+
+    def __setattr__(self, name, value):
+        setattr(self._node, name, value)
+
+
+cdef object _sampling_forward(object node, tuple in_data,
+                              ConfigView config):
+    # NegativeSamplingFunction.forward -> forward_cpu, whose fp16 helper
+    # changes nothing where x is float32 or float64 and W of its dtype.
+    if len(in_data) != 3:
+        return NOT_HANDLED
+    x, t, W = in_data
+    if (type(x) is not _ndarray or type(t) is not _ndarray
+            or type(W) is not _ndarray):
+        return NOT_HANDLED
+    cdef int typenum = builtin_typenum(x)
+    if ((typenum != CFP_NPY_FLOAT and typenum != CFP_NPY_DOUBLE)
+            or builtin_typenum(W) != typenum or cfp_nd(x) != 2):
+        return NOT_HANDLED
+    retain_inputs(node, (0, 1, 2))
+    mask = t != node.ignore_label
+    node.ignore_mask = mask
+    samples = node._make_samples(t)
+    w = W[samples]
+    cdef int raised
+    saved = quiet_begin()
+    try:
+        # w is a new C-ordered array, so where x[mask] is x's copy, so is
+        # w[mask] w's: einsum sees the same operands and sums as for stock.
+        if _keeps_every_row(mask, x) and type(w) is _ndarray and (
+                cfp_flags(w) & CFP_NPY_C_CONTIGUOUS):
+            wx = _einsum('ij,ikj->ik', x, w)
+        else:
+            wx = _einsum('ij,ikj->ik', x[mask], w[mask])
+        wx[:, 0] *= -1
+        loss = _zeros(len(x), x.dtype)
+        loss[mask] = _sum(_logaddexp(wx, 0), axis=1)
+        if node.reduce == 'sum':
+            loss = _array(loss.sum(), x.dtype)
+    finally:
+        raised = quiet_end(saved)
+        if acts(raised):
+            # Stock's lines warn, raise or call back as errstate says, on
+            # the samples drawn once.
+            return _STOCK_FORWARD_CPU(_Drawn(node, samples), in_data)
+    node.samples = samples
+    return loss,
+
+
 ENTRIES = (
+    compiled(negative_sampling.NegativeSamplingFunction, _sampling_forward,
+             ('forward', 'forward_cpu', 'retain_inputs'), NULL, (), ()),
     compiled(negative_sampling.NegativeSamplingFunctionGrad,
              _forward, ('forward', 'forward_cpu', 'retain_inputs'),
              NULL, (), None),

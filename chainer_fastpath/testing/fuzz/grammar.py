@@ -499,11 +499,14 @@ def _output_layer(b):
     # the backward), on rows of ``x`` with labels among three words.
     x = b.pick_float(lambda v: len(v.shape) == 2, shape=(2, 3))
     n, units = x.shape
-    t = b.add('ints({!r}, 3)'.format((n,)), (n,), 'int32', 'nd')
     shape, options = (), ''
     if b.flag():
+        t = b.add('ints({!r}, 3)'.format((n,)), (n,), 'int32', 'nd')
         link = 'L.BinaryHierarchicalSoftmax({}, ((0, 1), 2))'.format(units)
     else:
+        # Negative sampling drops the rows labelled -1 (copies the rest).
+        t = b.add('ints({!r}, 3, ignore={})'.format((n,), b.flag()),
+                  (n,), 'int32', 'nd')
         reduce = b.choice(('sum', 'no'))
         link = 'L.NegativeSampling({}, [3, 2, 1], 2)'.format(units)
         shape = (n,) if reduce == 'no' else ()

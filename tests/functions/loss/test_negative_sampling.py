@@ -1,5 +1,8 @@
-"""F.negative_sampling / L.NegativeSampling (the compiled forward of its
-gradient node, ``NegativeSamplingFunctionGrad``), stock vs patched."""
+"""F.negative_sampling / L.NegativeSampling (the compiled forwards of
+``NegativeSamplingFunction`` and of its gradient node,
+``NegativeSamplingFunctionGrad``), stock vs patched."""
+import warnings
+
 import numpy
 import pytest
 
@@ -12,6 +15,7 @@ from chainer_fastpath.testing import (
     FLOAT_DTYPES, check_same, error_of, warned)
 from chainer_fastpath.testing.cases import function_tests
 
+FUNCTION = negative_sampling.NegativeSamplingFunction
 GRAD = negative_sampling.NegativeSamplingFunctionGrad
 N_VOCAB = 20
 
@@ -47,6 +51,10 @@ def _case(dtype, reduce='sum', units=7, rows=30, layout='c', scale=1.0,
         link.W.array = numpy.asfortranarray(link.W.array)
     elif layout == 'strided':
         x = numpy.repeat(x, 2, axis=1)[:, ::2]
+    elif layout == 'offset':
+        # C-ordered, one item past an aligned start
+        x = numpy.concatenate([x.reshape(-1)[:1], x.reshape(-1)])[1:]
+        x = x.reshape(rows, units)
     t = numpy.random.randint(0, N_VOCAB, rows).astype(numpy.int32)
     if ignore:
         t[::4] = -1
@@ -100,9 +108,13 @@ globals().update(function_tests(APPLY_CASES, BACKWARD_CASES,
 @pytest.mark.parametrize('reduce', ['sum', 'no'])
 @pytest.mark.parametrize('options', [
     {}, {'units': 1}, {'units': 100}, {'rows': 1}, {'ignore': False},
-    {'layout': 'f'}, {'layout': 'strided'}, {'sample_size': 0},
-    {'sample_size': 40}, {'specials': 'x'}, {'specials': 'W'},
-    {'specials': 'xW'}, {'specials': 'W', 'sample_size': 40}])
+    {'layout': 'f'}, {'layout': 'strided'}, {'layout': 'offset'},
+    {'ignore': False, 'layout': 'f'}, {'ignore': False, 'layout': 'offset'},
+    {'ignore': False, 'units': 100}, {'ignore': False, 'rows': 0},
+    {'sample_size': 0}, {'sample_size': 40}, {'specials': 'x'},
+    {'specials': 'W'}, {'specials': 'xW'},
+    {'specials': 'W', 'sample_size': 40}, {'specials': 'W', 'ignore': False},
+    {'specials': 'x', 'ignore': False, 'units': 100}])
 def test_loss_gradients_and_samples_same_as_stock(dtype, reduce, options):
     def fn():
         result = []
@@ -142,20 +154,78 @@ def test_samples_outside_w_same_as_stock(bad):
     check_same(lambda: _with_sampler(numpy.int32, bad))
 
 
-def test_compiled_instead_of_the_python_loop(compiled_instead):
-    compiled_instead(lambda: _case(numpy.float32), GRAD.forward_cpu)
+def _stock_forward(cls):
+    # NegativeSamplingFunction's forward_cpu is wrapped by the fp16 helper,
+    # whose code all functions it wraps share.
+    f = cls.forward_cpu
+    return getattr(f, '__wrapped__', f)
 
 
-def test_float16_is_left_to_stock(python_calls):
+@pytest.mark.parametrize('cls', [FUNCTION, GRAD])
+@pytest.mark.parametrize('ignore', [True, False])
+def test_compiled_instead_of_the_python_code(compiled_instead, cls, ignore):
+    compiled_instead(lambda: _case(numpy.float32, ignore=ignore),
+                     _stock_forward(cls))
+
+
+@pytest.mark.parametrize('cls', [FUNCTION, GRAD])
+def test_float16_is_left_to_stock(python_calls, cls):
     import chainer_fastpath
     with chainer_fastpath.enabled():
         assert python_calls(lambda: _case(numpy.float16),
-                            GRAD.forward_cpu) == 1
+                            _stock_forward(cls)) == 1
 
 
-@pytest.mark.parametrize('name', ['forward', 'forward_cpu', 'retain_inputs'])
-def test_mock_is_called(mock_is_called, name):
-    mock_is_called(GRAD, name, lambda: _case(numpy.float32))
+def test_flags_rerun_stocks_forward_on_the_samples_drawn(python_calls):
+    # A NaN in W: NumPy warns from stock's lines, so stock's forward runs
+    # once more, on the samples already drawn: the sampler is called once.
+    import chainer_fastpath
+    draws = []
+
+    def run():
+        x = numpy.random.uniform(-1, 1, (8, 3)).astype(numpy.float32)
+        W = numpy.random.uniform(-1, 1, (N_VOCAB, 3)).astype(numpy.float32)
+        W[:] = numpy.nan
+
+        def sampler(shape):
+            draws.append(shape)
+            return numpy.random.randint(0, N_VOCAB, shape)
+        t = numpy.random.randint(0, N_VOCAB, 8).astype(numpy.int32)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter('always')
+            loss = F.negative_sampling(x, t, W, sampler, 2)
+        return loss.array, [(w.filename, w.lineno) for w in caught]
+    stock, patched = check_same(run)
+    assert stock[1]     # the case warns
+    assert draws == [(8, 3), (8, 3)]
+    with chainer_fastpath.enabled():
+        assert python_calls(run, _stock_forward(FUNCTION)) == 1
+
+
+@pytest.mark.parametrize('owner,name', [
+    (FUNCTION, 'forward'), (FUNCTION, 'forward_cpu'),
+    (FUNCTION, 'retain_inputs'), (FUNCTION, '_make_samples'),
+    (GRAD, 'forward'), (GRAD, 'forward_cpu'), (GRAD, 'retain_inputs')])
+def test_mock_is_called(mock_is_called, owner, name):
+    mock_is_called(owner, name, lambda: _case(numpy.float32, ignore=False))
+
+
+def test_ignore_label_of_a_subclass_same_as_stock():
+    class IgnoreZero(FUNCTION):
+        ignore_label = 0
+
+    def fn():
+        x = chainer.Variable(numpy.random.uniform(
+            -1, 1, (10, 4)).astype(numpy.float32))
+        W = chainer.Variable(numpy.random.uniform(
+            -1, 1, (N_VOCAB, 4)).astype(numpy.float32))
+        t = numpy.arange(10, dtype=numpy.int32) % 3
+        node = IgnoreZero(
+            lambda shape: numpy.random.randint(0, N_VOCAB, shape), 2)
+        loss, = node.apply((x, t, W))
+        loss.backward()
+        return loss.array, node.ignore_mask, node.samples, x.grad, W.grad
+    check_same(fn)
 
 
 @pytest.mark.parametrize('dtype', FLOAT_DTYPES)
