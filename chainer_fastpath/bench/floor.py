@@ -9,9 +9,12 @@ Each sample is counted as arithmetic when its function is one of:
   environment functions (``fetestexcept``, ``feclearexcept``, ...), with
   which the patch tests the flags stock's NumPy calls would act on;
 - NumPy's typed inner loops (``FLOAT_add_AVX2``, ``simd_exp_FLOAT``,
-  ``DOUBLE_pairwise_sum``, ...), its copy and cast loops, the select loop
-  that ``numpy.where`` runs inside ``PyArray_Where`` itself, and libc's
-  ``memcpy`` / ``memmove`` / ``memset``;
+  ``DOUBLE_pairwise_sum``, ...), the generic loops that call a scalar
+  function per item (``PyUFunc_ff_f`` calling ``npy_logaddexpf``) and
+  those functions, its copy and cast loops, the copy loops of indexing by
+  an array (``mapiter_get``), the select loop that ``numpy.where`` runs
+  inside ``PyArray_Where`` itself, and libc's ``memcpy`` / ``memmove`` /
+  ``memset``;
 - NumPy's random number generators;
 - this project's C loops (``cfp_*``): the optimizer kernels, which do the
   arithmetic of NumPy's per-parameter update loops, the convolution
@@ -48,7 +51,11 @@ NUMPY_LOOP = re.compile(
     r'compare|nonzero|scan|fromstr)$)'
     r'|^simd_|^npyv_|pairwise_sum|sum_of_products|^_?(aligned|unaligned|'
     r'contig|strided|swap|cast)_|_to_(contig|strided)|^_contig_to_contig$'
-    r'|^PyArray_Where$')
+    r'|^PyArray_Where$|^PyUFunc_[efdgFDG]{1,2}_[efdgFDG]'
+    r'(_As_[efdgFDG]{1,2}_[efdgFDG])?$'
+    r'|^npy_(logaddexp2?|log1p|expm1|exp2|log2|hypot|atan2|cbrt|remainder'
+    r'|divmod|floor_divide|fmod|copysign|nextafter|spacing|heaviside)[fl]?$'
+    r'|^mapiter_(trivial_)?(get|set)$')
 LIBC_COPY = re.compile(r'^__(memmove|memcpy|memset)_')
 # This project's C functions named cfp_ that are its own bookkeeping, not
 # stock's arithmetic: attribute caches, array allocation, NaN scans, index
