@@ -14,6 +14,8 @@ dot products (the gemv call ``numpy.dot`` makes, ``_core/_blas``, or
 A floating-point flag that NumPy's errstate watches gives the whole call
 back to stock, which then warns or raises as it does.
 """
+cimport cython
+from libc.limits cimport INT_MAX
 from libc.string cimport memcpy, memset
 
 import numpy
@@ -129,6 +131,19 @@ cdef Py_ssize_t _paths_length(const char *tp, Py_ssize_t ts, const int *b,
     return total
 
 
+cdef inline bint _inside(const int *nodes, Py_ssize_t n,
+                         Py_ssize_t n_nodes) noexcept nogil:
+    # Every one of nodes[:n] in [0, n_nodes); no branch per node.
+    cdef Py_ssize_t k
+    # A negative node is 2**31 or more as unsigned; every int is under it.
+    cdef unsigned int limit = <unsigned int>min(
+        n_nodes, <Py_ssize_t>INT_MAX + 1)
+    cdef unsigned int outside = 0
+    for k in range(n):
+        outside |= <unsigned int>nodes[k] >= limit
+    return not outside
+
+
 cdef list _prefixes(object a, Py_ssize_t longest):
     """``[a[:0], a[:1], ..., a[:longest]]``: the per-sample views, made
     once per call rather than once per sample."""
@@ -178,7 +193,7 @@ cdef _Tree _tree(object function, object x, object t, object W):
     # thread while NumPy's dot has released the lock).
     used_paths = empty1(_INTC, total)
     used_codes = empty1(x.dtype, total)
-    cdef Py_ssize_t i, k, label, begin, end, at = 0
+    cdef Py_ssize_t i, label, begin, end, at = 0
     cdef Py_ssize_t itemsize = 4 if typenum == CFP_NPY_FLOAT else 8
     cdef int *up = <int *>cfp_data(used_paths)
     cdef char *uc = cfp_data(used_codes)
@@ -194,17 +209,15 @@ cdef _Tree _tree(object function, object x, object t, object W):
         if (begin < 0 or end < begin or end > n_paths
                 or at + end - begin > total):
             return None
-        for k in range(begin, end):
-            up[at + k - begin] = p[k]
-            if up[at + k - begin] < 0 or up[at + k - begin] >= n_nodes:
-                return None
+        memcpy(up + at, p + begin, (end - begin) * sizeof(int))
         memcpy(uc + at * itemsize, c + begin * itemsize,
                (end - begin) * itemsize)
         tree.begin[i] = at
         tree.length[i] = end - begin
         tree.max_length = max(tree.max_length, end - begin)
         at += end - begin
-    if at != total:
+    # The nodes are checked on the copy, which nothing else changes.
+    if at != total or not _inside(up, total, n_nodes):
         return None
     tree.x, tree.t, tree.W = x, t, W
     tree.paths, tree.codes = used_paths, used_codes
@@ -289,6 +302,8 @@ cdef object _forward(object node, tuple in_data, ConfigView config):
     return loss,
 
 
+# 1 + exp(...) is never 0: C's division, without Cython's check for it.
+@cython.cdivision(True)
 cdef bint _backward_rows(_Tree tree, _Loops loops, int flags, real gloss,
                          object gx, object gW) except -1:
     # Per sample, stock's _backward_cpu_one: wxy = w.dot(x) * codes;

@@ -109,6 +109,8 @@ cdef _Rows _rows(object node, object x, object W):
     return result
 
 
+# 1 + exp(...) is never 0: C's division, without Cython's check for it.
+@cython.cdivision(True)
 cdef bint _grad_rows(_Rows rows, UfuncLoop exp, int flags, object x,
                      object W, const real *gloss, Py_ssize_t gloss_stride,
                      object gx, object gW) except -1:
