@@ -27,8 +27,9 @@ from chainer_fastpath._core._fpe cimport acts, all_flags, clear_flags, quiet2
 from chainer_fastpath._core._grads cimport (
     grad_array, grad_requires_grad, new_grad)
 from chainer_fastpath._core._ndarray cimport (
-    CFP_NPY_DOUBLE, CFP_NPY_FLOAT, cfp_byteorder, cfp_c_aligned, cfp_data,
-    cfp_dims, cfp_nd, cfp_typenum, numpy_struct_matches)
+    CFP_NPY_ALIGNED, CFP_NPY_DOUBLE, CFP_NPY_FLOAT, cfp_byteorder,
+    cfp_c_aligned, cfp_data, cfp_dims, cfp_flags, cfp_nd, cfp_typenum,
+    dense_transposed, numpy_struct_matches)
 from chainer_fastpath._core._registry cimport NOT_HANDLED, compiled
 
 cdef type _ndarray = numpy.ndarray
@@ -67,9 +68,9 @@ cdef bint _quiet_items(const real *a, Py_ssize_t n, real scale,
 
 cdef bint _products_quiet(object x, double scale) except -1:
     """Whether ``x * scale`` and ``x * 0`` raise no floating-point flag in
-    any element of ``x`` (a C-contiguous, aligned float32 or float64
-    array): every element finite, every product finite and either 0 or
-    normal."""
+    any element of ``x`` (an aligned float32 or float64 array whose items
+    fill its memory from its data pointer on): every element finite, every
+    product finite and either 0 or normal."""
     cdef Py_ssize_t n = 1
     cdef int k
     cdef bint quiet
@@ -115,8 +116,11 @@ cdef object _forward(object node, tuple inputs, ConfigView config):
     # scale = x[0].dtype.type(1. / (1 - self.dropout_ratio))
     scale = (_float32 if num == CFP_NPY_FLOAT else _float64)(
         1. / (1 - ratio))
-    if (not cfp_c_aligned(x) or cfp_byteorder(x) == b'>'
-            or not _products_quiet(x, scale)):
+    # A transposed layout (a convolution's output, say) is read as the
+    # block of memory it fills.
+    if (not (cfp_c_aligned(x) or cfp_flags(x) & CFP_NPY_ALIGNED
+             and dense_transposed(x))
+            or cfp_byteorder(x) == b'>' or not _products_quiet(x, scale)):
         return NOT_HANDLED
     # flag = numpy.random.rand(*x[0].shape) >= self.dropout_ratio
     flag = _rand(*x.shape) >= ratio

@@ -36,6 +36,12 @@ def _grad_node(a):
     return dropout.DropoutGrad(mask.reshape(a.shape)).apply((a,))[0]
 
 
+def _transposed(n, c, h, w, **kwargs):
+    # (n, c, h, w) whose memory is ordered (n, h, w, c)
+    a = _v(n, h, w, c, **kwargs).array
+    return chainer.Variable(a.transpose(0, 3, 1, 2))
+
+
 def _twice(a):
     # Two masks drawn one after the other: the generator's order.
     return F.dropout(a, 0.5), F.dropout(a, 0.3)
@@ -59,6 +65,17 @@ APPLY_CASES = {
     'strided': lambda: (lambda a: F.dropout(a, 0.5), [strided_variable(3, 4)]),
     'tiny': lambda: (lambda a: F.dropout(a, 0.5),
                      [_v(3, 3, low=1e-39, high=2e-39)]),
+    # a convolution's output: channels last in memory
+    'transposed': lambda: (lambda a: F.dropout(a, 0.5),
+                           [_transposed(2, 4, 3, 5)]),
+    'transposed_float64': lambda: (lambda a: F.dropout(a, 0.1), [
+        _transposed(3, 2, 4, 2, dtype=numpy.float64)]),
+    'transposed_axis_of_1': lambda: (lambda a: F.dropout(a, 0.5),
+                                     [_transposed(2, 1, 3, 4)]),
+    'reversed': lambda: (lambda a: F.dropout(a, 0.5),
+                         [chainer.Variable(_v(4, 5).array[::-1])]),
+    'transposed_tiny': lambda: (lambda a: F.dropout(a, 0.5), [
+        _transposed(2, 3, 2, 2, low=1e-39, high=2e-39)]),
 }
 
 # name -> f(dtype) building inputs and returning (inputs, output)
@@ -67,6 +84,8 @@ BACKWARD_CASES = {
                                  _v(5, 6, dtype=d)),
     'grad_node': lambda d: applied(_grad_node, _v(2, 5, dtype=d)),
     'mask_given': lambda d: applied(_mask_given, _v(2, 3, dtype=d)),
+    'transposed': lambda d: applied(lambda a: F.dropout(a, 0.4),
+                                    _transposed(2, 3, 2, 4, dtype=d)),
 }
 
 globals().update(function_tests(
@@ -75,7 +94,8 @@ globals().update(function_tests(
     compiled_backward=True,
     compiled_forward=dict(
         dict.fromkeys(['dropout', 'float64', 'ratio_0', 'ratio_near_1',
-                       'mask_given', 'return_mask', 'twice'],
+                       'mask_given', 'return_mask', 'twice', 'transposed',
+                       'transposed_float64'],
                       dropout.Dropout.forward_cpu),
         grad_node=dropout.DropoutGrad.forward)))
 
