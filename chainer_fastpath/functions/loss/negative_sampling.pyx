@@ -221,9 +221,10 @@ cdef object _forward(object node, tuple in_data, ConfigView config):
 
 cdef bint _keeps_every_row(object mask, object x):
     # Whether x[mask] would be a copy of x in x's own layout: mask all
-    # True and x C-ordered (a copy is C-ordered).
+    # True, of x's length (else indexing raises) and x C-ordered (a copy
+    # is C-ordered).
     if (type(mask) is not _ndarray or mask.dtype != _bool
-            or cfp_nd(mask) != 1
+            or cfp_nd(mask) != 1 or cfp_dims(mask)[0] != cfp_dims(x)[0]
             or not cfp_flags(mask) & CFP_NPY_C_CONTIGUOUS
             or not cfp_flags(x) & CFP_NPY_C_CONTIGUOUS):
         return False

@@ -210,6 +210,46 @@ def test_mock_is_called(mock_is_called, owner, name):
     mock_is_called(owner, name, lambda: _case(numpy.float32, ignore=False))
 
 
+@pytest.mark.parametrize('type_check', [True, False])
+@pytest.mark.parametrize('bad', [
+    'x_1d', 'x_3d', 'w_float64', 'w_1d', 't_float', 't_2d', 'rows_fewer',
+    'rows_more', 'units_mismatch', 'x_int'])
+def test_bad_input_same_as_stock(bad, type_check):
+    def fn():
+        x = numpy.random.uniform(-1, 1, (6, 3)).astype(numpy.float32)
+        W = numpy.random.uniform(-1, 1, (N_VOCAB, 3)).astype(numpy.float32)
+        t = numpy.random.randint(0, N_VOCAB, 6).astype(numpy.int32)
+        if bad == 'x_1d':
+            x = x[:, 0]
+        elif bad == 'x_3d':
+            x = x[:, :, None]
+        elif bad == 'w_float64':
+            W = W.astype(numpy.float64)
+        elif bad == 't_float':
+            t = t.astype(numpy.float32)
+        elif bad == 't_2d':
+            t = t[:, None]
+        elif bad == 'w_1d':
+            W = W[:, 0]
+        elif bad == 'rows_fewer':
+            t = t[:4]
+        elif bad == 'rows_more':
+            t = numpy.concatenate([t, t])
+        elif bad == 'units_mismatch':
+            W = W[:, :2]
+        else:
+            x = (x * 10).astype(numpy.int32)
+
+        def run():
+            with chainer.using_config('type_check', type_check):
+                return F.negative_sampling(
+                    x, t, W, lambda shape: numpy.random.randint(
+                        0, N_VOCAB, shape), 2, reduce='no').array
+        result = []
+        return warned(lambda: result.append(error_of(run))), result
+    check_same(fn)
+
+
 def test_ignore_label_of_a_subclass_same_as_stock():
     class IgnoreZero(FUNCTION):
         ignore_label = 0
