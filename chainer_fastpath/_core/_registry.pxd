@@ -18,6 +18,10 @@ ctypedef object (*backward_t)(object node, tuple indexes, tuple grad_outputs)
 # the two would; False, with nothing done, where it cannot.
 ctypedef bint (*backward_into_t)(object node, tuple grad_outputs,
                                  object acc_var) except -1
+# Whether stock's ``check_type_forward`` of ``node`` passes on the NumPy
+# ``in_data``, decided by its own comparisons: False where it would fail
+# and where the checker cannot tell (stock's check then runs).
+ctypedef bint (*checker_t)(object node, tuple in_data) except -1
 
 
 cdef class Compiled:
@@ -38,6 +42,8 @@ cdef class Compiled:
     cdef public Py_ssize_t backward_calls
     cdef readonly StockMethods check_methods
     cdef readonly tuple check_attributes
+    # Where given, decides the checks it can before the cache is searched.
+    cdef checker_t checker
     # Where the forward takes a node of None: what of the class stock's
     # ``apply`` reads from a new node, as it was when registered.
     cdef readonly StockMethods nodeless
@@ -54,6 +60,7 @@ cdef Compiled compiled(object cls, forward_t forward, tuple forward_methods,
                        object check_owner=*)
 cdef Compiled forward_callees(Compiled entry, tuple pairs)
 cdef Compiled nodeless(Compiled entry)
+cdef Compiled checked(Compiled entry, checker_t checker)
 cdef Compiled lookup(object cls)
 cdef Compiled lookup_node(object node)
 cdef object node_class(object node)

@@ -201,6 +201,16 @@ cdef Compiled nodeless(Compiled entry):
     return entry
 
 
+cdef Compiled checked(Compiled entry, checker_t checker):
+    """Gives ``entry``'s cached type check a ``checker`` (``checker_t``);
+    returns ``entry``. For the classes whose inputs' shapes vary from call
+    to call (a batch of sentences), whose keys the cache would rarely find
+    again. Used only where the check is audited as for the cache."""
+    if entry.check_methods is not None:
+        entry.checker = checker
+    return entry
+
+
 cdef dict _entries = {}
 # Every node's class is looked up there, once or twice per call.
 cdef cfp_keyed_memo _entry_reads

@@ -3,11 +3,15 @@
 with a cache of checks that passed.
 
 A check is cached only for the classes whose registry entry carries a
-type-check key (``Compiled.check_attributes``): their ``check_type_forward``
-reads nothing but the number, dtypes and shapes of the inputs and the listed
-attributes of the node, so those make a complete key. The cache is used only
-while the audited method is the one in force (not replaced on the class or
-the instance). Everything else runs stock's check.
+type-check key (``Compiled.check_attributes``): their
+``check_type_forward`` reads nothing but the number, dtypes and shapes of
+the inputs and the listed attributes of the node, so those make a complete
+key. The cache is used only while the audited method is the one in force
+(not replaced on the class or the instance). Everything else runs stock's
+check. A class whose inputs' shapes vary from call to call (a batch of
+sentences) may also have a checker (``Compiled.checker``), which makes the
+comparisons of its ``check_type_forward`` in C, under the same audit, and
+leaves what it cannot decide to the cache and to stock's check.
 """
 from cpython.bytes cimport (
     PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE)
@@ -116,6 +120,8 @@ cdef int check_types(object node, tuple in_data) except -1:
         return 0
     if not entry.check_methods.found_by(node):
         node._check_data_type_forward(in_data)
+        return 0
+    if entry.checker is not NULL and entry.checker(node, in_data):
         return 0
     cdef char buf[_KEY_BYTES]
     cdef Py_ssize_t size = _pack(cls, in_data, buf)

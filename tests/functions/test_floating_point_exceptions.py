@@ -131,6 +131,17 @@ def _negative_sampling(keep):
     _output_layer_backward(keep, lambda: L.NegativeSampling(1, [1, 1, 1], 2))
 
 
+def _negative_sampling_forward(keep):
+    # Each of two negative samples adds 3e38 to the row's loss: the sum
+    # overflows float32, after the samples were drawn.
+    import chainer.links as L
+    link = L.NegativeSampling(1, [1, 1, 1], 2)
+    link.W.array[...] = 1
+    keep.append(link.W)
+    x = _v([[3e38]], keep=keep)
+    keep.append(link(x, numpy.array([0], numpy.int32)))
+
+
 def _bn(keep, x, fixed=False, **kwargs):
     args = [_v(x, keep=keep), _v([1.0, 0.0], keep=keep),
             _v([0.0, 1.0], keep=keep)]
@@ -278,6 +289,7 @@ CASES = {
     'EmbedIDFunction': [_embed_id_backward_into_a_sum],
     'EmbedIDGrad': [_embed_id_backward_into_a_sum],
     'BinaryHierarchicalSoftmaxFunction': [_hierarchical_softmax],
+    'NegativeSamplingFunction': [_negative_sampling_forward],
     'NegativeSamplingFunctionGrad': [_negative_sampling],
     # Gradients summed back to a broadcast operand's shape overflow.
     'BroadcastTo': [lambda keep: _backward(

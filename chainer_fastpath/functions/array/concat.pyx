@@ -14,10 +14,10 @@ from chainer_fastpath._core._config cimport ConfigView
 from chainer_fastpath._core._grads cimport (
     grad_array, grad_requires_grad, new_grad)
 from chainer_fastpath._core._ndarray cimport (
-    canonical, cfp_data, cfp_descr_of, cfp_dims, cfp_elsize, cfp_nd,
-    cfp_strides, numpy_struct_matches, new_shaped)
+    builtin_typenum, canonical, cfp_data, cfp_descr_of, cfp_dims, cfp_elsize,
+    cfp_nd, cfp_strides, numpy_struct_matches, new_shaped)
 from chainer_fastpath._core._objects cimport bare
-from chainer_fastpath._core._registry cimport NOT_HANDLED, compiled
+from chainer_fastpath._core._registry cimport NOT_HANDLED, checked, compiled
 from chainer_fastpath._runtime._public cimport Public
 
 cdef object _concatenate = numpy.concatenate
@@ -181,15 +181,49 @@ def concat_(*args, **kwargs):
     return _concat.stock(args, kwargs)
 
 
+cdef bint _check(object node, tuple xs) except -1:
+    # Concat.check_type_forward: -ndim <= axis < ndim for the first input,
+    # and every other of its dtype, its ndim and its shape but along
+    # axis % ndim. A dtype equal by other means than one type number is
+    # left to stock's check.
+    cdef Py_ssize_t n = len(xs), i
+    if n == 0 or not numpy_struct_matches():
+        return False
+    axis = node.axis
+    x0 = xs[0]
+    if type(axis) is not int or type(x0) is not _ndarray:
+        return False
+    cdef int nd = cfp_nd(x0), d
+    if not -nd <= axis < nd:
+        return False
+    cdef int ax = <int>(axis % nd)
+    cdef int num = builtin_typenum(x0)
+    if num < 0:
+        return False
+    cdef Py_ssize_t *dims0 = cfp_dims(x0)
+    cdef Py_ssize_t *dims
+    for i in range(1, n):
+        x = xs[i]
+        if (type(x) is not _ndarray or cfp_nd(x) != nd
+                or builtin_typenum(x) != num):
+            return False
+        dims = cfp_dims(x)
+        for d in range(nd):
+            if d != ax and dims[d] != dims0[d]:
+                return False
+    return True
+
+
 ENTRIES = (
-    compiled(concat.Concat, _forward, ('forward',),
-             _backward, backward_callees=(
-                 (chainer.functions, 'split_axis'),
-                 (split_axis.SplitAxis, '__init__'),
-                 (split_axis.SplitAxis, 'check_type_forward'),
-                 (split_axis.SplitAxis, 'forward'),
-                 (split_axis.SplitAxis, 'indices_or_sections'),
-                 (numpy, 'split'),
-                 (split_axis, '_get_indices_or_sections')),
-             type_check=('axis',)),
+    checked(compiled(
+        concat.Concat, _forward, ('forward',),
+        _backward, backward_callees=(
+            (chainer.functions, 'split_axis'),
+            (split_axis.SplitAxis, '__init__'),
+            (split_axis.SplitAxis, 'check_type_forward'),
+            (split_axis.SplitAxis, 'forward'),
+            (split_axis.SplitAxis, 'indices_or_sections'),
+            (numpy, 'split'),
+            (split_axis, '_get_indices_or_sections')),
+        type_check=('axis',)), _check),
 )

@@ -11,9 +11,13 @@ from chainer_fastpath._core._apply cimport apply_detached
 from chainer_fastpath._core._audit cimport StockMethods
 from chainer_fastpath._core._config cimport ConfigView
 from chainer_fastpath._core._grads cimport grad_array, grad_requires_grad
+from chainer_fastpath._core._ndarray cimport (
+    cfp_dims, cfp_nd, numpy_struct_matches)
 from chainer_fastpath._core._objects cimport bare
-from chainer_fastpath._core._registry cimport NOT_HANDLED, compiled
+from chainer_fastpath._core._registry cimport NOT_HANDLED, checked, compiled
 from chainer_fastpath._runtime._public cimport Public
+
+cdef type _ndarray = numpy.ndarray
 
 cdef object _split = numpy.split
 cdef object _integer = numpy.integer
@@ -142,13 +146,42 @@ def split_axis_(*args, **kwargs):
     return _split_axis.stock(args, kwargs)
 
 
+cdef bint _check(object node, tuple inputs) except -1:
+    # SplitAxis.check_type_forward: one input, ndim > axis, and its length
+    # along axis (Python's index of its shape) at least the last index, or
+    # a multiple of the sections. Indices of an ndarray, and what stock's
+    # check would raise on, are left to it.
+    if len(inputs) != 1 or not numpy_struct_matches():
+        return False
+    x = inputs[0]
+    axis = node.axis
+    if type(x) is not _ndarray or type(axis) is not int:
+        return False
+    cdef int nd = cfp_nd(x)
+    if not -nd <= axis < nd:
+        return False
+    cdef Py_ssize_t size = cfp_dims(x)[axis + nd if axis < 0 else axis]
+    indices = node.indices
+    if indices is not None:
+        if type(indices) is not list:
+            return False
+        if not indices:
+            return True
+        last = indices[-1]
+        return type(last) is int and size >= last
+    sections = node.sections
+    if type(sections) is not int or sections <= 0:
+        return False
+    return size % sections == 0
+
+
 ENTRIES = (
-    compiled(split_axis.SplitAxis,
-             _forward, ('forward', 'indices_or_sections'),
-             _backward, backward_callees=(
-                 (chainer.functions, 'concat'),
-                 (concat.Concat, '__init__'),
-                 (concat.Concat, 'check_type_forward'),
-                 (concat.Concat, 'forward')),
-             type_check=('axis', 'indices', 'sections')),
+    checked(compiled(
+        split_axis.SplitAxis, _forward, ('forward', 'indices_or_sections'),
+        _backward, backward_callees=(
+            (chainer.functions, 'concat'),
+            (concat.Concat, '__init__'),
+            (concat.Concat, 'check_type_forward'),
+            (concat.Concat, 'forward')),
+        type_check=('axis', 'indices', 'sections')), _check),
 )

@@ -17,7 +17,7 @@ from chainer_fastpath._core._ndarray cimport (
     CFP_NPY_C_CONTIGUOUS, cfp_data, cfp_dims, cfp_flags, cfp_nd, empty,
     numpy_struct_matches)
 from chainer_fastpath._core._registry cimport (
-    NOT_HANDLED, compiled, forward_callees)
+    NOT_HANDLED, checked, compiled, forward_callees)
 
 cdef type _ndarray = numpy.ndarray
 
@@ -107,13 +107,38 @@ cdef object _backward(object func, tuple indexes, tuple grad_outputs):
     return apply_detached(node, tuple(arrays), rg)
 
 
+cdef bint _check(object node, tuple xs) except -1:
+    # TransposeSequence.check_type_forward: of each two inputs one after
+    # the other, the first at least as long and of the same trailing
+    # shape. (A 0-d input makes stock's check raise.)
+    cdef Py_ssize_t n = len(xs), i
+    cdef int nd, d
+    if n < 2:
+        return True
+    if not numpy_struct_matches():
+        return False
+    for i in range(n):
+        if type(xs[i]) is not _ndarray or cfp_nd(xs[i]) == 0:
+            return False
+    for i in range(n - 1):
+        p = xs[i]
+        q = xs[i + 1]
+        nd = cfp_nd(p)
+        if cfp_nd(q) != nd or cfp_dims(p)[0] < cfp_dims(q)[0]:
+            return False
+        for d in range(1, nd):
+            if cfp_dims(p)[d] != cfp_dims(q)[d]:
+                return False
+    return True
+
+
 ENTRIES = (
-    forward_callees(compiled(
+    forward_callees(checked(compiled(
         transpose_sequence.TransposeSequence, _forward, ('forward',),
         _backward, backward_callees=(
             (transpose_sequence.TransposeSequence, '__init__'),
             (transpose_sequence.TransposeSequence, 'check_type_forward'),
             (transpose_sequence.TransposeSequence, 'forward'),
             (transpose_sequence, '_transpose')),
-        type_check=()), ((transpose_sequence, '_transpose'),)),
+        type_check=()), _check), ((transpose_sequence, '_transpose'),)),
 )

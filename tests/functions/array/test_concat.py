@@ -1,4 +1,6 @@
 """F.concat (``Concat``), stock vs patched."""
+import pickle
+
 import numpy
 import pytest
 
@@ -8,7 +10,8 @@ from chainer.functions.array import split_axis
 from chainer.functions.array import concat
 
 from chainer_fastpath.testing import (
-    applied, check_same, gradients, strided_variable, variable as _v)
+    applied, applied_state, check_same, gradients, strided_variable,
+    variable as _v)
 from chainer_fastpath.testing.cases import function_tests
 
 # name -> builds (under the shared seed) and returns (fn, args)
@@ -145,3 +148,49 @@ def test_random_layouts_same_array_as_stock():
 
     stock, patched = check_same(run)
     assert len(stock) == 400
+
+
+def _a(*shape, dtype=numpy.float32):
+    return numpy.random.uniform(-1, 1, shape).astype(dtype)
+
+
+def _unpickled(a):
+    # equal to float32, not NumPy's builtin descr
+    return pickle.loads(pickle.dumps(a))
+
+
+# name -> (axis, inputs): passing and failing checks, decided by the
+# checker or left by it to stock's check
+CHECKS = {
+    'axis_1': lambda: (1, [_a(2, 3), _a(2, 1), _a(2, 4)]),
+    'axis_0_varying': lambda: (0, [_a(n, 3) for n in (5, 3, 3, 1)]),
+    'negative_axis': lambda: (-1, [_a(2, 3), _a(2, 4)]),
+    'negative_axis_other_dim': lambda: (-2, [_a(2, 3), _a(2, 4)]),
+    'axis_past_ndim': lambda: (2, [_a(2, 3), _a(2, 3)]),
+    'axis_below_ndim': lambda: (-3, [_a(2, 3), _a(2, 3)]),
+    'dtype_mismatch': lambda: (0, [_a(2, 3), _a(2, 3, dtype=numpy.float64)]),
+    'unpickled_dtype': lambda: (0, [_a(2, 3), _unpickled(_a(1, 3))]),
+    'byte_order': lambda: (0, [_a(2, 3), _a(1, 3).astype('>f4')]),
+    'ndim_mismatch': lambda: (0, [_a(2, 3), _a(2, 3, 1)]),
+    'shape_mismatch': lambda: (0, [_a(2, 3), _a(2, 4)]),
+    'one_input': lambda: (1, [_a(2, 3)]),
+    'zero_d': lambda: (0, [_a(), _a()]),
+    'one_d': lambda: (0, [_a(2), _a(0), _a(3)]),
+    'int_arrays': lambda: (1, [numpy.arange(6).reshape(2, 3)] * 2),
+}
+
+
+@pytest.mark.parametrize('name', sorted(CHECKS))
+def test_type_check_same_as_stock(name):
+    def fn():
+        axis, xs = CHECKS[name]()
+        return applied_state(concat.Concat(axis), xs)
+    check_same(fn)
+
+
+def test_varying_shapes_are_checked_compiled(compiled_instead):
+    # A batch of sentences: a new key for each, decided without stock's
+    # check.
+    compiled_instead(lambda: [F.concat([_v(n, 3), _v(2, 3)], 0)
+                              for n in range(1, 20)],
+                     concat.Concat.check_type_forward)

@@ -1,5 +1,6 @@
 """F.split_axis (``SplitAxis``), stock vs patched."""
 import numpy
+import pytest
 
 import chainer
 import chainer.functions as F
@@ -7,7 +8,8 @@ from chainer.functions.array import split_axis
 
 import chainer_fastpath
 from chainer_fastpath.testing import (
-    applied, run_both, strided_variable, variable as _v)
+    applied, applied_state, check_same, run_both, strided_variable,
+    variable as _v)
 from chainer_fastpath.testing.cases import function_tests
 
 # name -> builds (under the shared seed) and returns (fn, args)
@@ -109,3 +111,37 @@ def test_passed_type_check_with_index_list_is_cached(type_check_is_cached):
     x = _v(2, 3)
     type_check_is_cached(split_axis.SplitAxis,
                          lambda: F.split_axis(x, [1], 1))
+
+
+# name -> (indices_or_sections, axis, shape): passing and failing checks,
+# decided by the checker or left by it to stock's check
+CHECKS = {
+    'sections': (3, 1, (2, 6)),
+    'sections_not_dividing': (4, 1, (2, 6)),
+    'indices': ([1, 3], 0, (4, 3)),
+    'indices_past_the_end': ([1, 5], 0, (4, 3)),
+    'indices_empty': ([], 0, (4, 3)),
+    'indices_empty_axis_below_ndim': ([], -3, (4, 3)),
+    'indices_array': (numpy.array([1, 2]), 1, (2, 4)),
+    'indices_numpy_int': ([1, numpy.int64(2)], 1, (2, 4)),
+    'negative_axis': (2, -1, (3, 4)),
+    'axis_past_ndim': (2, 2, (3, 4)),
+    'axis_below_ndim': (2, -3, (3, 4)),
+    'axis_numpy_int': (2, numpy.int64(1), (3, 4)),
+    'zero_d': (1, 0, ()),
+}
+
+
+@pytest.mark.parametrize('name', sorted(CHECKS))
+def test_type_check_same_as_stock(name):
+    def fn():
+        ios, axis, shape = CHECKS[name]
+        x = numpy.random.uniform(-1, 1, shape).astype(numpy.float32)
+        return applied_state(split_axis.SplitAxis(ios, axis), [x])
+    check_same(fn)
+
+
+def test_varying_shapes_are_checked_compiled(compiled_instead):
+    compiled_instead(lambda: [F.split_axis(_v(n + 1, 3), [n], 0)
+                              for n in range(1, 20)],
+                     split_axis.SplitAxis.check_type_forward)

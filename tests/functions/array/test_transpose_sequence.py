@@ -9,8 +9,8 @@ import chainer.functions as F
 from chainer.functions.array import transpose_sequence as ts
 
 from chainer_fastpath.testing import (
-    applied, check_error_same, gradients, special_variable, strided_variable,
-    variable as _v)
+    applied, applied_state, check_error_same, check_same, gradients,
+    special_variable, strided_variable, variable as _v)
 from chainer_fastpath.testing.cases import function_tests
 
 
@@ -143,3 +143,33 @@ def test_subclass_overriding_forward_is_stock():
         xs = (_v(2, 2), _v(1, 2))
         return [y.array for y in _Reversed(2).apply(xs)]
     check_error_same(fn)
+
+
+# name -> shapes of the inputs: passing and failing checks, decided by the
+# checker or left by it to stock's check
+CHECKS = {
+    'shrinking': [(3, 2), (3, 2), (1, 2)],
+    'growing': [(1, 2), (3, 2)],
+    'trailing_mismatch': [(3, 2), (2, 3)],
+    'ndim_mismatch': [(3, 2), (2,)],
+    'one_d': [(3,), (2,), (0,)],
+    'zero_d_among_two': [(3,), ()],
+    'zero_d_alone': [()],
+    'none': [],
+}
+
+
+@pytest.mark.parametrize('name', sorted(CHECKS))
+def test_type_check_same_as_stock(name):
+    def fn():
+        xs = [numpy.random.uniform(-1, 1, s).astype(numpy.float32)
+              for s in CHECKS[name]]
+        length = len(xs[0]) if xs and xs[0].ndim else 0
+        return applied_state(ts.TransposeSequence(length), xs)
+    check_same(fn)
+
+
+def test_varying_shapes_are_checked_compiled(compiled_instead):
+    compiled_instead(lambda: [F.transpose_sequence([_v(n, 2), _v(1, 2)])
+                              for n in range(1, 20)],
+                     ts.TransposeSequence.check_type_forward)
