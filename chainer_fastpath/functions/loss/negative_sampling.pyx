@@ -1,7 +1,7 @@
 # cython: boundscheck=True, wraparound=True
 """Compiled ``F.negative_sampling`` on NumPy float32 and float64 arrays: the
-forward of ``NegativeSamplingFunction`` and of its gradient node,
-``NegativeSamplingFunctionGrad``.
+forward and backward of ``NegativeSamplingFunction`` and the forward of its
+gradient node, ``NegativeSamplingFunctionGrad``.
 
 The forward is stock's NumPy calls but for two copies: where no label is
 ignored, ``x[ignore_mask]`` and ``W[samples][ignore_mask]`` are their
@@ -25,6 +25,7 @@ import numpy
 
 from chainer.functions.loss import negative_sampling
 
+from chainer_fastpath._core._apply cimport apply_detached
 from chainer_fastpath._core._attrs cimport retain_inputs
 from chainer_fastpath._core._blas cimport gemv
 from chainer_fastpath._core._ndarray cimport (
@@ -35,7 +36,10 @@ from chainer_fastpath._core._ndarray cimport (
 from chainer_fastpath._core._config cimport ConfigView
 from chainer_fastpath._core._fpe cimport (
     acts, clear_flags, fetestexcept, quiet_begin, quiet_end, watched)
+from chainer_fastpath._core._grads cimport grad_array, grad_requires_grad
 from chainer_fastpath._core._registry cimport NOT_HANDLED, compiled
+from chainer_fastpath._core._retained cimport (
+    requires_grad_of, retained_inputs)
 from chainer_fastpath._core._rows cimport (
     add_outer_rows, gather_rows, has_nan, real, store_row)
 from chainer_fastpath._core._ufunc_loop cimport UfuncLoop
@@ -50,6 +54,7 @@ cdef object _dot = getattr(numpy.dot, '_implementation', numpy.dot)
 cdef object _zeros_like = numpy.zeros_like
 cdef object _STOCK_FORWARD_CPU = (
     negative_sampling.NegativeSamplingFunction.forward_cpu)
+cdef object _Grad = negative_sampling.NegativeSamplingFunctionGrad
 cdef object _zeros = numpy.zeros
 cdef object _array = numpy.array
 cdef object _einsum = numpy.einsum
@@ -296,9 +301,40 @@ cdef object _sampling_forward(object node, tuple in_data,
     return loss,
 
 
+cdef object _sampling_backward(object func, tuple indexes,
+                               tuple grad_outputs):
+    # NegativeSamplingFunction.backward: NegativeSamplingFunctionGrad(
+    # reduce, ignore_mask, sample_size, samples, wx).apply((x, W, gy)),
+    # whose three outputs stand for the gradients of x, t and W.
+    if len(grad_outputs) != 1:
+        return NOT_HANDLED
+    gy_var = grad_outputs[0]
+    gy = grad_array(gy_var)
+    if gy is None:
+        return NOT_HANDLED
+    arrays = retained_inputs(func, [])
+    if arrays is None or len(arrays) != 3:
+        return NOT_HANDLED
+    x, _t, W = arrays
+    inputs = func.inputs
+    return apply_detached(
+        _Grad(func.reduce, func.ignore_mask, func.sample_size, func.samples,
+              func.wx),
+        (x, W, gy),
+        requires_grad_of(inputs[0]) or requires_grad_of(inputs[2])
+        or grad_requires_grad(gy_var))
+
+
 ENTRIES = (
     compiled(negative_sampling.NegativeSamplingFunction, _sampling_forward,
-             ('forward', 'forward_cpu', 'retain_inputs'), NULL, (), ()),
+             ('forward', 'forward_cpu', 'retain_inputs'),
+             _sampling_backward, backward_callees=(
+                 (_Grad, '__init__'),
+                 (_Grad, 'check_type_forward'),
+                 (_Grad, 'forward'),
+                 (_Grad, 'forward_cpu'),
+                 (_Grad, 'retain_inputs')),
+             type_check=()),
     compiled(negative_sampling.NegativeSamplingFunctionGrad,
              _forward, ('forward', 'forward_cpu', 'retain_inputs'),
              NULL, (), None),

@@ -98,10 +98,8 @@ BACKWARD_CASES = {
     'one_row': _link_case('sum', rows=1),
 }
 
-# The compiled forward of the gradient node is the part compiled.
 globals().update(function_tests(APPLY_CASES, BACKWARD_CASES,
-                                  second_order=['sum'],
-                                  compiled_backward=False))
+                                  second_order=['sum']))
 
 
 @pytest.mark.parametrize('dtype', FLOAT_DTYPES)
@@ -205,7 +203,9 @@ def test_flags_rerun_stocks_forward_on_the_samples_drawn(python_calls):
 @pytest.mark.parametrize('owner,name', [
     (FUNCTION, 'forward'), (FUNCTION, 'forward_cpu'),
     (FUNCTION, 'retain_inputs'), (FUNCTION, '_make_samples'),
-    (GRAD, 'forward'), (GRAD, 'forward_cpu'), (GRAD, 'retain_inputs')])
+    (FUNCTION, 'backward'), (FUNCTION, 'get_retained_inputs'),
+    (GRAD, '__init__'), (GRAD, 'check_type_forward'), (GRAD, 'forward'),
+    (GRAD, 'forward_cpu'), (GRAD, 'retain_inputs')])
 def test_mock_is_called(mock_is_called, owner, name):
     mock_is_called(owner, name, lambda: _case(numpy.float32, ignore=False))
 
@@ -282,3 +282,20 @@ def test_errstate_acts_as_stock(errstate_acts_as_stock, mode):
     # warn, raise or call.
     errstate_acts_as_stock(
         lambda: _case(numpy.float32, scale=200.0, units=3), mode)
+
+
+def test_function_hook_sees_the_gradient_node_as_stock():
+    class Names(chainer.FunctionHook):
+        def __init__(self):
+            self.names = []
+
+        def forward_preprocess(self, function, in_data):
+            self.names.append(function.label)
+
+    def fn():
+        hook = Names()
+        with hook:
+            result = _case(numpy.float32, ignore=False)
+        return hook.names, result
+    stock, _ = check_same(fn)
+    assert 'NegativeSamplingFunctionGrad' in stock[0]
