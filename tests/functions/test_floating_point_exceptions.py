@@ -426,7 +426,11 @@ CASES['Log'] = [lambda keep: F.log(_v([-1.0, 0.0], keep=keep)),
 CASES['BernoulliLogProb'] = [
     lambda keep: _bernoulli_log_prob(keep, [-100.0, 1.0], [1.0, 0.0]),
     lambda keep: _bernoulli_log_prob(keep, [INF, -100.0], [-1.0, 0.0]),
-    lambda keep: _bernoulli_log_prob(keep, [-INF, 1.0], [0.0, 1.0])]
+    lambda keep: _bernoulli_log_prob(keep, [-INF, 1.0], [0.0, 1.0]),
+    # The backward alone: gy * (x - sigmoid(logit)) is inf * 0 in its Mul.
+    lambda keep: _backward(
+        keep, _bernoulli_log_prob(keep, [0.0, 1.0], [0.5, 0.0]),
+        [INF, 1.0])]
 # Compiled code of these makes no floating-point operation: copies, views,
 # negation, or the gradients passed on as they are.
 NO_ARITHMETIC = {'AddConstant': 'backward',

@@ -1,25 +1,37 @@
 # cython: boundscheck=True, wraparound=True
-"""Compiled ``BernoulliLogProb``: the forward on NumPy arrays.
+"""Compiled ``BernoulliLogProb``: forward and backward on NumPy arrays.
 
 Stock's forward computes the log-probability, then replaces it where the
 logit is infinite, under ``numpy.errstate(divide='ignore',
 invalid='raise')``. Both parts run with NumPy's error handling off
 (``_fpe``); where NumPy would have acted on a floating-point exception in
 either, as errstate is in each, the node's own code runs.
+
+The backward is stock's expression of nodes, ``x - 1 / (1 + exp(-logit))``
+made NaN where the logit is infinite, times ``gy``: each node's NumPy call
+on the arrays, without the nodes (no graph is recorded there).
 """
 import numpy
 
 import chainer
 from chainer.distributions import bernoulli
+from chainer.functions.array import where
+from chainer.functions.math import basic_math
+from chainer.functions.math import exponential
+from chainer.functions.math import sum as sum_module
 
 from chainer_fastpath._core._attrs cimport retain_inputs
 from chainer_fastpath._core._config cimport ConfigView
 from chainer_fastpath._core._fpe cimport (
     FE_INVALID, FE_OVERFLOW, FE_UNDERFLOW, acts, quiet_begin, quiet_end)
+from chainer_fastpath._core._grads cimport (
+    grad_array, grad_requires_grad, new_grad)
 from chainer_fastpath._core._ndarray cimport (
     CFP_NPY_DOUBLE, CFP_NPY_FLOAT, CFP_NPY_HALF, builtin_typenum,
-    cfp_descr_of, numpy_struct_matches)
+    cfp_descr_of, cfp_dims, cfp_nd, numpy_struct_matches)
 from chainer_fastpath._core._registry cimport NOT_HANDLED, compiled
+from chainer_fastpath._core._retained cimport (
+    requires_grad_of, retained_inputs)
 
 cdef type _ndarray = numpy.ndarray
 cdef object _utils = chainer.utils
@@ -33,6 +45,11 @@ cdef object _isinf = numpy.isinf
 cdef object _bitwise_and = numpy.bitwise_and
 cdef object _where = numpy.where
 cdef object _inf = numpy.inf
+cdef object _true_divide = numpy.true_divide
+cdef object _bitwise_or = numpy.bitwise_or
+cdef object _array = numpy.array
+cdef object _nan = numpy.nan
+cdef object _bool = numpy.dtype(numpy.bool_)
 
 
 cdef bint _float_pair(object logit, object x):
@@ -97,10 +114,103 @@ cdef object _forward(object node, tuple inputs, ConfigView config):
     return _utils.force_array(y, logit.dtype),
 
 
+cdef bint _same_shaped(object a, object like, object dtype):
+    # An ndarray of ``like``'s shape (at least one axis) and ``dtype``.
+    if type(a) is not _ndarray or a.dtype != dtype:
+        return False
+    cdef int k, nd = cfp_nd(like)
+    if cfp_nd(a) != nd:
+        return False
+    for k in range(nd):
+        if cfp_dims(a)[k] != cfp_dims(like)[k]:
+            return False
+    return True
+
+
+cdef object _backward(object func, tuple indexes, tuple grad_outputs):
+    # BernoulliLogProb.backward, xp NumPy: the nodes' forwards in turn (Neg,
+    # Exp, AddConstant, DivFromConstant, Sub, Where, maybe Where again,
+    # Mul), on operands of one dtype and shape, whose type checks pass;
+    # sum_to then returns its input.
+    if len(grad_outputs) != 1:
+        return NOT_HANDLED
+    gy_var = grad_outputs[0]
+    gy = grad_array(gy_var)
+    arrays = retained_inputs(func, [])
+    if gy is None or arrays is None or len(arrays) != 2:
+        return NOT_HANDLED
+    logit, x = arrays
+    if not _float_pair(logit, x) or cfp_nd(logit) == 0:
+        return NOT_HANDLED
+    dtype = logit.dtype
+    ispinf = func.logit_ispinf
+    isminf = func.logit_isminf
+    binary_check = func.binary_check
+    invalid = func.invalid if binary_check else None
+    if (not _same_shaped(gy, logit, dtype)
+            or not _same_shaped(x, logit, dtype)
+            or not _same_shaped(ispinf, logit, _bool)
+            or not _same_shaped(isminf, logit, _bool)
+            or binary_check and not _same_shaped(invalid, logit, _bool)):
+        return NOT_HANDLED
+    one = dtype.type(1.)    # _preprocess_const(x, 1.)
+    cdef int raised
+    saved = quiet_begin()
+    try:
+        dlogit = _subtract(x, _true_divide(
+            one, _add(_exp(_negative(logit)), one)))
+        nan = _array(_nan).astype(dtype)
+        dlogit = _where(_bitwise_or(ispinf, isminf), nan, dlogit)
+        if binary_check:
+            dlogit = _where(invalid, nan, dlogit)
+        gx = _multiply(gy, dlogit)
+    finally:
+        # Stock's nodes warn, raise or call back from their own lines.
+        raised = quiet_end(saved)
+        if acts(raised):
+            return NOT_HANDLED
+    inputs = func.inputs
+    return new_grad(gx, grad_requires_grad(gy_var)
+                    or requires_grad_of(inputs[0])
+                    or requires_grad_of(inputs[1])), None
+
+
 # BernoulliLogProb keeps FunctionNode's check, which checks nothing: the
 # base's is the one read.
 ENTRIES = (
     compiled(bernoulli.BernoulliLogProb, _forward,
-             ('forward', 'retain_inputs'), NULL, (), (), NULL, -1, (),
+             ('forward', 'retain_inputs'), _backward, (
+                 (chainer.Variable, '__neg__'),
+                 (basic_math.Neg, 'check_type_forward'),
+                 (basic_math.Neg, 'forward'),
+                 (basic_math.Neg, 'retain_inputs'),
+                 (exponential, 'exp'),
+                 (exponential.Exp, 'check_type_forward'),
+                 (exponential.Exp, 'forward'),
+                 (exponential.Exp, 'forward_cpu'),
+                 (exponential.Exp, 'retain_outputs'),
+                 (chainer.Variable, '__radd__'),
+                 (basic_math.AddConstant, '__init__'),
+                 (basic_math.AddConstant, 'check_type_forward'),
+                 (basic_math.AddConstant, 'forward'),
+                 (chainer.Variable, '__rtruediv__'),
+                 (basic_math.DivFromConstant, '__init__'),
+                 (basic_math.DivFromConstant, 'check_type_forward'),
+                 (basic_math.DivFromConstant, 'forward'),
+                 (basic_math.DivFromConstant, 'retain_inputs'),
+                 (chainer.Variable, '__sub__'),
+                 (basic_math.Sub, 'check_type_forward'),
+                 (basic_math.Sub, 'forward'),
+                 (where, 'where'),
+                 (where.Where, '__init__'),
+                 (where.Where, 'check_type_forward'),
+                 (where.Where, 'forward'),
+                 (chainer.Variable, '__mul__'),
+                 (basic_math.Mul, 'check_type_forward'),
+                 (basic_math.Mul, 'forward'),
+                 (basic_math.Mul, 'retain_inputs'),
+                 (sum_module, 'sum_to'),
+                 (basic_math, '_preprocess_const')),
+             (), NULL, -1, ('backward', 'get_retained_inputs'),
              chainer.FunctionNode),
 )

@@ -44,12 +44,17 @@ APPLY_CASES = {
 BACKWARD_CASES = {
     'log_prob': lambda d: applied(_log_prob(_binary(3, 4, dtype=d)),
                                   _v(3, 4, low=-5, high=5, dtype=d)),
+    'binary_check': lambda d: applied(
+        _log_prob(numpy.array([0.0, 1.0, 0.5, -0.0], d), True),
+        _v(4, dtype=d)),
+    'transposed': lambda d: applied(
+        _log_prob(_binary(4, 3, dtype=d).T),
+        chainer.Variable(_v(4, 3, low=-5, high=5, dtype=d).array.T)),
 }
 
 
 globals().update(function_tests(
     APPLY_CASES, BACKWARD_CASES, second_order=['log_prob'],
-    compiled_backward=False,
     compiled_forward=dict.fromkeys(
         ['log_prob', 'float16', '0d', 'broadcast', 'binary_check'],
         bernoulli.BernoulliLogProb.forward)))
@@ -135,3 +140,70 @@ def _warned(fn):
         out = fn()
     return out.tobytes(), [(w.category, str(w.message), w.filename,
                             w.lineno) for w in caught]
+
+
+@pytest.mark.parametrize('case', ['broadcast', '0d', 'variable_x',
+                                  'mixed_dtypes'])
+def test_backward_of_other_operands_same_as_stock(case):
+    # Operands the compiled backward leaves to stock (a broadcast x, a 0-d
+    # logit) and ones it takes (x a Variable): the same gradients, or
+    # stock's error for x of another dtype.
+    def fn():
+        logit = _v(3, 4)
+        x = {'broadcast': _binary(2, 3, 4), '0d': None,
+             'variable_x': chainer.Variable(_binary(3, 4)),
+             'mixed_dtypes': _binary(3, 4, dtype=f64)}[case]
+        if case == '0d':
+            logit, x = _v(), _binary(dtype=f32)
+        y = D.Bernoulli(logit=logit).log_prob(x)
+        chainer.functions.sum(y).backward()
+        gx = x.grad if isinstance(x, chainer.Variable) else None
+        return logit.grad, gx
+    check_error_same(fn)
+
+
+@pytest.mark.parametrize('errstate', [{}, {'all': 'raise'}, {'all': 'warn'},
+                                      {'all': 'call'}])
+def test_overflow_in_the_backward_same_as_stock(errstate):
+    # exp(-logit) overflows in the backward's Exp node, and gy * dlogit in
+    # its Mul: stock's nodes warn, raise or call back from their lines.
+    def fn():
+        calls = []
+        logit = _v(3, low=-100, high=-90)
+        with numpy.errstate(all='ignore'):
+            y = D.Bernoulli(logit=logit).log_prob(_binary(3))
+        y.grad = numpy.full(3, 3e38, f32)
+        with numpy.errstate(**errstate):
+            old = numpy.seterrcall(lambda *a: calls.append(a))
+            try:
+                error = _warned_error(y.backward)
+            finally:
+                numpy.seterrcall(old)
+        return error, calls, logit.grad
+    stock, _ = check_same(fn)
+    (error, warned), calls, _ = stock
+    assert error or warned or calls
+
+
+def _warned_error(fn):
+    import warnings
+    from chainer_fastpath.testing import error_of
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter('always')
+        error = error_of(fn)
+    return error, [(w.category, str(w.message), w.filename, w.lineno)
+                   for w in caught]
+
+
+@pytest.mark.parametrize('owner,name', [
+    (bernoulli.BernoulliLogProb, 'backward'),
+    (chainer.functions.math.exponential, 'exp'),
+    (chainer.functions.array.where, 'where'),
+    (chainer.functions.math.basic_math.Sub, 'forward'),
+    (chainer.functions.math.sum, 'sum_to')])
+def test_mock_in_the_backward_is_called(mock_is_called, owner, name):
+    def fn():
+        logit = _v(3, 4)
+        y = D.Bernoulli(logit=logit).log_prob(_binary(3, 4))
+        chainer.functions.sum(y).backward()
+    mock_is_called(owner, name, fn)
