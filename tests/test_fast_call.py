@@ -409,6 +409,7 @@ def _node_factories():
     from chainer.distributions import bernoulli
     hsm = hierarchical_softmax.BinaryHierarchicalSoftmaxFunction
     ns_grad = negative_sampling.NegativeSamplingFunctionGrad
+    ns = negative_sampling.NegativeSamplingFunction
     m = basic_math
 
     def pooled(pool):
@@ -515,6 +516,7 @@ def _node_factories():
                                            None, None)),
         # An old-style Function is applied through its FunctionAdapter.
         hsm: lambda: hsm(((0, 1), 2), numpy.float32).node,
+        ns: lambda: ns(lambda shape: numpy.zeros(shape, numpy.int32), 1),
         ns_grad: lambda: ns_grad('sum', numpy.ones(2, bool), 1,
                                  numpy.zeros((2, 2), numpy.int32), None),
     }
