@@ -6,6 +6,10 @@ ctypedef fused row_index:
     int
     Py_ssize_t
 
+ctypedef fused index_t:
+    int
+    long long
+
 
 cdef extern from "_rows.h" nogil:
     void cfp_gather_rows_fi(const char *W, Py_ssize_t s0, Py_ssize_t s1,
@@ -125,3 +129,25 @@ cdef inline bint has_nan(const real *p, Py_ssize_t n) noexcept nogil:
     for k in range(n):
         nan |= p[k] != p[k]
     return nan
+
+
+cdef inline bint indices_within(const index_t *x, Py_ssize_t n,
+                                Py_ssize_t rows) noexcept nogil:
+    """Whether each of ``x[:n]`` is in ``[0, rows)``. Read unsigned, a
+    negative index lies above any row count an index of its type can reach,
+    so one maximum of the indices, a loop of vector instructions,
+    decides."""
+    cdef Py_ssize_t i
+    cdef unsigned int top32 = 0
+    cdef unsigned long long top64 = 0
+    if n == 0:
+        return True
+    if index_t is int:
+        for i in range(n):
+            top32 = max(top32, <unsigned int>x[i])
+        # Past 2**31 rows every int that is not negative is a row.
+        return top32 < <unsigned int>min(rows, <Py_ssize_t>2147483648)
+    else:
+        for i in range(n):
+            top64 = max(top64, <unsigned long long>x[i])
+        return top64 < <unsigned long long>rows

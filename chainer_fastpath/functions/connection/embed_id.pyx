@@ -28,7 +28,7 @@ from chainer_fastpath._core._ndarray cimport (
     numpy_struct_matches, size_of)
 from chainer_fastpath._core._rows cimport (
     cfp_indices_in_range, cfp_scatter_add_rows_d, cfp_scatter_add_rows_f,
-    gather_rows)
+    gather_rows, indices_within)
 
 cdef type _ndarray = numpy.ndarray
 cdef object _INTP = numpy.dtype(numpy.intp)
@@ -118,10 +118,10 @@ cdef object _rows_at(object W, object x, const char *ids):
         n *= dims[k]
     dims[nd] = units
     if xt == CFP_NPY_INT:
-        if not _indices_within(<const int *>ids, n, rows):
+        if not indices_within(<const int *>ids, n, rows):
             return None
     elif xt == CFP_NPY_LONG or xt == CFP_NPY_LONGLONG:
-        if not _indices_within(<const long long *>ids, n, rows):
+        if not indices_within(<const long long *>ids, n, rows):
             return None
     else:
         return None
@@ -142,31 +142,6 @@ cdef object _rows_at(object W, object x, const char *ids):
     else:
         gather_rows(w, s0, s1, ids64, n, units, <double *>cfp_data(y))
     return y
-
-
-ctypedef fused _index_t:
-    int
-    long long
-
-
-cdef bint _indices_within(const _index_t *x, Py_ssize_t n,
-                          Py_ssize_t rows) noexcept nogil:
-    # Each of x[:n] in [0, rows). Read unsigned, a negative index lies above
-    # any row count, so one maximum of the indices, a loop of vector
-    # instructions, decides.
-    cdef Py_ssize_t i
-    cdef unsigned int top32 = 0
-    cdef unsigned long long top64 = 0
-    if n == 0:
-        return True
-    if _index_t is int:
-        for i in range(n):
-            top32 = max(top32, <unsigned int>x[i])
-        return <Py_ssize_t>top32 < rows
-    else:
-        for i in range(n):
-            top64 = max(top64, <unsigned long long>x[i])
-        return top64 < <unsigned long long>rows
 
 
 ctypedef fused _float_t:

@@ -15,7 +15,6 @@ A floating-point flag that NumPy's errstate watches gives the whole call
 back to stock, which then warns or raises as it does.
 """
 cimport cython
-from libc.limits cimport INT_MAX
 from libc.string cimport memcpy, memset
 
 import numpy
@@ -36,7 +35,7 @@ from chainer_fastpath._core._objects cimport new_variable
 from chainer_fastpath._core._registry cimport NOT_HANDLED, compiled
 from chainer_fastpath._core._retained cimport retained_inputs
 from chainer_fastpath._core._rows cimport (
-    add_outer_rows, gather_rows, real, store_row)
+    add_outer_rows, gather_rows, indices_within, real, store_row)
 from chainer_fastpath._core._ufunc_loop cimport UfuncLoop
 
 cdef type _ndarray = numpy.ndarray
@@ -131,19 +130,6 @@ cdef Py_ssize_t _paths_length(const char *tp, Py_ssize_t ts, const int *b,
     return total
 
 
-cdef inline bint _inside(const int *nodes, Py_ssize_t n,
-                         Py_ssize_t n_nodes) noexcept nogil:
-    # Every one of nodes[:n] in [0, n_nodes); no branch per node.
-    cdef Py_ssize_t k
-    # A negative node is 2**31 or more as unsigned; every int is under it.
-    cdef unsigned int limit = <unsigned int>min(
-        n_nodes, <Py_ssize_t>INT_MAX + 1)
-    cdef unsigned int outside = 0
-    for k in range(n):
-        outside |= <unsigned int>nodes[k] >= limit
-    return not outside
-
-
 cdef list _prefixes(object a, Py_ssize_t longest):
     """``[a[:0], a[:1], ..., a[:longest]]``: the per-sample views, made
     once per call rather than once per sample."""
@@ -217,7 +203,7 @@ cdef _Tree _tree(object function, object x, object t, object W):
         tree.max_length = max(tree.max_length, end - begin)
         at += end - begin
     # The nodes are checked on the copy, which nothing else changes.
-    if at != total or not _inside(up, total, n_nodes):
+    if at != total or not indices_within(up, total, n_nodes):
         return None
     tree.x, tree.t, tree.W = x, t, W
     tree.paths, tree.codes = used_paths, used_codes
