@@ -324,6 +324,32 @@ cfp_indices_in_range(const long long *x, Py_ssize_t n, long long rows,
     return !outside;
 }
 
+/* The largest of x[:n] read unsigned, 0 for n 0: a negative index reads
+ * above any row count of its type, so this one maximum, compared with the
+ * row count, decides whether every index is a row (indices_within in
+ * _rows.pxd). A loop of vector instructions, built for the wider ones. */
+static CFP_CLONES __attribute__((noinline, unused)) unsigned int
+cfp_indices_top_i(const int *x, Py_ssize_t n)
+{
+    unsigned int top = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        const unsigned int v = (unsigned int)x[i];
+        top = v > top ? v : top;
+    }
+    return top;
+}
+
+static CFP_CLONES __attribute__((noinline, unused)) unsigned long long
+cfp_indices_top_p(const long long *x, Py_ssize_t n)
+{
+    unsigned long long top = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        const unsigned long long v = (unsigned long long)x[i];
+        top = v > top ? v : top;
+    }
+    return top;
+}
+
 CFP_DEFINE_GATHER_ROWS(fi, float, int)
 CFP_DEFINE_GATHER_ROWS(fp, float, Py_ssize_t)
 CFP_DEFINE_GATHER_ROWS(di, double, int)

@@ -41,6 +41,8 @@ cdef extern from "_rows.h" nogil:
     bint cfp_indices_in_range(const long long *x, Py_ssize_t n,
                               long long rows, bint has_ignore,
                               long long ignore)
+    unsigned int cfp_indices_top_i(const int *x, Py_ssize_t n)
+    unsigned long long cfp_indices_top_p(const long long *x, Py_ssize_t n)
     void cfp_store_row_f(char *out, Py_ssize_t stride, const float *row,
                          Py_ssize_t units)
     void cfp_store_row_d(char *out, Py_ssize_t stride, const double *row,
@@ -133,21 +135,13 @@ cdef inline bint has_nan(const real *p, Py_ssize_t n) noexcept nogil:
 
 cdef inline bint indices_within(const index_t *x, Py_ssize_t n,
                                 Py_ssize_t rows) noexcept nogil:
-    """Whether each of ``x[:n]`` is in ``[0, rows)``. Read unsigned, a
-    negative index lies above any row count an index of its type can reach,
-    so one maximum of the indices, a loop of vector instructions,
-    decides."""
-    cdef Py_ssize_t i
-    cdef unsigned int top32 = 0
-    cdef unsigned long long top64 = 0
+    """Whether each of ``x[:n]`` is in ``[0, rows)``: their largest, read
+    unsigned (``cfp_indices_top``), below ``rows``."""
     if n == 0:
         return True
     if index_t is int:
-        for i in range(n):
-            top32 = max(top32, <unsigned int>x[i])
         # Past 2**31 rows every int that is not negative is a row.
-        return top32 < <unsigned int>min(rows, <Py_ssize_t>2147483648)
+        return cfp_indices_top_i(x, n) < <unsigned int>min(
+            rows, <Py_ssize_t>2147483648)
     else:
-        for i in range(n):
-            top64 = max(top64, <unsigned long long>x[i])
-        return top64 < <unsigned long long>rows
+        return cfp_indices_top_p(x, n) < <unsigned long long>rows
