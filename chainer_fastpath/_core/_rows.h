@@ -206,6 +206,48 @@ static T cfp_pairwise_sum_##SUFFIX(const T *restrict x, Py_ssize_t n)         \
            cfp_pairwise_sum_##SUFFIX(x + n2, n - n2);                         \
 }
 
+/* The elementwise steps of the losses' per-sample NumPy calls
+ * (hierarchical_softmax.pyx, negative_sampling.pyx), each one of stock's
+ * loops over a tree path or a sample's rows, n items:
+ * cfp_times v = v * c (``w.dot(x) * codes``), cfp_neg_times
+ * v = -(v * c), cfp_negate v = -v, and cfp_over_one_plus
+ * v = (a * c) / (1 + e), or a / (1 + e) where c is NULL
+ * (``-gloss * codes / (1.0 + exp(...))``, ``gloss / (1 + exp(-f))``). */
+#define CFP_DEFINE_LOSS_STEPS(SUFFIX, T)                                      \
+static __attribute__((noinline, unused)) void cfp_times_##SUFFIX(            \
+    T *restrict v, const T *restrict c, Py_ssize_t n)                         \
+{                                                                             \
+    for (Py_ssize_t k = 0; k < n; k++)                                        \
+        v[k] = v[k] * c[k];                                                   \
+}                                                                             \
+                                                                              \
+static __attribute__((noinline, unused)) void cfp_neg_times_##SUFFIX(        \
+    T *restrict v, const T *restrict c, Py_ssize_t n)                         \
+{                                                                             \
+    for (Py_ssize_t k = 0; k < n; k++)                                        \
+        v[k] = -(v[k] * c[k]);                                                \
+}                                                                             \
+                                                                              \
+static __attribute__((noinline, unused)) void cfp_negate_##SUFFIX(           \
+    T *restrict v, Py_ssize_t n)                                              \
+{                                                                             \
+    for (Py_ssize_t k = 0; k < n; k++)                                        \
+        v[k] = -v[k];                                                         \
+}                                                                             \
+                                                                              \
+static __attribute__((noinline, unused)) void cfp_over_one_plus_##SUFFIX(    \
+    T *restrict v, T a, const T *restrict c, const T *restrict e,             \
+    Py_ssize_t n)                                                             \
+{                                                                             \
+    if (c == NULL) {                                                          \
+        for (Py_ssize_t k = 0; k < n; k++)                                    \
+            v[k] = a / ((T)1 + e[k]);                                         \
+    } else {                                                                  \
+        for (Py_ssize_t k = 0; k < n; k++)                                    \
+            v[k] = (a * c[k]) / ((T)1 + e[k]);                                \
+    }                                                                         \
+}
+
 /* out[o] = 0 + pairwise(x[o, :]) for x (outer, n) and out (outer,)
  * C-contiguous: NumPy's sum over the last axis, its add loop called once a
  * row on the zero it starts from. Returns whether a sum is a NaN. */
@@ -364,6 +406,8 @@ CFP_DEFINE_SCATTER_ADD_ROWS(f, float)
 CFP_DEFINE_SCATTER_ADD_ROWS(d, double)
 CFP_DEFINE_SUM_MIDDLE(f, float)
 CFP_DEFINE_SUM_MIDDLE(d, double)
+CFP_DEFINE_LOSS_STEPS(f, float)
+CFP_DEFINE_LOSS_STEPS(d, double)
 CFP_DEFINE_PAIRWISE_SUM(f, float)
 CFP_DEFINE_PAIRWISE_SUM(d, double)
 CFP_DEFINE_SUM_LAST(f, float)

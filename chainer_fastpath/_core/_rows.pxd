@@ -41,6 +41,18 @@ cdef extern from "_rows.h" nogil:
     bint cfp_indices_in_range(const long long *x, Py_ssize_t n,
                               long long rows, bint has_ignore,
                               long long ignore)
+    void cfp_times_f(float *v, const float *c, Py_ssize_t n)
+    void cfp_times_d(double *v, const double *c, Py_ssize_t n)
+    void cfp_neg_times_f(float *v, const float *c, Py_ssize_t n)
+    void cfp_neg_times_d(double *v, const double *c, Py_ssize_t n)
+    void cfp_negate_f(float *v, Py_ssize_t n)
+    void cfp_negate_d(double *v, Py_ssize_t n)
+    void cfp_over_one_plus_f(float *v, float a, const float *c,
+                             const float *e, Py_ssize_t n)
+    void cfp_over_one_plus_d(double *v, double a, const double *c,
+                             const double *e, Py_ssize_t n)
+    float cfp_pairwise_sum_f(const float *x, Py_ssize_t n)
+    double cfp_pairwise_sum_d(const double *x, Py_ssize_t n)
     unsigned int cfp_indices_top_i(const int *x, Py_ssize_t n)
     unsigned long long cfp_indices_top_p(const long long *x, Py_ssize_t n)
     void cfp_store_row_f(char *out, Py_ssize_t stride, const float *row,
@@ -121,6 +133,51 @@ cdef inline void add_outer_rows(char *gW, Py_ssize_t s0, Py_ssize_t s1,
             cfp_add_outer_rows_di(gW, s0, s1, rows, g, n, x, xs, units)
         else:
             cfp_add_outer_rows_dp(gW, s0, s1, rows, g, n, x, xs, units)
+
+
+cdef inline void times(real *v, const real *c, Py_ssize_t n) noexcept nogil:
+    """``v[k] = v[k] * c[k]``, as NumPy's multiply."""
+    if real is float:
+        cfp_times_f(v, c, n)
+    else:
+        cfp_times_d(v, c, n)
+
+
+cdef inline void neg_times(real *v, const real *c,
+                           Py_ssize_t n) noexcept nogil:
+    """``v[k] = -(v[k] * c[k])``, as NumPy's multiply then negative."""
+    if real is float:
+        cfp_neg_times_f(v, c, n)
+    else:
+        cfp_neg_times_d(v, c, n)
+
+
+cdef inline void negate(real *v, Py_ssize_t n) noexcept nogil:
+    """``v[k] = -v[k]``, as NumPy's negative."""
+    if real is float:
+        cfp_negate_f(v, n)
+    else:
+        cfp_negate_d(v, n)
+
+
+cdef inline void over_one_plus(real *v, real a, const real *c, const real *e,
+                               Py_ssize_t n) noexcept nogil:
+    """``v[k] = (a * c[k]) / (1 + e[k])``, or ``a / (1 + e[k])`` where
+    ``c`` is NULL, as NumPy's loops round each step; ``v``, ``c`` and
+    ``e`` do not overlap."""
+    if real is float:
+        cfp_over_one_plus_f(v, a, c, e, n)
+    else:
+        cfp_over_one_plus_d(v, a, c, e, n)
+
+
+cdef inline real pairwise_sum(const real *x, Py_ssize_t n) noexcept nogil:
+    """NumPy's pairwise sum of ``x[:n]``, as ``numpy.sum`` runs it on a
+    contiguous 1-d array."""
+    if real is float:
+        return cfp_pairwise_sum_f(x, n)
+    else:
+        return cfp_pairwise_sum_d(x, n)
 
 
 cdef inline bint has_nan(const real *p, Py_ssize_t n) noexcept nogil:

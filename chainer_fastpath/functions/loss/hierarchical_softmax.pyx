@@ -14,7 +14,6 @@ dot products (the gemv call ``numpy.dot`` makes, ``_core/_blas``, or
 A floating-point flag that NumPy's errstate watches gives the whole call
 back to stock, which then warns or raises as it does.
 """
-cimport cython
 from libc.string cimport memcpy, memset
 
 import numpy
@@ -35,7 +34,8 @@ from chainer_fastpath._core._objects cimport new_variable
 from chainer_fastpath._core._registry cimport NOT_HANDLED, compiled
 from chainer_fastpath._core._retained cimport retained_inputs
 from chainer_fastpath._core._rows cimport (
-    add_outer_rows, gather_rows, indices_within, real, store_row)
+    add_outer_rows, gather_rows, indices_within, neg_times, over_one_plus,
+    pairwise_sum, real, store_row, times)
 from chainer_fastpath._core._ufunc_loop cimport UfuncLoop
 
 cdef type _ndarray = numpy.ndarray
@@ -65,36 +65,6 @@ cdef class _Loops:
 
 cdef _Loops _loops_float = _Loops(CFP_NPY_FLOAT)
 cdef _Loops _loops_double = _Loops(CFP_NPY_DOUBLE)
-
-
-cdef real _pairwise_sum(const real *a, Py_ssize_t n) noexcept nogil:
-    # NumPy's pairwise summation (loops_utils.h), as ``numpy.sum`` runs it
-    # on a contiguous 1-d array.
-    cdef Py_ssize_t i, j, n2
-    cdef real res
-    cdef real r[8]
-    if n < 8:
-        res = 0
-        for i in range(n):
-            res = res + a[i]
-        return res
-    if n <= 128:
-        for j in range(8):
-            r[j] = a[j]
-        i = 8
-        while i < n - (n % 8):
-            for j in range(8):
-                r[j] = r[j] + a[i + j]
-            i += 8
-        res = (((r[0] + r[1]) + (r[2] + r[3]))
-               + ((r[4] + r[5]) + (r[6] + r[7])))
-        while i < n:
-            res = res + a[i]
-            i += 1
-        return res
-    n2 = n // 2
-    n2 -= n2 % 8
-    return _pairwise_sum(a, n2) + _pairwise_sum(a + n2, n - n2)
 
 
 cdef class _Tree:
@@ -238,7 +208,7 @@ cdef bint _forward_rows(_Tree tree, _Loops loops, int flags,
     cdef real total = 0
     cdef char *args[3]
     cdef Py_ssize_t steps[3]
-    cdef Py_ssize_t i, k, n, begin
+    cdef Py_ssize_t i, n, begin
     steps[0] = 0
     steps[1] = steps[2] = sizeof(real)
     args[0] = <char *>&zero
@@ -252,10 +222,9 @@ cdef bint _forward_rows(_Tree tree, _Loops loops, int flags,
             if not gemv(tree.typenum, False, <char *>w, n, tree.units,
                         xp + i * xs0, xs1, <char *>v):
                 _dot(ws[n], x[i], vs[n])
-        for k in range(n):
-            v[k] = -(v[k] * codes[begin + k])
+        neg_times(v, codes + begin, n)
         loops.logaddexp.function(args, &n, steps, loops.logaddexp.data)
-        total = total + (zero + _pairwise_sum(v, n))
+        total = total + (zero + pairwise_sum(v, n))
     if fetestexcept(flags):
         return False
     loss[0] = total
@@ -288,8 +257,6 @@ cdef object _forward(object node, tuple in_data, ConfigView config):
     return loss,
 
 
-# 1 + exp(...) is never 0: C's division, without Cython's check for it.
-@cython.cdivision(True)
 cdef bint _backward_rows(_Tree tree, _Loops loops, int flags, real gloss,
                          object gx, object gW) except -1:
     # Per sample, stock's _backward_cpu_one: wxy = w.dot(x) * codes;
@@ -319,11 +286,9 @@ cdef bint _backward_rows(_Tree tree, _Loops loops, int flags, real gloss,
     cdef list ws = _prefixes(w_array, tree.max_length)
     cdef list vs = _prefixes(v_array, tree.max_length)
     cdef real ng = -gloss
-    cdef real one = 1
-    cdef real c
     cdef char *args[2]
     cdef Py_ssize_t steps[2]
-    cdef Py_ssize_t i, k, n, begin, units = tree.units
+    cdef Py_ssize_t i, n, begin, units = tree.units
     steps[0] = steps[1] = sizeof(real)
     args[0] = <char *>v
     args[1] = <char *>e
@@ -336,12 +301,9 @@ cdef bint _backward_rows(_Tree tree, _Loops loops, int flags, real gloss,
             if not gemv(tree.typenum, False, <char *>w, n, units,
                         xp + i * xs0, xs1, <char *>v):
                 _dot(ws[n], x[i], vs[n])
-        for k in range(n):
-            v[k] = v[k] * codes[begin + k]
+        times(v, codes + begin, n)
         loops.exp.function(args, &n, steps, loops.exp.data)
-        for k in range(n):
-            c = ng * codes[begin + k]
-            v[k] = c / (one + e[k])
+        over_one_plus(v, ng, codes + begin, e, n)
         if n:
             if not gemv(tree.typenum, True, <char *>w, n, units, <char *>v,
                         sizeof(real), <char *>row):

@@ -41,7 +41,8 @@ from chainer_fastpath._core._registry cimport NOT_HANDLED, compiled
 from chainer_fastpath._core._retained cimport (
     requires_grad_of, retained_inputs)
 from chainer_fastpath._core._rows cimport (
-    add_outer_rows, gather_rows, has_nan, real, store_row)
+    add_outer_rows, gather_rows, has_nan, negate, over_one_plus, real,
+    store_row)
 from chainer_fastpath._core._ufunc_loop cimport UfuncLoop
 
 cdef type _ndarray = numpy.ndarray
@@ -114,8 +115,6 @@ cdef _Rows _rows(object node, object x, object W):
     return result
 
 
-# 1 + exp(...) is never 0: C's division, without Cython's check for it.
-@cython.cdivision(True)
 cdef bint _grad_rows(_Rows rows, UfuncLoop exp, int flags, object x,
                      object W, const real *gloss, Py_ssize_t gloss_stride,
                      object gx, object gW) except -1:
@@ -144,10 +143,10 @@ cdef bint _grad_rows(_Rows rows, UfuncLoop exp, int flags, object x,
     cdef Py_ssize_t gxs0 = cfp_strides(gx)[0], gxs1 = cfp_strides(gx)[1]
     cdef char *gWp = cfp_data(gW)
     cdef Py_ssize_t gs0 = cfp_strides(gW)[0], gs1 = cfp_strides(gW)[1]
-    cdef real minus_one = -1, one = 1, igy
+    cdef real minus_one = -1, igy
     cdef char *args[2]
     cdef Py_ssize_t steps[2]
-    cdef Py_ssize_t r, i, k
+    cdef Py_ssize_t r, i
     cdef int typenum = CFP_NPY_FLOAT if real is float else CFP_NPY_DOUBLE
     steps[0] = steps[1] = sizeof(real)
     args[0] = <char *>f
@@ -161,11 +160,9 @@ cdef bint _grad_rows(_Rows rows, UfuncLoop exp, int flags, object x,
             _dot(w_array, x[i], f_array)
         igy = (<const real *>(<const char *>gloss + i * gloss_stride))[0]
         f[0] = f[0] * minus_one
-        for k in range(m):
-            f[k] = -f[k]
+        negate(f, m)
         exp.function(args, &m, steps, exp.data)
-        for k in range(m):
-            f[k] = igy / (one + e[k])
+        over_one_plus(f, igy, NULL, e, m)
         f[0] = f[0] * minus_one
         # Which NaN an operation keeps depends on the order of its operands,
         # which NumPy's loops and this one need not share: a NaN in the
