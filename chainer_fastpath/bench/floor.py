@@ -24,7 +24,8 @@ Each sample is counted as arithmetic when its function is one of:
   sums run NumPy's own loop), and the row gathers and scatter-adds of
   EmbedID, the hierarchical softmax and negative sampling, which do
   stock's fancy indexing copies and its ``gW[ix] += igy`` and
-  ``gW[ik] += ig * x``, the sums of rows over a middle axis (``Sum``), and
+  ``gW[ik] += ig * x`` and the elementwise steps of the last two's
+  per-sample NumPy calls, the sums of rows over a middle axis (``Sum``), and
   the passes of the fused LSTM and softmax cross entropy, which do the
   arithmetic of their stock forwards but for tanh, exp and log (NumPy's);
   not those ``cfp_`` functions that keep the project's own books (its
