@@ -397,7 +397,7 @@ def _node_factories():
         softmax_cross_entropy, squared_error)
     from chainer.functions.math import (
         average, basic_math, clip, exponential, identity, linear_interpolate,
-        logsumexp, matmul, maximum, minimum, minmax)
+        logsumexp, matmul, maximum, minimum, minmax, sqrt, square)
     from chainer.functions.math import sum as sum_
     from chainer.functions.evaluation import accuracy
     from chainer.functions.noise import dropout
@@ -472,6 +472,7 @@ def _node_factories():
         m.PowConstVar: lambda: m.PowConstVar(2.0),
         m.DivFromConstant: lambda: m.DivFromConstant(1.5),
         exponential.Exp: exponential.Exp, exponential.Log: exponential.Log,
+        sqrt.Sqrt: sqrt.Sqrt, square.Square: square.Square,
         where.Where: lambda: where.Where(
             numpy.array([[True, False, True]] * 2)),
         bernoulli.BernoulliLogProb: bernoulli.BernoulliLogProb,

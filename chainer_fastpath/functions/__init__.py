@@ -60,6 +60,8 @@ MODULES = (
     'math.maximum',
     'math.minimum',
     'math.minmax',
+    'math.sqrt',
+    'math.square',
     'math.sum',
     'noise.dropout',
     'normalization.batch_normalization',

@@ -423,6 +423,14 @@ CASES['DivFromConstant'] = [
 CASES['PowConstVar'] = [lambda keep: 2.0 ** _v([200.0], keep=keep)]
 CASES['Log'] = [lambda keep: F.log(_v([-1.0, 0.0], keep=keep)),
                 lambda keep: _backward(keep, F.log(_v([1e-30])), [BIG])]
+CASES['Sqrt'] = [lambda keep: F.sqrt(_v([-1.0, 4.0], keep=keep)),
+                 lambda keep: _backward(keep, F.sqrt(_v([0.0, 1.0])),
+                                        [1.0, 1.0]),
+                 lambda keep: _backward(keep, F.sqrt(_v([1e-30])), [BIG])]
+CASES['Square'] = [lambda keep: F.square(_v([BIG, 1.0], keep=keep)),
+                   lambda keep: _backward(keep, F.square(_v([1.0])), [BIG]),
+                   lambda keep: _backward(keep, F.square(_v([1e19])),
+                                          [1e20])]
 CASES['BernoulliLogProb'] = [
     lambda keep: _bernoulli_log_prob(keep, [-100.0, 1.0], [1.0, 0.0]),
     lambda keep: _bernoulli_log_prob(keep, [INF, -100.0], [-1.0, 0.0]),

@@ -1539,6 +1539,15 @@ REPLACED += (
 )
 _USES.update({'sequences': _sequences,
               'softmax_cross_entropy': _softmax_cross_entropy})
+# The elementwise roots and squares, with their methods replaced.
+REPLACED += (
+    ('chainer.functions.math.sqrt.Sqrt', 'forward', 'sqrt'),
+    ('chainer.functions.math.sqrt.Sqrt', 'backward', 'sqrt'),
+    ('chainer.functions.math.square.Square', 'forward', 'square'),
+    ('chainer.functions.math.square.Square', 'backward', 'square'),
+)
+_USES.update({'sqrt': _unary('F.sqrt({x})'),
+              'square': _unary('F.square({x})')})
 # The training machinery's compiled methods (machinery.py's entries).
 REPLACED += machinery.REPLACED
 _USES.update(machinery.USES)
