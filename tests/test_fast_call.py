@@ -467,7 +467,7 @@ def _node_factories():
         m.Add: m.Add, m.AddConstant: lambda: m.AddConstant(1.5),
         m.Sub: m.Sub, m.SubFromConstant: lambda: m.SubFromConstant(1.5),
         m.Mul: m.Mul, m.MulConstant: lambda: m.MulConstant(1.5),
-        m.Neg: m.Neg, m.Div: m.Div,
+        m.Neg: m.Neg, m.Absolute: m.Absolute, m.Div: m.Div,
         m.PowVarConst: lambda: m.PowVarConst(2.0),
         m.PowConstVar: lambda: m.PowConstVar(2.0),
         m.DivFromConstant: lambda: m.DivFromConstant(1.5),

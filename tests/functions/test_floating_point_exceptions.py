@@ -423,6 +423,9 @@ CASES['DivFromConstant'] = [
 CASES['PowConstVar'] = [lambda keep: 2.0 ** _v([200.0], keep=keep)]
 CASES['Log'] = [lambda keep: F.log(_v([-1.0, 0.0], keep=keep)),
                 lambda keep: _backward(keep, F.log(_v([1e-30])), [BIG])]
+# abs raises nothing; its gradient sign(x) * gy is inf * 0 at x = 0.
+CASES['Absolute'] = [lambda keep: _backward(keep, F.absolute(_v([0.0, 1.0])),
+                                            [INF, 1.0])]
 CASES['Sqrt'] = [lambda keep: F.sqrt(_v([-1.0, 4.0], keep=keep)),
                  lambda keep: _backward(keep, F.sqrt(_v([0.0, 1.0])),
                                         [1.0, 1.0]),

@@ -1,8 +1,9 @@
 # cython: boundscheck=True, wraparound=True
 """Compiled arithmetic nodes of ``basic_math``: ``Add``, ``AddConstant``,
-``Sub``, ``SubFromConstant``, ``Mul``, ``MulConstant``, ``Neg``, ``Div``,
-``DivFromConstant``, ``PowVarConst`` on NumPy arrays, and the forward of
-``PowConstVar``; passed type checks of all of them cached.
+``Sub``, ``SubFromConstant``, ``Mul``, ``MulConstant``, ``Neg``,
+``Absolute``, ``Div``, ``DivFromConstant``, ``PowVarConst`` on NumPy arrays,
+and the forward of ``PowConstVar``; passed type checks of all of them
+cached.
 
 Each NumPy operation runs with NumPy's error handling off (``_fpe``); where
 NumPy would act on a floating-point exception, the node's own code runs.
@@ -22,7 +23,8 @@ from chainer_fastpath._core._attrs cimport (
     retain_outputs)
 from chainer_fastpath._core._config cimport ConfigView
 from chainer_fastpath._core._dicts cimport cfp_dict_item_keyed, cfp_keyed_memo
-from chainer_fastpath._core._fpe cimport acts, quiet2, quiet_begin, quiet_end
+from chainer_fastpath._core._fpe cimport (
+    acts, quiet1, quiet2, quiet_begin, quiet_end)
 from chainer_fastpath._core._grads cimport (
     grad_array, grad_raw, grad_requires_grad, new_grad)
 from chainer_fastpath._core._ndarray cimport (
@@ -44,6 +46,8 @@ cdef object _np_add = numpy.add
 cdef object _np_subtract = numpy.subtract
 cdef object _np_multiply = numpy.multiply
 cdef object _np_divide = numpy.true_divide
+cdef object _np_absolute = numpy.absolute
+cdef object _np_sign = numpy.sign
 cdef Binary _divide_loop = Binary(_np_divide)
 cdef dict _globals = basic_math.__dict__
 cdef cfp_keyed_memo _preprocess_const_read
@@ -223,6 +227,15 @@ cdef object _neg(object node, tuple x, ConfigView config):
         return NOT_HANDLED
     retain_inputs(node, ())
     return forced(-x[0]),
+
+
+cdef object _absolute(object node, tuple x, ConfigView config):
+    # Absolute.forward: ``abs(x)`` (numpy.absolute), which raises no
+    # floating-point exception on a float.
+    if not _float_array(x[0]):
+        return NOT_HANDLED
+    retain_inputs(node, (0,))
+    return forced(_np_absolute(x[0])),
 
 
 cdef object _div(object node, tuple x, ConfigView config):
@@ -530,6 +543,32 @@ cdef object _div_from_constant_grad(object func, tuple indexes,
                      or grad_requires_grad(gy_var)),)
 
 
+cdef object _absolute_grad(object func, tuple indexes,
+                           tuple grad_outputs):
+    # Absolute.backward: AbsoluteGrad(x).apply((gy,)), whose type check
+    # wants a floating gy and whose forward_cpu is numpy.sign(x) * gy; its
+    # output needs a gradient where gy does (x is an attribute, not an
+    # input).
+    gy_var = grad_outputs[0]
+    gy = grad_array(gy_var)
+    if gy is None or func._input_indexes_to_retain != (0,):
+        return NOT_HANDLED
+    xs = retained_inputs(func, [])
+    if xs is None:
+        return NOT_HANDLED
+    x = xs[0]
+    if (type(x) is not _ndarray or type(gy) is not _ndarray
+            or x.dtype.kind != 'f' or gy.dtype != x.dtype
+            or gy.shape != x.shape):
+        return NOT_HANDLED
+    cdef int raised = 0
+    sign = quiet1(_np_sign, x, &raised)
+    gx = quiet2(_np_multiply, sign, gy, &raised)
+    if acts(raised):
+        return NOT_HANDLED
+    return (new_grad(forced(gx), grad_requires_grad(gy_var)),)
+
+
 cdef tuple _SUM_TO = (
     (chainer.functions, 'sum_to'),
     (sum_mod.SumTo, '__init__'),
@@ -578,6 +617,12 @@ ENTRIES = (
         _PREPROCESS_CONST),
     compiled(basic_math.Neg, _neg, ('forward', 'retain_inputs'),
              _neg_grad, _NEG_NODE, type_check=()),
+    compiled(basic_math.Absolute, _absolute, ('forward', 'retain_inputs'),
+             _absolute_grad, (
+                 (basic_math.AbsoluteGrad, '__init__'),
+                 (basic_math.AbsoluteGrad, 'check_type_forward'),
+                 (basic_math.AbsoluteGrad, 'forward'),
+                 (basic_math.AbsoluteGrad, 'forward_cpu')), type_check=()),
     compiled(basic_math.Div, _div, ('forward', 'retain_inputs'),
              _div_grad, (
                  (basic_math.DivGrad, '__init__'),

@@ -1539,15 +1539,19 @@ REPLACED += (
 )
 _USES.update({'sequences': _sequences,
               'softmax_cross_entropy': _softmax_cross_entropy})
-# The elementwise roots and squares, with their methods replaced.
+# The elementwise roots, squares and absolute values, with their methods
+# replaced.
 REPLACED += (
     ('chainer.functions.math.sqrt.Sqrt', 'forward', 'sqrt'),
     ('chainer.functions.math.sqrt.Sqrt', 'backward', 'sqrt'),
     ('chainer.functions.math.square.Square', 'forward', 'square'),
     ('chainer.functions.math.square.Square', 'backward', 'square'),
+    ('chainer.functions.math.basic_math.Absolute', 'forward', 'absolute'),
+    ('chainer.functions.math.basic_math.Absolute', 'backward', 'absolute'),
 )
 _USES.update({'sqrt': _unary('F.sqrt({x})'),
-              'square': _unary('F.square({x})')})
+              'square': _unary('F.square({x})'),
+              'absolute': _unary('F.absolute({x})')})
 # The training machinery's compiled methods (machinery.py's entries).
 REPLACED += machinery.REPLACED
 _USES.update(machinery.USES)

@@ -48,6 +48,10 @@ APPLY_CASES = {
     'neg_pow': lambda: (lambda a: (-a) ** 2, [_v(5)]),
     'neg': lambda: (lambda a: -a, [_v(3, 4)]),
     'neg_float16_0d': lambda: (lambda a: -a, [_v(dtype=f16)]),
+    'abs': lambda: (abs, [_v(3, 4)]),
+    'absolute_float16_0d': lambda: (F.absolute, [_v(dtype=f16)]),
+    'absolute_transposed': lambda: (F.absolute, [
+        chainer.Variable(_v(3, 4).array.T)]),
     'div_broadcast_forward': lambda: (lambda a, b: a / b, [
         _v(3, 4), _v(4, low=1, high=2)]),
     'div_float16': lambda: (lambda a, b: a / b, [
@@ -122,6 +126,9 @@ BACKWARD_CASES = {
     'mul_constant_int': lambda d: applied(lambda a: 3 * a,
                                           _v(3, 4, dtype=d)),
     'neg': lambda d: applied(lambda a: -a, _v(3, 4, dtype=d)),
+    'abs': lambda d: applied(abs, _v(3, 4, dtype=d)),
+    'absolute_0d': lambda d: applied(F.absolute, _v(dtype=d)),
+    'absolute_empty': lambda d: applied(F.absolute, _v(0, 2, dtype=d)),
     'sub_from_constant': lambda d: applied(lambda a: 1 - a,
                                            _v(3, 4, dtype=d)),
     'sub': lambda d: applied(lambda a, b: a - b, _v(3, 4, dtype=d),
@@ -197,6 +204,7 @@ TYPE_CHECK_SEQUENCES = {
 # apply case -> the stock forward its compiled one stands for.
 COMPILED_FORWARDS = {
     'neg': basic_math.Neg.forward,
+    'abs': basic_math.Absolute.forward,
     'div': basic_math.Div.forward,
     'div_float16': basic_math.Div.forward,
     'rdiv': basic_math.DivFromConstant.forward,
@@ -219,8 +227,8 @@ COMPILED_FORWARDS = {
 
 globals().update(function_tests(
     APPLY_CASES, BACKWARD_CASES,
-    second_order=['sub', 'sub_broadcast', 'mul_broadcast', 'add_broadcast',
-                  'div', 'div_broadcast', 'pow', 'pow_float',
+    second_order=['abs', 'sub', 'sub_broadcast', 'mul_broadcast',
+                  'add_broadcast', 'div', 'div_broadcast', 'pow', 'pow_float',
                   'div_from_constant'],
     type_check_sequences=TYPE_CHECK_SEQUENCES,
     compiled_forward=COMPILED_FORWARDS))
@@ -230,6 +238,7 @@ globals().update(function_tests(
 # infinities, zeros and overflow: compared with NumPy acting on nothing.
 SPECIAL_CASES = {
     'neg': lambda: (lambda a: -a, [_specials(12, numpy.float64)]),
+    'abs': lambda: (abs, [_specials(12)]),
     'div': lambda: (lambda a, b: a / b, [
         _specials(144), chainer.Variable(_specials(12).array.repeat(12))]),
     'div_float16': lambda: (lambda a, b: a / b, [
