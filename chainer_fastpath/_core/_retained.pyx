@@ -97,6 +97,22 @@ cdef object retained_output(object func):
     return node
 
 
+cdef object float_operand(object func, object gy):
+    """The array of ``func``'s retained input 0, where that alone is what
+    it retains and it is an ndarray of the floating dtype and the shape of
+    gradient ``gy`` (an ndarray too); else None."""
+    if get(func, &_get_input_retained) != (0,) or type(gy) is not _ndarray:
+        return None
+    xs = retained_inputs(func, [])
+    if xs is None:
+        return None
+    x = xs[0]
+    if (type(x) is not _ndarray or x.dtype.kind != 'f'
+            or gy.dtype != x.dtype or gy.shape != x.shape):
+        return None
+    return x
+
+
 cdef list float_operands(object func, object gy, bint same_shape):
     """The arrays of ``func``'s retained inputs 0 and 1, where those are
     what it retains and they have the floating dtype of gradient ``gy``

@@ -1,6 +1,7 @@
 # cython: boundscheck=True, wraparound=True
 """``forced(y)``: ``chainer.utils.force_array(y)`` where a compiled forward
-reproduces a stock forward that calls it on its result.
+reproduces a stock forward that calls it on its result;
+``forced_quietly``: the same of one NumPy call made quietly.
 
 The replacement of ``force_array`` is the entry point's
 (``_force_array.pyx``); its ``bind`` hands it in with
@@ -16,6 +17,7 @@ from chainer import utils
 from cpython.object cimport PyObject
 
 from chainer_fastpath._core._dicts cimport cfp_dict_item, cfp_item_memo
+from chainer_fastpath._core._fpe cimport acts, quiet_begin, quiet_end
 from chainer_fastpath._core._stats cimport EntryStats
 from chainer_fastpath._core import _stats
 
@@ -48,3 +50,27 @@ cdef object forced(object y):
         _stats_force.fast += 1
         return y
     return utils.force_array(y)
+
+
+cdef object forced_quietly(object ufunc, object a, object b=None,
+                           object dtype=None):
+    """``force_array(ufunc(a[, b][, dtype=dtype]))``, a stock forward's
+    NumPy call on ndarrays, NumPy acting on no floating-point exception;
+    None where it would have acted on one the call raised: the work is
+    then stock's, which acts from its own line."""
+    cdef int raised
+    saved = quiet_begin()
+    try:
+        if dtype is not None:
+            y = forced(ufunc(a, dtype=dtype))
+        elif b is None:
+            y = forced(ufunc(a))
+        else:
+            y = forced(ufunc(a, b))
+    finally:
+        # An exception after a flag NumPy acts on is stock's to raise, if
+        # stock reaches it.
+        raised = quiet_end(saved)
+        if acts(raised):
+            return None
+    return y

@@ -33,7 +33,7 @@ from chainer_fastpath._core._ndarray cimport (
 from chainer_fastpath._core._registry cimport (
     NOT_HANDLED, compiled, forward_callees, nodeless)
 from chainer_fastpath._core._retained cimport (
-    float_operands, requires_grad_of, retained_inputs)
+    float_operand, float_operands, requires_grad_of)
 from chainer_fastpath._core._ufunc_loop cimport (
     Binary, add_loop, multiply_loop, subtract_loop)
 from chainer_fastpath._runtime._forced cimport forced
@@ -468,19 +468,11 @@ cdef object _div_grad(object func, tuple indexes, tuple grad_outputs):
 
 
 cdef object _retained_base(object func, object gy):
-    """The array of ``func``'s input 0, where it retains that alone, it has
-    the floating dtype and the shape of gradient ``gy``, and
+    """The array of ``func``'s input 0 (``float_operand``), where
     ``_preprocess_const`` is stock's; else None."""
-    if (func._input_indexes_to_retain != (0,)
-            or not _stock_preprocess_const()):
+    if not _stock_preprocess_const():
         return None
-    xs = retained_inputs(func, [])
-    if xs is None:
-        return None
-    x = xs[0]
-    if x.dtype.kind != 'f' or gy.dtype != x.dtype or gy.shape != x.shape:
-        return None
-    return x
+    return float_operand(func, gy)
 
 
 cdef object _pow_var_const_grad(object func, tuple indexes,
@@ -551,15 +543,8 @@ cdef object _absolute_grad(object func, tuple indexes,
     # input).
     gy_var = grad_outputs[0]
     gy = grad_array(gy_var)
-    if gy is None or func._input_indexes_to_retain != (0,):
-        return NOT_HANDLED
-    xs = retained_inputs(func, [])
-    if xs is None:
-        return NOT_HANDLED
-    x = xs[0]
-    if (type(x) is not _ndarray or type(gy) is not _ndarray
-            or x.dtype.kind != 'f' or gy.dtype != x.dtype
-            or gy.shape != x.shape):
+    x = None if gy is None else float_operand(func, gy)
+    if x is None:
         return NOT_HANDLED
     cdef int raised = 0
     sign = quiet1(_np_sign, x, &raised)

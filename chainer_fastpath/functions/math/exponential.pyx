@@ -8,43 +8,25 @@ from chainer.functions.math import exponential
 
 from chainer_fastpath._core._attrs cimport retain_inputs, retain_outputs
 from chainer_fastpath._core._config cimport ConfigView
-from chainer_fastpath._core._fpe cimport acts, quiet_begin, quiet_end
 from chainer_fastpath._core._grads cimport (
     grad_array, grad_requires_grad, new_grad)
 from chainer_fastpath._core._registry cimport NOT_HANDLED, compiled
 from chainer_fastpath._core._retained cimport (
-    array_of, requires_grad_of, retained_inputs, retained_output)
+    array_of, float_operand, requires_grad_of, retained_output)
+from chainer_fastpath._runtime._forced cimport forced_quietly
 
 cdef object _exp = numpy.exp
 cdef object _log = numpy.log
 cdef object _multiply = numpy.multiply
 cdef object _divide = numpy.true_divide
-cdef object _utils = chainer.utils
-
-
-cdef object _forced_quietly(object ufunc, object a, object b=None):
-    """``force_array(ufunc(a[, b]))`` (what ``a * b`` and ``a / b`` call for
-    two ndarrays), NumPy acting on no floating-point exception;
-    NOT_HANDLED where it would have acted on one the call raised."""
-    cdef int raised
-    saved = quiet_begin()
-    try:
-        y = _utils.force_array(ufunc(a) if b is None else ufunc(a, b))
-    finally:
-        # An exception after a flag NumPy acts on is stock's to raise, if
-        # stock reaches it.
-        raised = quiet_end(saved)
-        if acts(raised):
-            return NOT_HANDLED
-    return y
 
 
 cdef object _forward(object node, tuple inputs, ConfigView config):
     # Exp.forward_cpu.
     if len(inputs) != 1:
         return NOT_HANDLED
-    y = _forced_quietly(_exp, inputs[0])
-    if y is NOT_HANDLED:
+    y = forced_quietly(_exp, inputs[0])
+    if y is None:
         return NOT_HANDLED
     retain_outputs(node, (0,))
     return y,
@@ -61,8 +43,8 @@ cdef object _backward(object func, tuple indexes, tuple grad_outputs):
     y = array_of(y_node)
     if y.dtype.kind != 'f' or gy.dtype != y.dtype or gy.shape != y.shape:
         return NOT_HANDLED
-    gx = _forced_quietly(_multiply, y, gy)
-    if gx is NOT_HANDLED:
+    gx = forced_quietly(_multiply, y, gy)
+    if gx is None:
         return NOT_HANDLED
     return (new_grad(gx,
                      requires_grad_of(y_node) or grad_requires_grad(gy_var)),)
@@ -72,8 +54,8 @@ cdef object _log_forward(object node, tuple inputs, ConfigView config):
     # Log.forward_cpu.
     if len(inputs) != 1:
         return NOT_HANDLED
-    y = _forced_quietly(_log, inputs[0])
-    if y is NOT_HANDLED:
+    y = forced_quietly(_log, inputs[0])
+    if y is None:
         return NOT_HANDLED
     retain_inputs(node, (0,))
     return y,
@@ -85,16 +67,11 @@ cdef object _log_backward(object func, tuple indexes, tuple grad_outputs):
     # here), and a Variable force_array returns as it is.
     gy_var = grad_outputs[0]
     gy = grad_array(gy_var)
-    if gy is None or func._input_indexes_to_retain != (0,):
+    x = None if gy is None else float_operand(func, gy)
+    if x is None:
         return NOT_HANDLED
-    xs = retained_inputs(func, [])
-    if xs is None:
-        return NOT_HANDLED
-    x = xs[0]
-    if x.dtype.kind != 'f' or gy.dtype != x.dtype or gy.shape != x.shape:
-        return NOT_HANDLED
-    gx = _forced_quietly(_divide, gy, x)
-    if gx is NOT_HANDLED:
+    gx = forced_quietly(_divide, gy, x)
+    if gx is None:
         return NOT_HANDLED
     return (new_grad(gx,
                      requires_grad_of(func.inputs[0])

@@ -8,18 +8,18 @@ from chainer.functions.math import sqrt
 
 from chainer_fastpath._core._attrs cimport retain_outputs
 from chainer_fastpath._core._config cimport ConfigView
-from chainer_fastpath._core._fpe cimport acts, quiet2, quiet_begin, quiet_end
+from chainer_fastpath._core._fpe cimport acts, quiet2
 from chainer_fastpath._core._grads cimport (
     grad_array, grad_requires_grad, new_grad)
 from chainer_fastpath._core._registry cimport NOT_HANDLED, compiled
 from chainer_fastpath._core._retained cimport (
     array_of, requires_grad_of, retained_output)
+from chainer_fastpath._runtime._forced cimport forced, forced_quietly
 
 cdef type _ndarray = numpy.ndarray
 cdef object _sqrt = numpy.sqrt
 cdef object _multiply = numpy.multiply
 cdef object _divide = numpy.true_divide
-cdef object _utils = chainer.utils
 
 
 cdef object _forward(object node, tuple inputs, ConfigView config):
@@ -29,16 +29,9 @@ cdef object _forward(object node, tuple inputs, ConfigView config):
     if len(inputs) != 1:
         return NOT_HANDLED
     x = inputs[0]
-    cdef int raised
-    saved = quiet_begin()
-    try:
-        y = _utils.force_array(_sqrt(x, dtype=x.dtype))
-    finally:
-        # An exception after a flag NumPy acts on is stock's to raise, if
-        # stock reaches it.
-        raised = quiet_end(saved)
-        if acts(raised):
-            return NOT_HANDLED
+    y = forced_quietly(_sqrt, x, None, x.dtype)
+    if y is None:
+        return NOT_HANDLED
     retain_outputs(node, (0,))
     return y,
 
@@ -58,11 +51,11 @@ cdef object _backward(object func, tuple indexes, tuple grad_outputs):
             or gy.shape != y.shape):
         return NOT_HANDLED
     cdef int raised = 0
-    twice = _utils.force_array(quiet2(_multiply, y.dtype.type(2.0), y,
-                                      &raised))
+    twice = forced(quiet2(_multiply, y.dtype.type(2.0), y,
+                          &raised))
     if acts(raised):
         return NOT_HANDLED
-    gx = _utils.force_array(quiet2(_divide, gy, twice, &raised))
+    gx = forced(quiet2(_divide, gy, twice, &raised))
     if acts(raised):
         return NOT_HANDLED
     return (new_grad(gx,

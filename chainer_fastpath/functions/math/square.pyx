@@ -8,17 +8,16 @@ from chainer.functions.math import square
 
 from chainer_fastpath._core._attrs cimport retain_inputs
 from chainer_fastpath._core._config cimport ConfigView
-from chainer_fastpath._core._fpe cimport acts, quiet2, quiet_begin, quiet_end
+from chainer_fastpath._core._fpe cimport acts, quiet2
 from chainer_fastpath._core._grads cimport (
     grad_array, grad_requires_grad, new_grad)
 from chainer_fastpath._core._registry cimport NOT_HANDLED, compiled
 from chainer_fastpath._core._retained cimport (
-    requires_grad_of, retained_inputs)
+    float_operand, requires_grad_of)
+from chainer_fastpath._runtime._forced cimport forced, forced_quietly
 
-cdef type _ndarray = numpy.ndarray
 cdef object _square = numpy.square
 cdef object _multiply = numpy.multiply
-cdef object _utils = chainer.utils
 
 
 cdef object _forward(object node, tuple inputs, ConfigView config):
@@ -28,16 +27,9 @@ cdef object _forward(object node, tuple inputs, ConfigView config):
     if len(inputs) != 1:
         return NOT_HANDLED
     x = inputs[0]
-    cdef int raised
-    saved = quiet_begin()
-    try:
-        y = _utils.force_array(_square(x, dtype=x.dtype))
-    finally:
-        # An exception after a flag NumPy acts on is stock's to raise, if
-        # stock reaches it.
-        raised = quiet_end(saved)
-        if acts(raised):
-            return NOT_HANDLED
+    y = forced_quietly(_square, x, None, x.dtype)
+    if y is None:
+        return NOT_HANDLED
     retain_inputs(node, (0,))
     return y,
 
@@ -48,22 +40,15 @@ cdef object _backward(object func, tuple indexes, tuple grad_outputs):
     # one floating dtype (and shapes that broadcast: equal ones here).
     gy_var = grad_outputs[0]
     gy = grad_array(gy_var)
-    if gy is None or func._input_indexes_to_retain != (0,):
-        return NOT_HANDLED
-    xs = retained_inputs(func, [])
-    if xs is None:
-        return NOT_HANDLED
-    x = xs[0]
-    if (type(x) is not _ndarray or type(gy) is not _ndarray
-            or x.dtype.kind != 'f' or gy.dtype != x.dtype
-            or gy.shape != x.shape):
+    x = None if gy is None else float_operand(func, gy)
+    if x is None:
         return NOT_HANDLED
     cdef int raised = 0
-    twice = _utils.force_array(quiet2(_multiply, gy.dtype.type(2.0), gy,
-                                      &raised))
+    twice = forced(quiet2(_multiply, gy.dtype.type(2.0), gy,
+                          &raised))
     if acts(raised):
         return NOT_HANDLED
-    gx = _utils.force_array(quiet2(_multiply, twice, x, &raised))
+    gx = forced(quiet2(_multiply, twice, x, &raised))
     if acts(raised):
         return NOT_HANDLED
     return (new_grad(gx,
